@@ -1,0 +1,144 @@
+# sift — developer entry points. `make help` lists them.
+#
+# LuaRocks users do not need this file (the rockspec builds with
+# `builtin`); it adds strict warnings, sanitizers, fuzzing and the demo.
+
+LUA        ?= lua5.4
+LUA_PC     ?= lua5.4
+BUSTED     ?= $(LUA) /usr/bin/busted
+CC         ?= cc
+FUZZ_CC    ?= clang
+LUA_INCDIR ?= $(shell pkg-config --variable=includedir $(LUA_PC))/lua5.4
+
+# install layout; Lua paths follow pkg-config for the chosen PREFIX
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+BINDIR     ?= $(PREFIX)/bin
+INST_LIBDIR ?= $(shell pkg-config --define-variable=prefix=$(PREFIX) --variable=INSTALL_CMOD $(LUA_PC))
+INST_LUADIR ?= $(shell pkg-config --define-variable=prefix=$(PREFIX) --variable=INSTALL_LMOD $(LUA_PC))
+
+# warnings are policy: the build must stay free of them (make test adds -Werror)
+CWARNS  = -std=c99 -Wall -Wextra -pedantic -Wshadow -Wmissing-prototypes \
+          -Wstrict-prototypes -Wcast-qual -Wwrite-strings
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = $(CWARNS) $(CFLAGS) -fPIC -fvisibility=hidden -I$(LUA_INCDIR)
+LIBFLAG ?= -shared
+LIBS    = -lz -lbz2
+SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
+           -fno-omit-frame-pointer
+
+# Debian packages the project needs (make deps installs the missing ones)
+DEB_PACKAGES = lua5.4 liblua5.4-dev lua-busted lua-argparse lua-cjson \
+               luarocks zlib1g-dev libbz2-dev pkg-config gcc make clang \
+               libclang-rt-14-dev
+
+CORE_SRC = $(wildcard csrc/*.c)
+CORE_HDR = $(wildcard csrc/*.h)
+FUZZ_SRC = csrc/common.c csrc/reader.c csrc/sniff.c csrc/inflate.c
+FUZZERS  = reader sniff
+FUZZ_TIME ?= 60
+
+# specs run against the checkout: Lua sources from lua/, core.so from build/
+SPEC_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;"
+
+.PHONY: all build deps test check-warnings spec spec-asan fuzz fuzz-smoke \
+        demo bench install uninstall rock clean help
+
+all: build/sift/core.so
+
+build: all
+
+build/sift/core.so: $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LIBFLAG) -o $@ $(CORE_SRC) $(LIBS)
+
+build/asan/sift/core.so: $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -O1 $(SANITIZE) $(LIBFLAG) -o $@ $(CORE_SRC) $(LIBS)
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:" $$missing; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+# the full suite: zero warnings, specs, specs again under ASan/UBSan, fuzz smoke
+test: deps check-warnings spec spec-asan fuzz-smoke
+
+check-warnings:
+	@mkdir -p build
+	$(CC) $(ALL_CFLAGS) -Werror $(LIBFLAG) -o build/warnings-check.so $(CORE_SRC) $(LIBS)
+	@rm -f build/warnings-check.so
+
+spec: build/sift/core.so
+	$(SPEC_ENV) SIFT_CPATH="build/?.so" $(BUSTED) --cpath="build/?.so" spec
+
+# the sanitizer runtime must be loaded before the interpreter starts
+spec-asan: build/asan/sift/core.so
+	$(SPEC_ENV) SIFT_CPATH="build/asan/?.so" \
+	  LD_PRELOAD="$$($(CC) -print-file-name=libasan.so)" \
+	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(BUSTED) --cpath="build/asan/?.so" --exclude-tags=rock spec
+
+build/fuzz/%: fuzz/fuzz_%.c $(FUZZ_SRC) $(CORE_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -g -O1 -Icsrc -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=all -o $@ $< $(FUZZ_SRC) $(LIBS)
+
+# seeds: the first bytes of every fixture (generated, never committed)
+build/fuzz/seeds: fuzz/seeds.sh
+	sh fuzz/seeds.sh $@
+
+fuzz: $(addprefix build/fuzz/,$(FUZZERS)) build/fuzz/seeds
+	@for f in $(FUZZERS); do \
+	  mkdir -p build/fuzz/corpus-$$f; \
+	  echo "fuzzing $$f for $(FUZZ_TIME)s"; \
+	  build/fuzz/$$f -max_total_time=$(FUZZ_TIME) -max_len=65536 -print_final_stats=1 \
+	    build/fuzz/corpus-$$f build/fuzz/seeds 2>&1 | tail -n 4 || exit 1; \
+	done
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=10
+
+demo: deps build/sift/core.so
+	$(SPEC_ENV) SIFT_CPATH="build/?.so" $(LUA) examples/demo.lua
+
+bench: deps build/sift/core.so
+	$(SPEC_ENV) SIFT_CPATH="build/?.so" $(LUA) bench/run.lua
+
+install: build/sift/core.so
+	install -d $(DESTDIR)$(INST_LIBDIR)/sift $(DESTDIR)$(INST_LUADIR)/sift $(DESTDIR)$(BINDIR)
+	install -m 755 build/sift/core.so $(DESTDIR)$(INST_LIBDIR)/sift/core.so
+	install -m 644 lua/sift/*.lua $(DESTDIR)$(INST_LUADIR)/sift/
+	sed '1s|.*|#!/usr/bin/env $(LUA)|' bin/sift > $(DESTDIR)$(BINDIR)/sift
+	chmod 755 $(DESTDIR)$(BINDIR)/sift
+
+uninstall:
+	rm -f $(DESTDIR)$(INST_LIBDIR)/sift/core.so $(DESTDIR)$(BINDIR)/sift
+	rm -f $(addprefix $(DESTDIR)$(INST_LUADIR)/sift/,$(notdir $(wildcard lua/sift/*.lua)))
+	-rmdir $(DESTDIR)$(INST_LIBDIR)/sift $(DESTDIR)$(INST_LUADIR)/sift 2>/dev/null
+
+# build and install the rock offline into a tree (default: build/rocktree)
+ROCKTREE ?= build/rocktree
+rock:
+	LUAROCKS_CONFIG=$(CURDIR)/luarocks-config.lua \
+	  luarocks --lua-version=5.4 make --tree=$(ROCKTREE) sift-scm-1.rockspec
+
+clean:
+	rm -rf build csrc/*.o sift
+
+help:
+	@echo "make            build build/sift/core.so"
+	@echo "make deps       install missing Debian packages (apt-get)"
+	@echo "make test       zero-warning build, specs, specs under ASan/UBSan, fuzz smoke"
+	@echo "make demo       run sift on the shared fixtures (or generated files)"
+	@echo "make bench      timings and throughput"
+	@echo "make fuzz       run every fuzz harness for FUZZ_TIME seconds (default 60)"
+	@echo "make install    install into PREFIX (default /usr/local), DESTDIR honoured"
+	@echo "make rock       luarocks make, offline, into ROCKTREE"

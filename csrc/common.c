@@ -1,0 +1,48 @@
+/*
+** common.c
+** Error-code names and the progress throttle shared by every pass.
+*/
+
+#include "common.h"
+
+
+const char *sift_status_code (sift_Status s) {
+  switch (s) {
+    case SIFT_OK: return "ok";
+    case SIFT_ETRUNC: return "truncated";
+    case SIFT_EVARINT: return "bad_varint";
+    case SIFT_EHEADER: return "bad_header";
+    case SIFT_ECANCEL: return "cancelled";
+    case SIFT_EIO: return "io";
+    case SIFT_ECORRUPT: return "corrupt";
+    case SIFT_EUNSUPPORTED: return "unsupported";
+    case SIFT_EUNKNOWN: return "unknown_format";
+    case SIFT_EEMPTY: return "empty";
+  }
+  return "error";
+}
+
+
+void sift_progress_init (sift_Progress *p, sift_ProgressFn fn, void *ud,
+                         uint64_t total) {
+  p->fn = fn;
+  p->ud = ud;
+  p->total = total;
+  p->next = fn != NULL ? 0 : UINT64_MAX;
+}
+
+
+/*
+** Called when `done` reached p->next: report, then set the next threshold
+** one hundredth of the total further on (or the very end).
+*/
+int sift_progress_report (sift_Progress *p, uint64_t done) {
+  uint64_t step = p->total / 100 > 0 ? p->total / 100 : 1;
+  if (!p->fn(p->ud, done, p->total)) {
+    p->next = UINT64_MAX;
+    return 0;
+  }
+  p->next = done >= p->total ? UINT64_MAX
+          : (done + step < p->total ? done + step : p->total);
+  return 1;
+}

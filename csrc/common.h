@@ -1,0 +1,76 @@
+/*
+** common.h
+** Shared definitions of the sift.core C module: version, userdata type
+** names, the export macro, error codes and the progress mechanism.
+** Nothing here depends on a particular decoder.
+*/
+
+#if !defined(sift_common_h)
+#define sift_common_h
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SIFT_VERSION "0.1.0"
+
+/* userdata type names (also their __name, shown in error messages) */
+#define SIFT_MAP_T     "sift.Map"
+#define SIFT_READER_T  "sift.Reader"
+
+/* visibility of the one exported symbol, even under -fvisibility=hidden */
+#if defined(__GNUC__)
+#define SIFT_EXPORT __attribute__((visibility("default")))
+#else
+#define SIFT_EXPORT
+#endif
+
+/*
+** Stable error codes: the third value of a `nil, message, code` return.
+** The strings are part of the API (docs/errors.md); never rename one.
+*/
+typedef enum sift_Status {
+  SIFT_OK = 0,
+  SIFT_ETRUNC,      /* "truncated": input ends before a field does */
+  SIFT_EVARINT,     /* "bad_varint": varint longer than its type allows */
+  SIFT_EHEADER,     /* "bad_header": a header that is malformed */
+  SIFT_ECANCEL,     /* "cancelled": a progress callback asked to stop */
+  SIFT_EIO,         /* "io": the file could not be opened, mapped or read */
+  SIFT_ECORRUPT,    /* "corrupt": compressed data that does not inflate */
+  SIFT_EUNSUPPORTED,/* "unsupported": a known format sift cannot read */
+  SIFT_EUNKNOWN,    /* "unknown_format": not a format sift knows */
+  SIFT_EEMPTY       /* "empty": a file with no bytes */
+} sift_Status;
+
+const char *sift_status_code (sift_Status s);
+
+
+/*
+** {======================================================
+** Progress of long passes
+** A pass calls sift_progress() with the bytes (or items) done so far;
+** the callback runs about once per percent and can cancel the pass by
+** returning 0. With no callback the check is a single comparison.
+** =======================================================
+*/
+
+typedef int (*sift_ProgressFn) (void *ud, uint64_t done, uint64_t total);
+
+typedef struct sift_Progress {
+  sift_ProgressFn fn;   /* NULL: no reporting */
+  void *ud;             /* passed back to fn */
+  uint64_t total;       /* size of the whole pass */
+  uint64_t next;        /* report when done reaches this */
+} sift_Progress;
+
+void sift_progress_init (sift_Progress *p, sift_ProgressFn fn, void *ud,
+                         uint64_t total);
+int sift_progress_report (sift_Progress *p, uint64_t done);
+
+/* returns 0 when the pass must stop */
+static inline int sift_progress (sift_Progress *p, uint64_t done) {
+  return (p == NULL || done < p->next) ? 1 : sift_progress_report(p, done);
+}
+
+/* }====================================================== */
+
+#endif

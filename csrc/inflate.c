@@ -1,0 +1,121 @@
+/*
+** inflate.c
+** Head-of-stream decompression with zlib and libbz2.
+*/
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ZLIB_CONST  /* next_in is const: the input is never written */
+#include <bzlib.h>
+#include <zlib.h>
+
+#include "inflate.h"
+
+
+sift_Compression sift_compression (const unsigned char *p, size_t n) {
+  if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
+    return SIFT_GZIP;
+  if (n >= 4 && memcmp(p, "BZh", 3) == 0 && p[3] >= '1' && p[3] <= '9')
+    return SIFT_BZIP2;
+  return SIFT_PLAIN;
+}
+
+
+const char *sift_compression_name (sift_Compression c) {
+  switch (c) {
+    case SIFT_GZIP: return "gzip";
+    case SIFT_BZIP2: return "bzip2";
+    default: return NULL;
+  }
+}
+
+
+/* the codecs count in unsigned int; feed them at most this much a time */
+#define CHUNK ((size_t)1 << 30)
+
+static sift_Status gunzip_head (const unsigned char *in, size_t n,
+                                unsigned char *out, size_t cap,
+                                size_t *produced, char *err, size_t errsize) {
+  z_stream z;
+  size_t fed = 0;
+  int rc = Z_OK;
+  memset(&z, 0, sizeof z);
+  if (inflateInit2(&z, 15 + 32) != Z_OK) {  /* +32: gzip or zlib header */
+    snprintf(err, errsize, "cannot start zlib");
+    return SIFT_ECORRUPT;
+  }
+  z.next_out = out;
+  z.avail_out = (uInt)(cap < CHUNK ? cap : CHUNK);
+  while (z.avail_out > 0) {
+    if (z.avail_in == 0 && fed < n) {  /* feed the next piece */
+      size_t k = n - fed < CHUNK ? n - fed : CHUNK;
+      z.next_in = in + fed;
+      z.avail_in = (uInt)k;
+      fed += k;
+    }
+    rc = inflate(&z, Z_NO_FLUSH);
+    if (rc != Z_OK) break;
+  }
+  *produced = (size_t)z.total_out;
+  if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+    snprintf(err, errsize, "gzip data is corrupt after %lu compressed bytes"
+             " (%s)", (unsigned long)z.total_in, z.msg ? z.msg : "zlib");
+    inflateEnd(&z);
+    return SIFT_ECORRUPT;
+  }
+  inflateEnd(&z);
+  if (*produced == 0) {
+    snprintf(err, errsize, "gzip stream ends before any data");
+    return SIFT_ETRUNC;
+  }
+  return SIFT_OK;
+}
+
+
+static sift_Status bunzip2_head (const unsigned char *in, size_t n,
+                                 unsigned char *out, size_t cap,
+                                 size_t *produced, char *err,
+                                 size_t errsize) {
+  bz_stream b;
+  int rc = BZ_OK;
+  memset(&b, 0, sizeof b);
+  if (BZ2_bzDecompressInit(&b, 0, 0) != BZ_OK) {
+    snprintf(err, errsize, "cannot start libbz2");
+    return SIFT_ECORRUPT;
+  }
+  b.next_in = (char *)(uintptr_t)in;  /* libbz2 does not write through it */
+  b.avail_in = (unsigned)(n < CHUNK ? n : CHUNK);
+  b.next_out = (char *)out;
+  b.avail_out = (unsigned)(cap < CHUNK ? cap : CHUNK);
+  while (b.avail_out > 0 && b.avail_in > 0 && rc == BZ_OK)
+    rc = BZ2_bzDecompress(&b);
+  *produced = (size_t)b.total_out_lo32 | ((size_t)b.total_out_hi32 << 31 << 1);
+  BZ2_bzDecompressEnd(&b);
+  if (rc != BZ_OK && rc != BZ_STREAM_END) {
+    snprintf(err, errsize, "bzip2 data is corrupt (libbz2 error %d)", rc);
+    return SIFT_ECORRUPT;
+  }
+  if (*produced == 0) {
+    snprintf(err, errsize, "bzip2 stream ends before any data");
+    return SIFT_ETRUNC;
+  }
+  return SIFT_OK;
+}
+
+
+sift_Status sift_inflate_head (sift_Compression c, const unsigned char *in,
+                               size_t n, unsigned char *out, size_t cap,
+                               size_t *produced, char *err, size_t errsize) {
+  *produced = 0;
+  switch (c) {
+    case SIFT_GZIP: return gunzip_head(in, n, out, cap, produced, err,
+                                       errsize);
+    case SIFT_BZIP2: return bunzip2_head(in, n, out, cap, produced, err,
+                                         errsize);
+    default:
+      snprintf(err, errsize, "not compressed");
+      return SIFT_ECORRUPT;
+  }
+}

@@ -1,0 +1,177 @@
+/*
+** lmap.c
+** sift.Map: a whole file mapped read-only, so decoders read it in place
+** without copying. Closing it (explicitly, by <close> or by the GC) unmaps
+** it; readers over a closed map refuse to read.
+*/
+
+#define _DEFAULT_SOURCE  /* mmap, fstat, open */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lsift.h"
+
+
+int sift_pushfail (lua_State *L, sift_Status s, const char *fmt, ...) {
+  va_list ap;
+  luaL_pushfail(L);
+  va_start(ap, fmt);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  lua_pushstring(L, sift_status_code(s));
+  return 3;
+}
+
+
+static sift_Map *checkmap (lua_State *L, int arg) {
+  return (sift_Map *)luaL_checkudata(L, arg, SIFT_MAP_T);
+}
+
+static sift_Map *checkopenmap (lua_State *L, int arg) {
+  sift_Map *m = checkmap(L, arg);
+  if (!m->open) luaL_error(L, "attempt to use a closed " SIFT_MAP_T);
+  return m;
+}
+
+
+const unsigned char *sift_checksource (lua_State *L, int arg, size_t *n,
+                                       const sift_Map **map) {
+  if (lua_type(L, arg) == LUA_TSTRING) {
+    *map = NULL;
+    return (const unsigned char *)lua_tolstring(L, arg, n);
+  }
+  else {
+    sift_Map *m = (sift_Map *)luaL_testudata(L, arg, SIFT_MAP_T);
+    if (m == NULL)
+      luaL_typeerror(L, arg, "string or " SIFT_MAP_T);
+    if (!m->open) luaL_error(L, "attempt to use a closed " SIFT_MAP_T);
+    *map = m;
+    *n = m->size;
+    return m->data;
+  }
+}
+
+
+/*
+** core.map(path) -> map | nil, message, "io"
+** The message is the path and the system's reason, as io.open words it.
+*/
+static int map_open (lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  sift_Map *m = (sift_Map *)lua_newuserdatauv(L, sizeof(sift_Map), 0);
+  struct stat st;
+  void *data = NULL;
+  int fd;
+  m->data = NULL;  /* closed and empty until the mapping succeeds */
+  m->size = 0;
+  m->open = 0;
+  luaL_setmetatable(L, SIFT_MAP_T);
+  fd = open(path, O_RDONLY);
+  if (fd < 0)
+    return sift_pushfail(L, SIFT_EIO, "%s: %s", path, strerror(errno));
+  if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    int e = S_ISDIR(st.st_mode) ? EISDIR : errno;
+    close(fd);
+    return sift_pushfail(L, SIFT_EIO, "%s: %s", path, strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return sift_pushfail(L, SIFT_EIO, "%s: not a regular file", path);
+  }
+  if (st.st_size > 0) {
+    data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (data == MAP_FAILED) {
+      int e = errno;
+      close(fd);
+      return sift_pushfail(L, SIFT_EIO, "%s: cannot map: %s", path,
+                           strerror(e));
+    }
+  }
+  close(fd);  /* the mapping stays valid without the descriptor */
+  m->data = (const unsigned char *)data;
+  m->size = (size_t)st.st_size;
+  m->open = 1;
+  return 1;
+}
+
+
+/* __gc and __close: unmap once; harmless on a closed map */
+static int map_close (lua_State *L) {
+  sift_Map *m = checkmap(L, 1);
+  if (m->open && m->data != NULL)
+    munmap((void *)(uintptr_t)m->data, m->size);
+  m->data = NULL;
+  m->open = 0;
+  return 0;
+}
+
+static int map_size (lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)checkopenmap(L, 1)->size);
+  return 1;
+}
+
+/*
+** map:read(offset, n) -> string: n bytes from a 0-based offset (fewer at
+** the end of the file, "" past it); a copy, for small pieces only.
+*/
+static int map_read (lua_State *L) {
+  sift_Map *m = checkopenmap(L, 1);
+  lua_Integer off = luaL_checkinteger(L, 2);
+  lua_Integer n = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, off >= 0, 2, "offset must not be negative");
+  luaL_argcheck(L, n >= 0, 3, "length must not be negative");
+  if ((lua_Unsigned)off >= m->size) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  if ((lua_Unsigned)n > m->size - (size_t)off) n = (lua_Integer)(m->size - (size_t)off);
+  lua_pushlstring(L, (const char *)m->data + off, (size_t)n);
+  return 1;
+}
+
+static int map_tostring (lua_State *L) {
+  sift_Map *m = checkmap(L, 1);
+  if (m->open)
+    lua_pushfstring(L, SIFT_MAP_T " (%I bytes)", (lua_Integer)m->size);
+  else
+    lua_pushliteral(L, SIFT_MAP_T " (closed)");
+  return 1;
+}
+
+static const luaL_Reg map_methods[] = {
+  {"size", map_size},
+  {"read", map_read},
+  {"close", map_close},
+  {NULL, NULL}
+};
+
+static const luaL_Reg map_metamethods[] = {
+  {"__index", NULL},  /* set to the methods below */
+  {"__gc", map_close},
+  {"__close", map_close},
+  {"__tostring", map_tostring},
+  {NULL, NULL}
+};
+
+static const luaL_Reg map_functions[] = {
+  {"map", map_open},
+  {NULL, NULL}
+};
+
+
+/* expects the module table on top; adds core.map */
+void sift_open_map (lua_State *L) {
+  luaL_newmetatable(L, SIFT_MAP_T);
+  luaL_setfuncs(L, map_metamethods, 0);
+  luaL_newlibtable(L, map_methods);
+  luaL_setfuncs(L, map_methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  luaL_setfuncs(L, map_functions, 0);
+}

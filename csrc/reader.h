@@ -1,0 +1,162 @@
+/*
+** reader.h
+** A bounds-checked cursor over bytes in memory (a mapped file or a Lua
+** string). Every read checks what is left first and never moves past the
+** end; a failed read leaves the position where it was and records what was
+** expected at which offset, so the caller can report it.
+** Pure C: no Lua here, so decoders and fuzz harnesses share it.
+*/
+
+#if !defined(sift_reader_h)
+#define sift_reader_h
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+typedef struct sift_Reader {
+  const unsigned char *base;  /* first byte */
+  size_t size;                /* bytes in all */
+  size_t pos;                 /* offset of the next read */
+  /* the last failure (status SIFT_OK while none) */
+  sift_Status status;
+  const char *what;           /* what was being read: "u4", "varint", ... */
+  size_t at;                  /* offset where that read started */
+  uint64_t need;              /* bytes it needed; 0 when unknown */
+} sift_Reader;
+
+void sift_reader_init (sift_Reader *r, const void *base, size_t size);
+
+/* record a failure at the current position; always returns 0 (inline,
+   so that compilers see the outputs of a failed read are never used) */
+static inline int sift_rd_fail (sift_Reader *r, sift_Status s,
+                                const char *what, uint64_t need) {
+  r->status = s;
+  r->what = what;
+  r->at = r->pos;
+  r->need = need;
+  return 0;
+}
+
+/* human-readable description of the last failure, e.g.
+   "truncated u4 at byte 17: needs 4 bytes, 2 left" */
+void sift_rd_message (const sift_Reader *r, char *buf, size_t bufsize);
+
+static inline size_t sift_rd_left (const sift_Reader *r) {
+  return r->size - r->pos;
+}
+
+/* are n more bytes there? */
+static inline int sift_rd_has (const sift_Reader *r, uint64_t n) {
+  return n <= (uint64_t)(r->size - r->pos);
+}
+
+/* check that `count` elements of `elsize` bytes fit in what is left, before
+   anything is allocated from an untrusted count (no overflow possible) */
+static inline int sift_rd_fits (sift_Reader *r, uint64_t count,
+                                uint64_t elsize, const char *what) {
+  uint64_t left = sift_rd_left(r);
+  if (elsize != 0 && count > left / elsize)
+    return sift_rd_fail(r, SIFT_ETRUNC, what,
+                        count > UINT64_MAX / elsize ? UINT64_MAX
+                                                    : count * elsize);
+  return 1;
+}
+
+
+/*
+** {======================================================
+** Fixed-width integers: u1, and u2/u4/u8 in both byte orders
+** =======================================================
+*/
+
+static inline int sift_rd_u1 (sift_Reader *r, uint8_t *v) {
+  if (r->pos >= r->size) return sift_rd_fail(r, SIFT_ETRUNC, "u1", 1);
+  *v = r->base[r->pos++];
+  return 1;
+}
+
+/* read n (<= 8) bytes as an unsigned integer, big- or little-endian */
+static inline int sift_rd_uint (sift_Reader *r, int n, int big,
+                                const char *what, uint64_t *v) {
+  const unsigned char *p;
+  uint64_t x = 0;
+  int i;
+  if (!sift_rd_has(r, (uint64_t)n))
+    return sift_rd_fail(r, SIFT_ETRUNC, what, (uint64_t)n);
+  p = r->base + r->pos;
+  for (i = 0; i < n; i++)
+    x |= (uint64_t)p[big ? i : n - 1 - i] << (8 * (n - 1 - i));
+  r->pos += (size_t)n;
+  *v = x;
+  return 1;
+}
+
+static inline int sift_rd_u2be (sift_Reader *r, uint16_t *v) {
+  uint64_t x;
+  if (!sift_rd_uint(r, 2, 1, "u2", &x)) return 0;
+  *v = (uint16_t)x;
+  return 1;
+}
+
+static inline int sift_rd_u2le (sift_Reader *r, uint16_t *v) {
+  uint64_t x;
+  if (!sift_rd_uint(r, 2, 0, "u2", &x)) return 0;
+  *v = (uint16_t)x;
+  return 1;
+}
+
+static inline int sift_rd_u4be (sift_Reader *r, uint32_t *v) {
+  uint64_t x;
+  if (!sift_rd_uint(r, 4, 1, "u4", &x)) return 0;
+  *v = (uint32_t)x;
+  return 1;
+}
+
+static inline int sift_rd_u4le (sift_Reader *r, uint32_t *v) {
+  uint64_t x;
+  if (!sift_rd_uint(r, 4, 0, "u4", &x)) return 0;
+  *v = (uint32_t)x;
+  return 1;
+}
+
+static inline int sift_rd_u8be (sift_Reader *r, uint64_t *v) {
+  return sift_rd_uint(r, 8, 1, "u8", v);
+}
+
+static inline int sift_rd_u8le (sift_Reader *r, uint64_t *v) {
+  return sift_rd_uint(r, 8, 0, "u8", v);
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Variable-length integers and byte runs (reader.c)
+** =======================================================
+*/
+
+/* protobuf base-128 varint: 7 bits a byte, low group first, at most 10
+   bytes; bits past 64 in a 10th byte are dropped, as protobuf does */
+int sift_rd_varint (sift_Reader *r, uint64_t *v);
+
+/* unsigned LEB128 (DWARF, dex, ART traces): at most 10 bytes, and a value
+   that does not fit in 64 bits is an error */
+int sift_rd_uleb128 (sift_Reader *r, uint64_t *v);
+
+/* signed LEB128: sign taken from bit 6 of the last byte */
+int sift_rd_sleb128 (sift_Reader *r, int64_t *v);
+
+/* n raw bytes; *p points into the input (no copy) */
+int sift_rd_bytes (sift_Reader *r, uint64_t n, const unsigned char **p);
+
+/* bytes up to a NUL, which is consumed but not counted in *len */
+int sift_rd_cstring (sift_Reader *r, const char **s, size_t *len);
+
+int sift_rd_skip (sift_Reader *r, uint64_t n);
+
+/* }====================================================== */
+
+#endif
