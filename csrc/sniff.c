@@ -138,7 +138,7 @@ static int lineis (const char *s, size_t len, const char *word) {
 
 static void sniff_hprof (const unsigned char *p, size_t n, sift_Sniff *o) {
   sift_Reader r;
-  const char *text;
+  const char *text, *version;
   size_t len;
   uint32_t idsize;
   uint64_t stamp;
@@ -151,11 +151,11 @@ static void sniff_hprof (const unsigned char *p, size_t n, sift_Sniff *o) {
     return;
   }
   strfact(o, "version", text + 13, len - 13);
-  o->variant = o->facts[o->nfacts - 1].s;
-  if (strcmp(o->variant, "1.0.1") != 0 && strcmp(o->variant, "1.0.2") != 0
-      && strcmp(o->variant, "1.0.3") != 0)
+  version = o->facts[o->nfacts - 1].s;
+  if (strcmp(version, "1.0.1") != 0 && strcmp(version, "1.0.2") != 0
+      && strcmp(version, "1.0.3") != 0)
     problem(o, SIFT_EUNSUPPORTED, "unknown HPROF version '%s' at byte 13 "
-            "(sift reads 1.0.1, 1.0.2 and 1.0.3)", o->variant);
+            "(sift reads 1.0.1, 1.0.2 and 1.0.3)", version);
   r.size = n;
   if (!sift_rd_u4be(&r, &idsize) || !sift_rd_u8be(&r, &stamp)) {
     sift_rd_message(&r, msg, sizeof msg);
@@ -347,7 +347,6 @@ static void regular_trace (const unsigned char *p, size_t n, sift_Sniff *o,
   sift_reader_init(&r, p, n);
   r.pos = at = textlen;
   if (!binary_header(&r, &h, o)) return;
-  intfact(o, "version", h.version);
   if (h.version < 1 || h.version > 3) {
     problem(o, SIFT_EUNSUPPORTED, "unsupported binary trace version %u at "
             "byte %zu (sift reads 1, 2 and 3)", h.version, at + 4);
@@ -357,6 +356,7 @@ static void regular_trace (const unsigned char *p, size_t n, sift_Sniff *o,
     problem(o, SIFT_EHEADER, "trace text header says version %lld but the "
             "binary header at byte %zu says %u", (long long)textversion,
             at, h.version);
+  intfact(o, "version", h.version);  /* the binary header's word wins */
   start = at + h.offset;
   if (h.recsize < 9 || h.offset < r.pos - at || start > n) {
     problem(o, SIFT_EHEADER, "bad trace binary header at byte %zu: data "
@@ -416,7 +416,12 @@ static sift_Status streaming_trace (const unsigned char *p, size_t n,
     if (!sift_progress(pr, r.pos)) return SIFT_ECANCEL;
     if (!sift_rd_u2le(&r, &thread)) break;
     if (thread != 0) {  /* an ordinary enter/exit record */
-      if (!sift_rd_skip(&r, h.recsize - 2)) break;
+      if (!sift_rd_has(&r, h.recsize - 2)) {
+        r.pos = at;  /* report the whole record */
+        sift_rd_fail(&r, SIFT_ETRUNC, "trace record", h.recsize);
+        break;
+      }
+      r.pos += h.recsize - 2;
       records++;
       continue;
     }
@@ -699,6 +704,7 @@ sift_Status sift_sniff (const unsigned char *p, size_t n, sift_Sniff *out,
   sift_Compression c = sift_compression(p, n);
   sift_Status s;
   size_t inner;
+  char err[200];
   memset(out, 0, sizeof *out);
   if (c == SIFT_PLAIN || scratch == NULL) {
     s = sniff_plain(p, n, out, pr, 1);
@@ -707,16 +713,16 @@ sift_Status sift_sniff (const unsigned char *p, size_t n, sift_Sniff *out,
                      sift_compression_name(c));
     return s;
   }
-  s = sift_inflate_head(c, p, n, scratch, SIFT_SNIFF_HEAD, &inner,
-                        out->message, sizeof out->message);
-  if (s != SIFT_OK) return unknown(out, s, "%s", out->message);
+  s = sift_inflate_head(c, p, n, scratch, SIFT_SNIFF_HEAD, &inner, err,
+                        sizeof err);
+  if (s != SIFT_OK) return unknown(out, s, "%s", err);
   s = sniff_plain(scratch, inner, out, NULL, inner < SIFT_SNIFF_HEAD);
   out->compression = sift_compression_name(c);
   if (s == SIFT_EUNKNOWN || s == SIFT_EEMPTY) {
-    char inside[sizeof out->message];
-    memcpy(inside, out->message, sizeof inside);
+    memcpy(err, out->message, sizeof err);
+    err[sizeof err - 1] = '\0';
     return unknown(out, SIFT_EUNKNOWN, "%s-compressed data, and inside: %s",
-                   out->compression, inside);
+                   out->compression, err);
   }
   /* a header cut off by the head's end is not a problem of the file */
   if (inner == SIFT_SNIFF_HEAD && out->status == SIFT_ETRUNC) {
