@@ -124,14 +124,13 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(INST_LUADIR)/sift/,$(notdir $(wildcard lua/sift/*.lua)))
 	-rmdir $(DESTDIR)$(INST_LIBDIR)/sift $(DESTDIR)$(INST_LUADIR)/sift 2>/dev/null
 
-# build and install the rock offline into a tree (default: build/rocktree)
-ROCKTREE ?= build/rocktree
+# build and install the rock offline (.luarocks/config-5.4.lua) into a tree
+ROCKTREE ?= lua_modules
 rock:
-	LUAROCKS_CONFIG=$(CURDIR)/luarocks-config.lua \
-	  luarocks --lua-version=5.4 make --tree=$(ROCKTREE) sift-scm-1.rockspec
+	luarocks --lua-version=5.4 make --tree=$(ROCKTREE) sift-scm-1.rockspec
 
 clean:
-	rm -rf build csrc/*.o sift
+	rm -rf build csrc/*.o sift lua_modules/*
 
 help:
 	@echo "make            build build/sift/core.so"

@@ -1,0 +1,54 @@
+rockspec_format = "3.0"
+package = "sift"
+version = "scm-1"
+source = {
+  url = "git+file:///dev/null",  -- built from a checkout with `luarocks make`
+}
+description = {
+  summary = "Decode and analyse heap dumps, Android method traces and OFX statements",
+  detailed = [[
+sift reads Java/Android heap dumps (HPROF), Badoo Memory Dumps (BMD),
+Android method traces and OFX/QFX bank statements, with a C core for the
+decoding and Lua for the analyses, and a `sift` command line.
+]],
+  license = "MIT",
+  labels = { "hprof", "heap-dump", "android", "trace", "ofx" },
+}
+dependencies = {
+  "lua >= 5.4, < 5.5",
+  "argparse >= 0.7",
+}
+test_dependencies = {
+  "busted >= 2.1",
+  "lua-cjson >= 2.1",
+}
+external_dependencies = {
+  ZLIB = { header = "zlib.h", library = "z" },
+  BZ2 = { header = "bzlib.h", library = "bz2" },
+}
+build = {
+  type = "builtin",
+  modules = {
+    ["sift.core"] = {
+      sources = {
+        "csrc/common.c", "csrc/reader.c", "csrc/inflate.c", "csrc/sniff.c",
+        "csrc/lmap.c", "csrc/lreader.c", "csrc/lsniff.c", "csrc/sift_core.c",
+      },
+      libraries = { "z", "bz2" },
+      incdirs = { "$(ZLIB_INCDIR)", "$(BZ2_INCDIR)" },
+      libdirs = { "$(ZLIB_LIBDIR)", "$(BZ2_LIBDIR)" },
+    },
+    ["sift"] = "lua/sift/init.lua",
+    ["sift.cli"] = "lua/sift/cli.lua",
+    ["sift.detect"] = "lua/sift/detect.lua",
+    ["sift.json"] = "lua/sift/json.lua",
+    ["sift.progress"] = "lua/sift/progress.lua",
+  },
+  install = {
+    bin = { sift = "bin/sift" },
+  },
+}
+test = {
+  type = "command",
+  command = "make test",
+}

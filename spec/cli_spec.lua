@@ -1,0 +1,143 @@
+-- The sift command line: exit codes (0 ok, 1 bad input, 2 bad usage), one
+-- readable line per error, JSON output, progress bars only on a terminal.
+local cjson = require "cjson"
+local helper = require "spec.helper"
+
+local sift = helper.sift
+
+-- an error is one line on stderr, never a Lua traceback or a C file name
+local function assert_one_line(err)
+  assert.are.equal(1, #helper.lines(err), err)
+  assert.matches("^sift: ", err)
+  assert.not_matches("traceback", err)
+  assert.not_matches("%.lua:%d", err)
+  assert.not_matches("%.c:%d", err)
+end
+
+describe("sift (command line)", function()
+  it("prints its version", function()
+    local out, err, code = sift { "--version" }
+    assert.are.equal(0, code)
+    assert.matches("^sift %d+%.%d+%.%d+\n$", out)
+    assert.are.equal("", err)
+  end)
+
+  it("has help for itself and for each command", function()
+    local out, _, code = sift { "--help" }
+    assert.are.equal(0, code)
+    assert.matches("Usage: sift", out)
+    assert.matches("info", out)
+    assert.matches("Exit status: 0 ok, 1 bad input, 2 bad usage", out)
+    out, _, code = sift { "info", "--help" }
+    assert.are.equal(0, code)
+    assert.matches("Usage: sift info", out)
+    assert.matches("%-%-json", out)
+  end)
+
+  it("exits 2 with one line on bad usage", function()
+    for _, args in ipairs { {}, { "frob" }, { "info" }, { "info", "--bogus", "x" }, { "--bogus" } } do
+      local out, err, code = sift(args)
+      assert.are.equal(2, code, table.concat(args, " "))
+      assert.are.equal("", out)
+      assert_one_line(err)
+      assert.matches("try 'sift %-%-help'", err)
+    end
+  end)
+
+  it("exits 1 with one clear line for files it cannot read or recognise", function()
+    local empty, three = helper.tmpfile(""), helper.tmpfile("abc")
+    local cases = {
+      { "/nonexistent/app.hprof", "sift: /nonexistent/app.hprof: No such file or directory\n" },
+      { "/tmp", "sift: /tmp: Is a directory\n" },
+      { empty, "sift: " .. empty .. ": empty file: 0 bytes\n" },
+      { three, "sift: " .. three .. ": too short to recognise: 3 bytes\n" },
+    }
+    for _, c in ipairs(cases) do
+      local out, err, code = sift { "info", c[1] }
+      assert.are.equal(1, code)
+      assert.are.equal("", out)
+      assert.are.equal(c[2], err)
+    end
+    os.remove(empty)
+    os.remove(three)
+  end)
+
+  it("says when a file is none of the formats", function()
+    local path = helper.fixture("ofx/MANIFEST.md")
+    if not path then return end
+    local _, err, code = sift { "info", path }
+    assert.are.equal(1, code)
+    assert_one_line(err)
+    assert.matches('not a recognised dump %(HPROF, BMD, Android trace or OFX%): starts with "# OFX', err)
+  end)
+
+  it("prints the format and header facts of a dump", function()
+    local path = helper.fixture("hprof/hprof-slurp/hprof-64.bin")
+    if not path then return end
+    local out, err, code = sift { "info", path }
+    assert.are.equal(0, code)
+    assert.are.equal("", err)
+    local lines = helper.lines(out)
+    assert.are.equal(path .. ": HPROF 1.0.1 heap dump, 8-byte ids, dumped 2018-01-14 12:47:39 UTC", lines[1])
+    assert.matches("\n  id_size%s+8\n", out)
+    assert.matches("\n  timestamp_ms%s+1515934059480\n", out)
+  end)
+
+  it("prints valid JSON: an object for one file, an array for several", function()
+    local trace = helper.fixture("trace/firefox-art-trace-streaming.trace")
+    if not trace then return end
+    local out, _, code = sift { "info", "--json", trace }
+    assert.are.equal(0, code)
+    local t = cjson.decode(out)
+    assert.are.same({ "trace", "streaming", "dual", 61, 3963, 39377 },
+      { t.format, t.variant, t.clock, t.threads, t.methods, t.records })
+    assert.are.equal(662173553092, t.start_time_us)  -- exact, not rounded
+
+    out, _, code = sift { "info", "--json", trace, "/nonexistent" }
+    assert.are.equal(1, code)
+    t = cjson.decode(out)
+    assert.are.equal(2, #t)
+    assert.are.equal("trace", t[1].format)
+    assert.are.same({ "/nonexistent", "io" }, { t[2].path, t[2].code })
+  end)
+
+  it("shows what it found and exits 1 when a recognised header is damaged", function()
+    local path = helper.fixture("trace/perflib-header.trace")
+    if not path then return end
+    local out, err, code = sift { "info", path }
+    assert.are.equal(1, code)
+    assert_one_line(err)
+    assert.matches("unsupported binary trace version 25610 at byte 561", err)
+    assert.matches("\n  problem%s+unsupported binary trace version", out)
+    assert.matches("\n  methods%s+4\n", out)
+  end)
+
+  describe("progress", function()
+    -- `script` runs the command on a pseudo-terminal, as a user would
+    local function on_terminal(args)
+      local words = { "lua5.4", "bin/sift" }
+      for _, a in ipairs(args) do words[#words + 1] = helper.quote(a) end
+      local p = io.popen("script -qec " .. helper.quote(table.concat(words, " ")) .. " /dev/null")
+      local out = p:read("a")
+      p:close()
+      return out
+    end
+
+    it("draws a bar on a terminal for a whole-file pass, and erases it", function()
+      local trace = helper.fixture("trace/firefox-art-trace-streaming.trace")
+      if not trace then return end
+      local screen = on_terminal { "info", trace }
+      assert.matches("%[#+%] 100%%", screen)
+      assert.matches("\r\27%[K", screen)
+      assert.matches("records%s+39377", screen)
+    end)
+
+    it("draws nothing with --quiet or when stderr is not a terminal", function()
+      local trace = helper.fixture("trace/firefox-art-trace-streaming.trace")
+      if not trace then return end
+      assert.not_matches("%[#", on_terminal { "--quiet", "info", trace })
+      local _, err = sift { "info", trace }
+      assert.are.equal("", err)
+    end)
+  end)
+end)

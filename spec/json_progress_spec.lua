@@ -1,0 +1,56 @@
+-- sift.json (exact integers, valid UTF-8 always) and sift.progress bars.
+local cjson = require "cjson"
+local json = require "sift.json"
+local progress = require "sift.progress"
+
+describe("sift.json", function()
+  it("writes 64-bit integers exactly and sorts object keys", function()
+    assert.are.equal('{"a":7710900257051369610,"b":-1,"c":1.5,"d":null}',
+      json.encode { b = -1, a = 7710900257051369610, c = 1.5, d = 0 / 0 })
+  end)
+
+  it("writes arrays, nesting and escapes that a JSON parser reads back", function()
+    local v = { { name = 'say "hi"\n\ttab\1' }, true, false, "x" }
+    assert.are.same(v, cjson.decode(json.encode(v)))
+  end)
+
+  it("turns bytes that are not UTF-8 into Latin-1 code points", function()
+    assert.are.equal('"caf\xc3\xa9"', json.encode("caf\xe9"))
+    assert.are.equal('"caf\xc3\xa9"', json.encode("caf\xc3\xa9"))  -- already UTF-8
+  end)
+
+  it("raises on values JSON cannot hold", function()
+    assert.has_error(function() json.encode { [1.5] = 1, x = 2 } end)
+    assert.has_error(function() json.encode(print) end)
+    local cycle = {}
+    cycle.self = cycle
+    assert.has_error(function() json.encode(cycle) end)
+  end)
+end)
+
+describe("sift.progress", function()
+  it("draws a bar that fits the width and erases it at the end", function()
+    local f = io.tmpfile()
+    local bar = progress.bar { label = "dump.hprof", stream = f, width = 60 }
+    bar.update(0, 2048)
+    bar.update(1024, 2048)
+    bar.update(2048, 2048)
+    bar.finish()
+    f:seek("set")
+    local drawn = f:read("a")
+    local frames = {}
+    for frame in drawn:gmatch("\r([^\r]*)") do frames[#frames + 1] = frame end
+    assert.are.equal("dump.hprof [" .. ("."):rep(24) .. "]   0% 0 B/2.0 kB      ", frames[1])
+    assert.are.equal("dump.hprof [" .. ("#"):rep(12) .. ("."):rep(12) .. "]  50% 1.0 kB/2.0 kB  ", frames[2])
+    assert.are.equal("dump.hprof [" .. ("#"):rep(24) .. "] 100% 2.0 kB/2.0 kB  ", frames[3])
+    assert.are.equal("\27[K", frames[4])
+    for i = 1, 3 do assert.is_true(utf8.len(frames[i]) <= 60) end
+  end)
+
+  it("draws nothing when quiet or when stderr is not a terminal", function()
+    assert.is_nil(progress.bar { quiet = true, stream = io.tmpfile() })
+    if not require("sift.core").isatty(2) then
+      assert.is_nil(progress.bar {})
+    end
+  end)
+end)
