@@ -76,7 +76,7 @@ check-warnings:
 	@rm -f build/warnings-check.so
 
 spec: build/sift/core.so
-	$(SPEC_ENV) SIFT_CPATH="build/?.so" $(BUSTED) --cpath="build/?.so" spec
+	$(SPEC_ENV) SIFT_CPATH="build/?.so" $(BUSTED) --ignore-lua --cpath="build/?.so" spec
 
 # the sanitizer runtime must be loaded before the interpreter starts
 spec-asan: build/asan/sift/core.so
@@ -84,7 +84,7 @@ spec-asan: build/asan/sift/core.so
 	  LD_PRELOAD="$$($(CC) -print-file-name=libasan.so)" \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  $(BUSTED) --cpath="build/asan/?.so" --exclude-tags=rock spec
+	  $(BUSTED) --ignore-lua --cpath="build/asan/?.so" --exclude-tags=rock spec
 
 build/fuzz/%: fuzz/fuzz_%.c $(FUZZ_SRC) $(CORE_HDR)
 	@mkdir -p $(@D)
@@ -99,8 +99,12 @@ fuzz: $(addprefix build/fuzz/,$(FUZZERS)) build/fuzz/seeds
 	@for f in $(FUZZERS); do \
 	  mkdir -p build/fuzz/corpus-$$f; \
 	  echo "fuzzing $$f for $(FUZZ_TIME)s"; \
-	  build/fuzz/$$f -max_total_time=$(FUZZ_TIME) -max_len=65536 -print_final_stats=1 \
-	    build/fuzz/corpus-$$f build/fuzz/seeds 2>&1 | tail -n 4 || exit 1; \
+	  if ! build/fuzz/$$f -max_total_time=$(FUZZ_TIME) -max_len=65536 \
+	      -print_final_stats=1 -artifact_prefix=build/fuzz/ \
+	      build/fuzz/corpus-$$f build/fuzz/seeds > build/fuzz/$$f.log 2>&1; then \
+	    tail -n 40 build/fuzz/$$f.log; echo "fuzz: $$f found a problem"; exit 1; \
+	  fi; \
+	  grep -E 'Done|stat::(number_of_executed_units|new_units_added)' build/fuzz/$$f.log; \
 	done
 
 fuzz-smoke:

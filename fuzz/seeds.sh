@@ -1,0 +1,18 @@
+#!/bin/sh
+# Seed inputs for the fuzzers: the first 64 KiB of every shared fixture
+# (when ../shared/fixtures is there) and a few hand-made starts. Written
+# under build/, never committed.
+set -e
+out=${1:-build/fuzz/seeds}
+fixtures=${SIFT_FIXTURES:-../shared/fixtures}
+mkdir -p "$out"
+if [ -d "$fixtures" ]; then
+  find "$fixtures" -type f -size -20M | while read -r f; do
+    name=$(printf '%s' "${f#"$fixtures"/}" | tr '/ ' '__')
+    head -c 65536 "$f" > "$out/$name"
+  done
+fi
+printf 'JAVA PROFILE 1.0.3\000\000\000\000\004\000\000\001\000\000\000\000\000' > "$out/hprof-header"
+printf '\001\022JAVA PROFILE 1.0.2\010' > "$out/bmd-header"
+printf 'SLOW\363\000\040\000\000\000\000\000\000\000\000\000\016\000' > "$out/streaming-header"
+printf 'OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\n\n<OFX>' > "$out/ofx-v1"
