@@ -38,8 +38,10 @@ FUZZ_SRC = csrc/common.c csrc/reader.c csrc/sniff.c csrc/inflate.c
 FUZZERS  = reader sniff
 FUZZ_TIME ?= 60
 
-# specs run against the checkout: Lua sources from lua/, core.so from build/
+# specs, demo and bench run against the checkout: Lua sources from lua/,
+# core.so from build/ (the CLI reads SIFT_CPATH, scripts LUA_CPATH)
 SPEC_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;"
+RUN_ENV  = $(SPEC_ENV) LUA_CPATH="build/?.so;;" SIFT_CPATH="build/?.so"
 
 .PHONY: all build deps test check-warnings spec spec-asan fuzz fuzz-smoke \
         demo bench install uninstall rock clean help
@@ -111,10 +113,10 @@ fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=10
 
 demo: deps build/sift/core.so
-	$(SPEC_ENV) SIFT_CPATH="build/?.so" $(LUA) examples/demo.lua
+	@$(RUN_ENV) $(LUA) examples/demo.lua
 
 bench: deps build/sift/core.so
-	$(SPEC_ENV) SIFT_CPATH="build/?.so" $(LUA) bench/run.lua
+	@$(RUN_ENV) $(LUA) bench/run.lua
 
 install: build/sift/core.so
 	install -d $(DESTDIR)$(INST_LIBDIR)/sift $(DESTDIR)$(INST_LUADIR)/sift $(DESTDIR)$(BINDIR)

@@ -1,0 +1,85 @@
+-- `make demo`: what sift can do so far, on the shared fixtures when they are
+-- there and on files generated here either way.
+local sift = require "sift"
+
+local fixtures = os.getenv("SIFT_FIXTURES") or "../shared/fixtures"
+
+local function section(title) print(("\n== %s =="):format(title)) end
+
+local function sh(cmd)
+  print("$ " .. cmd)
+  io.stdout:flush()
+  os.execute(cmd)
+end
+
+-- 1. detection over every real file we have
+section("format detection on real dumps, traces and statements")
+local probe = io.open(fixtures .. "/hprof/MANIFEST.md")
+if probe then
+  probe:close()
+  local by_format, failures, total = {}, {}, 0
+  local p = io.popen(("find %q -type f | sort"):format(fixtures))
+  for path in p:lines() do
+    local rel = path:sub(#fixtures + 2)
+    local family = rel:match("^(%a+)/")
+    if family == "hprof" or family == "bmd" or family == "trace" or family == "ofx" then
+      total = total + 1
+      local info, err, code = sift.detect(path, { bytes = false })
+      if info then
+        local key = info.format .. (info.compressed and " (" .. info.compressed .. ")" or "")
+        by_format[key] = by_format[key] or {}
+        table.insert(by_format[key], { rel = rel, info = info })
+      else
+        failures[code] = (failures[code] or 0) + 1
+      end
+    end
+  end
+  p:close()
+  local keys = {}
+  for k in pairs(by_format) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    local list = by_format[k]
+    print(("%-14s %3d files, e.g. %s"):format(k, #list, list[1].rel))
+    print(("%-14s     %s"):format("", list[1].info.description))
+  end
+  local codes = {}
+  for code, n in pairs(failures) do codes[#codes + 1] = ("%d %s"):format(n, code) end
+  table.sort(codes)
+  print(("%d files looked at; not dumps (manifests, licences, expected outputs): %s")
+    :format(total, table.concat(codes, ", ")))
+else
+  print("(no shared fixtures at " .. fixtures .. "; set SIFT_FIXTURES to see real files)")
+end
+
+-- 2. the command line on files made here
+section("sift info on generated files")
+local dir = os.tmpname()
+os.remove(dir)
+os.execute("mkdir -p " .. dir)
+local function write(name, bytes)
+  local f = assert(io.open(dir .. "/" .. name, "wb"))
+  f:write(bytes)
+  f:close()
+  return dir .. "/" .. name
+end
+local hprof = write("app.hprof", "JAVA PROFILE 1.0.3\0" .. string.pack(">I4I8", 4, os.time() * 1000))
+os.execute("gzip -k " .. hprof)
+write("bank.qfx", "OFXHEADER:100\r\nDATA:OFXSGML\r\nVERSION:102\r\nSECURITY:NONE\r\n"
+  .. "ENCODING:USASCII\r\nCHARSET:1252\r\nCOMPRESSION:NONE\r\nOLDFILEUID:NONE\r\n"
+  .. "NEWFILEUID:NONE\r\n\r\n<OFX><SIGNONMSGSRSV1><SONRS><STATUS><CODE>0</STATUS></SONRS></SIGNONMSGSRSV1></OFX>\r\n")
+write("notes.txt", "not a dump at all\n")
+sh(("bin/sift info %s/app.hprof.gz %s/bank.qfx"):format(dir, dir))
+sh(("bin/sift info --json %s/bank.qfx"):format(dir))
+sh(("bin/sift info %s/notes.txt; echo \"exit status $?\""):format(dir))
+
+-- 3. the reader, from Lua
+section("walking HPROF records with the bounds-checked reader")
+local dump = fixtures .. "/hprof/hprof-slurp/hprof-32.bin"
+if io.open(dump) then
+  sh("lua5.4 examples/hprof_records.lua " .. dump)
+  local cut = dir .. "/cut.hprof"
+  os.execute(("head -c 5000 %s > %s"):format(dump, cut))
+  sh("lua5.4 examples/hprof_records.lua " .. cut)
+end
+os.execute("rm -rf " .. dir)
