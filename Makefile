@@ -77,16 +77,22 @@ check-warnings:
 	$(CC) $(ALL_CFLAGS) -Werror $(LIBFLAG) -o build/warnings-check.so $(CORE_SRC) $(LIBS)
 	@rm -f build/warnings-check.so
 
+# busted's closing line, restated as "<pass>: N passed, M failed"
+SUMMARY = awk '{ print } /successes \/ .* failures \/ .* errors/ { print "$(1): " $$1 " passed, " $$4 + $$7 " failed" }'
+
 spec: build/sift/core.so
-	$(SPEC_ENV) SIFT_CPATH="build/?.so" $(BUSTED) --ignore-lua --cpath="build/?.so" spec
+	@mkdir -p build
+	@$(SPEC_ENV) SIFT_CPATH="build/?.so" $(BUSTED) --ignore-lua --cpath="build/?.so" spec \
+	  > build/spec.log 2>&1; s=$$?; $(call SUMMARY,spec) build/spec.log; exit $$s
 
 # the sanitizer runtime must be loaded before the interpreter starts
 spec-asan: build/asan/sift/core.so
-	$(SPEC_ENV) SIFT_CPATH="build/asan/?.so" \
+	@$(SPEC_ENV) SIFT_CPATH="build/asan/?.so" \
 	  LD_PRELOAD="$$($(CC) -print-file-name=libasan.so)" \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  $(BUSTED) --ignore-lua --cpath="build/asan/?.so" --exclude-tags=rock spec
+	  $(BUSTED) --ignore-lua --cpath="build/asan/?.so" --exclude-tags=rock spec \
+	  > build/spec-asan.log 2>&1; s=$$?; $(call SUMMARY,asan) build/spec-asan.log; exit $$s
 
 build/fuzz/%: fuzz/fuzz_%.c $(FUZZ_SRC) $(CORE_HDR)
 	@mkdir -p $(@D)

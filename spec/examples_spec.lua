@@ -1,0 +1,51 @@
+-- The scripts in examples/ run as a user would run them, and say true
+-- things: record counts match the independent walker's record-stats.txt.
+local helper = require "spec.helper"
+
+local function run(script, args)
+  local words = {}
+  for i, a in ipairs(args) do words[i] = helper.quote(a) end
+  local p = io.popen(("LUA_CPATH=%s lua5.4 examples/%s %s 2>&1")
+    :format(helper.quote((os.getenv("SIFT_CPATH") or "build/?.so") .. ";;"), script, table.concat(words, " ")))
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  return out, ok and 0 or code
+end
+
+describe("examples", function()
+  it("detect.lua describes each file and exits 1 when one is not a dump", function()
+    local hprof = helper.fixture("hprof/hprof-slurp/hprof-32.bin")
+    if not hprof then return end
+    local out, code = run("detect.lua", { hprof, "/nonexistent" })
+    assert.are.equal(1, code)
+    assert.matches("HPROF 1%.0%.1 heap dump, 4%-byte ids, dumped 2006%-10%-27 09:35:54 UTC", out)
+    assert.matches("No such file or directory %[io%]", out)
+  end)
+
+  it("hprof_records.lua counts top-level records as record-stats.txt does", function()
+    local stats = helper.fixture("hprof/record-stats.txt")
+    if not stats then return end
+    local text = helper.read(stats)
+    for _, name in ipairs { "hprof-32.bin", "hprof-64.bin" } do
+      local top = text:match(name:gsub("%p", "%%%0") .. ":[^\n]*\n%s*top={([^}]*)}")
+      local out, code = run("hprof_records.lua", { helper.fixture("hprof/hprof-slurp/" .. name) })
+      assert.are.equal(0, code, out)
+      local n = 0
+      for tag, count in top:gmatch("'0x(%x%x)': (%d+)") do
+        assert.matches(("0x%s %%S+%%s+%d records"):format(tag:upper(), count), out)
+        n = n + 1
+      end
+      assert.is_true(n >= 5)
+    end
+  end)
+
+  it("hprof_records.lua stops at a truncated record and says where", function()
+    local hprof = helper.fixture("hprof/hprof-slurp/hprof-32.bin")
+    if not hprof then return end
+    local cut = helper.tmpfile(helper.read(hprof):sub(1, 5000))
+    local out, code = run("hprof_records.lua", { cut })
+    os.remove(cut)
+    assert.are.equal(0, code)
+    assert.matches("stopped at the record starting at byte 4978: truncated bytes at byte 4987: needs 37 bytes, 13 left", out, 1, true)
+  end)
+end)
