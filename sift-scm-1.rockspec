@@ -32,7 +32,7 @@ build = {
     ["sift.core"] = {
       sources = {
         "csrc/common.c", "csrc/reader.c", "csrc/inflate.c", "csrc/sniff.c",
-        "csrc/lmap.c", "csrc/lreader.c", "csrc/lsniff.c", "csrc/sift_core.c",
+        "csrc/lsift.c", "csrc/lmap.c", "csrc/lreader.c", "csrc/lsniff.c", "csrc/sift_core.c",
       },
       libraries = { "z", "bz2" },
       incdirs = { "$(ZLIB_INCDIR)", "$(BZ2_INCDIR)" },

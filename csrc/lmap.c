@@ -9,24 +9,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "lsift.h"
-
-
-int sift_pushfail (lua_State *L, sift_Status s, const char *fmt, ...) {
-  va_list ap;
-  luaL_pushfail(L);
-  va_start(ap, fmt);
-  lua_pushvfstring(L, fmt, ap);
-  va_end(ap);
-  lua_pushstring(L, sift_status_code(s));
-  return 3;
-}
 
 
 static sift_Map *checkmap (lua_State *L, int arg) {
@@ -167,11 +155,6 @@ static const luaL_Reg map_functions[] = {
 
 /* expects the module table on top; adds core.map */
 void sift_open_map (lua_State *L) {
-  luaL_newmetatable(L, SIFT_MAP_T);
-  luaL_setfuncs(L, map_metamethods, 0);
-  luaL_newlibtable(L, map_methods);
-  luaL_setfuncs(L, map_methods, 0);
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
+  sift_newclass(L, SIFT_MAP_T, map_metamethods, map_methods);
   luaL_setfuncs(L, map_functions, 0);
 }

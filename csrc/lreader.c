@@ -244,11 +244,6 @@ static const luaL_Reg reader_functions[] = {
 
 
 void sift_open_reader (lua_State *L) {
-  luaL_newmetatable(L, SIFT_READER_T);
-  luaL_setfuncs(L, reader_metamethods, 0);
-  luaL_newlibtable(L, reader_methods);
-  luaL_setfuncs(L, reader_methods, 0);
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
+  sift_newclass(L, SIFT_READER_T, reader_metamethods, reader_methods);
   luaL_setfuncs(L, reader_functions, 0);
 }

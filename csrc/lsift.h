@@ -30,6 +30,11 @@ const unsigned char *sift_checksource (lua_State *L, int arg, size_t *n,
 /* push nil, message, code and return 3 */
 int sift_pushfail (lua_State *L, sift_Status s, const char *fmt, ...);
 
+/* create the metatable `tname` from `metamethods` (whose "__index" entry
+   is a placeholder) and point its __index at a table of `methods` */
+void sift_newclass (lua_State *L, const char *tname,
+                    const luaL_Reg *metamethods, const luaL_Reg *methods);
+
 void sift_open_map (lua_State *L);
 void sift_open_reader (lua_State *L);
 void sift_open_sniff (lua_State *L);

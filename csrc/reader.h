@@ -93,41 +93,21 @@ static inline int sift_rd_uint (sift_Reader *r, int n, int big,
   return 1;
 }
 
-static inline int sift_rd_u2be (sift_Reader *r, uint16_t *v) {
-  uint64_t x;
-  if (!sift_rd_uint(r, 2, 1, "u2", &x)) return 0;
-  *v = (uint16_t)x;
-  return 1;
-}
+/* sift_rd_u2be, sift_rd_u2le, ... : typed wrappers of sift_rd_uint */
+#define SIFT_RD_FIXED(name, T, n, big, what) \
+  static inline int name (sift_Reader *r, T *v) { \
+    uint64_t x; \
+    if (!sift_rd_uint(r, n, big, what, &x)) return 0; \
+    *v = (T)x; \
+    return 1; \
+  }
 
-static inline int sift_rd_u2le (sift_Reader *r, uint16_t *v) {
-  uint64_t x;
-  if (!sift_rd_uint(r, 2, 0, "u2", &x)) return 0;
-  *v = (uint16_t)x;
-  return 1;
-}
-
-static inline int sift_rd_u4be (sift_Reader *r, uint32_t *v) {
-  uint64_t x;
-  if (!sift_rd_uint(r, 4, 1, "u4", &x)) return 0;
-  *v = (uint32_t)x;
-  return 1;
-}
-
-static inline int sift_rd_u4le (sift_Reader *r, uint32_t *v) {
-  uint64_t x;
-  if (!sift_rd_uint(r, 4, 0, "u4", &x)) return 0;
-  *v = (uint32_t)x;
-  return 1;
-}
-
-static inline int sift_rd_u8be (sift_Reader *r, uint64_t *v) {
-  return sift_rd_uint(r, 8, 1, "u8", v);
-}
-
-static inline int sift_rd_u8le (sift_Reader *r, uint64_t *v) {
-  return sift_rd_uint(r, 8, 0, "u8", v);
-}
+SIFT_RD_FIXED(sift_rd_u2be, uint16_t, 2, 1, "u2")
+SIFT_RD_FIXED(sift_rd_u2le, uint16_t, 2, 0, "u2")
+SIFT_RD_FIXED(sift_rd_u4be, uint32_t, 4, 1, "u4")
+SIFT_RD_FIXED(sift_rd_u4le, uint32_t, 4, 0, "u4")
+SIFT_RD_FIXED(sift_rd_u8be, uint64_t, 8, 1, "u8")
+SIFT_RD_FIXED(sift_rd_u8le, uint64_t, 8, 0, "u8")
 
 /* }====================================================== */
 
