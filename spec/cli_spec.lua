@@ -136,6 +136,7 @@ describe("sift (command line)", function()
       local trace = helper.fixture("trace/firefox-art-trace-streaming.trace")
       if not trace then return end
       assert.not_matches("%[#", on_terminal { "--quiet", "info", trace })
+      assert.not_matches("%[#", on_terminal { "info", "-q", trace })
       local _, err = sift { "info", trace }
       assert.are.equal("", err)
     end)

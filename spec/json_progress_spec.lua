@@ -40,10 +40,10 @@ describe("sift.progress", function()
     local drawn = f:read("a")
     local frames = {}
     for frame in drawn:gmatch("\r([^\r]*)") do frames[#frames + 1] = frame end
-    assert.are.equal("dump.hprof [" .. ("."):rep(24) .. "]   0% 0 B/2.0 kB", frames[1]:match("^(.-)%s*$"))
-    assert.are.equal("dump.hprof [" .. ("#"):rep(12) .. ("."):rep(12) .. "]  50% 1.0 kB/2.0 kB",
+    assert.are.equal("dump.hprof [" .. ("."):rep(20) .. "]   0% 0 B/2.0 kB", frames[1]:match("^(.-)%s*$"))
+    assert.are.equal("dump.hprof [" .. ("#"):rep(10) .. ("."):rep(10) .. "]  50% 1.0 kB/2.0 kB",
       frames[2]:match("^(.-)%s*$"))
-    assert.are.equal("dump.hprof [" .. ("#"):rep(24) .. "] 100% 2.0 kB/2.0 kB", frames[3]:match("^(.-)%s*$"))
+    assert.are.equal("dump.hprof [" .. ("#"):rep(20) .. "] 100% 2.0 kB/2.0 kB", frames[3]:match("^(.-)%s*$"))
     assert.are.equal(#frames[1], #frames[3])  -- a fixed width: the bar does not jump
     assert.are.equal("\27[K", frames[4])
     for i = 1, 3 do assert.is_true(utf8.len(frames[i]) <= 60) end

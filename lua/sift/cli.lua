@@ -32,6 +32,7 @@ local function build_parser()
       .. "Exits 1 when a file is unreadable, unrecognised or damaged.")
   info:argument("file", "A dump, trace or statement."):args("+")
   info:flag("--json", "Print JSON: an object for one FILE, an array for several.")
+  info:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
   return parser
 end
 
@@ -80,7 +81,7 @@ function commands.info(args, out, err)
   local status = EXIT_OK
   local results = {}
   for _, path in ipairs(args.file) do
-    local bar = progress.bar { label = path, quiet = args.quiet }
+    local bar = progress.bar { label = path, quiet = args.quiet or args.quiet_here }
     local info, msg, code = sift.detect(path, { bytes = false, progress = bar and bar.update })
     if bar then bar.finish() end
     if not info then

@@ -39,7 +39,7 @@ function M.bar(opts)
   function bar.update(done, total)
     local frac = total > 0 and done / total or 1
     -- a fixed-width tail keeps the bar from jumping as the numbers grow
-    local tail = ("%-22s"):format((" %3d%% %s/%s"):format(frac * 100 // 1, human(done), human(total)))
+    local tail = ("%-26s"):format((" %3d%% %s/%s"):format(frac * 100 // 1, human(done), human(total)))
     local room = width - #tail - 4
     local name = label
     if #name > room // 2 then name = "…" .. name:sub(-(room // 2 - 1)) end
