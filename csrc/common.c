@@ -18,6 +18,8 @@ const char *sift_status_code (sift_Status s) {
     case SIFT_EUNSUPPORTED: return "unsupported";
     case SIFT_EUNKNOWN: return "unknown_format";
     case SIFT_EEMPTY: return "empty";
+    case SIFT_EBADTAG: return "bad_tag";
+    case SIFT_ENOMEM: return "no_memory";
   }
   return "error";
 }

@@ -16,6 +16,8 @@
 /* userdata type names (also their __name, shown in error messages) */
 #define SIFT_MAP_T     "sift.Map"
 #define SIFT_READER_T  "sift.Reader"
+#define SIFT_HEAP_T    "sift.Heap"
+#define SIFT_OBJECT_T  "sift.Object"
 
 /* visibility of the one exported symbol, even under -fvisibility=hidden */
 #if defined(__GNUC__)
@@ -38,7 +40,9 @@ typedef enum sift_Status {
   SIFT_ECORRUPT,    /* "corrupt": compressed data that does not inflate */
   SIFT_EUNSUPPORTED,/* "unsupported": a known format sift cannot read */
   SIFT_EUNKNOWN,    /* "unknown_format": not a format sift knows */
-  SIFT_EEMPTY       /* "empty": a file with no bytes */
+  SIFT_EEMPTY,      /* "empty": a file with no bytes */
+  SIFT_EBADTAG,     /* "bad_tag": a record tag the format does not have */
+  SIFT_ENOMEM       /* "no_memory": an allocation failed */
 } sift_Status;
 
 const char *sift_status_code (sift_Status s);

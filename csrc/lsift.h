@@ -38,5 +38,6 @@ void sift_newclass (lua_State *L, const char *tname,
 void sift_open_map (lua_State *L);
 void sift_open_reader (lua_State *L);
 void sift_open_sniff (lua_State *L);
+void sift_open_heap (lua_State *L);
 
 #endif

@@ -1,0 +1,183 @@
+/*
+** hprof.h
+** The HPROF decoder and its compact heap index: dense object numbers
+** (objects sorted by id), file offsets into the mapping, classes with
+** flattened instance-field layouts, strings, roots, threads and stack
+** traces. Object data stays in the mapping and is read on demand.
+** Pure C (malloc'd arrays owned by hp_Heap; hp_free releases them), shared
+** by the Lua binding (lheap.c) and the fuzz harness.
+*/
+
+#if !defined(sift_hprof_h)
+#define sift_hprof_h
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+/* basic types of HPROF fields and array elements */
+enum {
+  HP_OBJECT = 2, HP_BOOLEAN = 4, HP_CHAR = 5, HP_FLOAT = 6, HP_DOUBLE = 7,
+  HP_BYTE = 8, HP_SHORT = 9, HP_INT = 10, HP_LONG = 11
+};
+
+/* heap sub-record tags that are objects (the byte at an object's offset) */
+enum {
+  HP_CLASS_DUMP = 0x20, HP_INSTANCE_DUMP = 0x21, HP_OBJ_ARRAY_DUMP = 0x22,
+  HP_PRIM_ARRAY_DUMP = 0x23, HP_PRIM_ARRAY_NODATA = 0xC3
+};
+
+/* the Android heaps objects are tagged with (HEAP_DUMP_INFO) */
+enum { HP_HEAP_DEFAULT = 0, HP_HEAP_APP = 'A', HP_HEAP_IMAGE = 'I',
+       HP_HEAP_ZYGOTE = 'Z', HP_HEAP_JIT = 'J', HP_HEAP_OTHER = 1 };
+
+
+/* id -> offset: of an object's sub-record tag byte, or of a top-level
+   record's body (strings, frames, traces, LOAD_CLASS) */
+typedef struct hp_Idx {
+  uint64_t id;
+  uint64_t off;
+} hp_Idx;
+
+/* where HEAP_DUMP_INFO switched the heap later objects belong to */
+typedef struct hp_Switch {
+  uint64_t off;
+  uint32_t heap;
+} hp_Switch;
+
+/* one instance field of a class's flattened layout */
+typedef struct hp_Field {
+  uint64_t name;    /* string id */
+  uint32_t offset;  /* in the instance data */
+  uint32_t owner;   /* index of the declaring class */
+  uint8_t type;
+} hp_Field;
+
+typedef struct hp_Class {
+  uint64_t id, super_id, loader_id;
+  uint64_t name;          /* string id from LOAD_CLASS; 0 when none */
+  uint64_t off;           /* offset of the CLASS_DUMP tag */
+  uint64_t statics_off;   /* offset of the u2 static count */
+  uint64_t fields_off;    /* offset of the u2 instance field count */
+  int64_t super;          /* class index, -1 when none (or missing) */
+  uint32_t instance_size; /* as the dump states it */
+  uint32_t nstatics, nfields;
+  uint32_t flat, nflat;   /* the layout: heap->fields[flat .. flat+nflat) */
+  uint32_t data_size;     /* instance data bytes the layout describes */
+  uint32_t serial;        /* LOAD_CLASS serial, 0 when none */
+} hp_Class;
+
+typedef struct hp_Root {
+  uint64_t id;
+  uint32_t thread;  /* thread serial (0 when the kind has none) */
+  uint32_t frame;   /* frame number, or stack trace serial for threads */
+  uint8_t kind;     /* the sub-record tag */
+} hp_Root;
+
+
+typedef struct hp_Thread {
+  uint32_t serial, trace;   /* thread serial, stack trace serial */
+  uint64_t object;          /* java.lang.Thread id (0 when unknown) */
+  uint64_t name;            /* string id from START_THREAD, 0 when none */
+} hp_Thread;
+
+#define HP_MAXWARN 16
+
+typedef struct hp_Heap {
+  const unsigned char *p;   /* the whole file, mapped */
+  size_t n;
+  int idsize;
+  char version[8];          /* "1.0.2" */
+  uint64_t timestamp;       /* ms */
+  uint64_t header_size;
+  /* objects sorted by id: the index of an object is its dense number */
+  hp_Idx *objs;
+  uint64_t nobjs;
+  uint64_t count[5];        /* classes, instances, object arrays,
+                               primitive arrays (with and without data) */
+  /* Android heap tags: objects from heaps[i].off on are in heaps[i].heap */
+  hp_Switch *heaps;
+  uint64_t nheaps;
+  /* classes sorted by id, and their flattened instance fields */
+  hp_Class *classes;
+  uint64_t nclasses;
+  hp_Field *fields;
+  uint64_t nfields;
+  /* strings and stack frames: id -> record body offset */
+  hp_Idx *strings;
+  uint64_t nstrings;
+  hp_Idx *frames;
+  uint64_t nframes;
+  hp_Idx *traces;           /* id = serial */
+  uint64_t ntraces;
+  hp_Idx *loads;            /* LOAD_CLASS by class id; off = record body */
+  uint64_t nloads;
+  hp_Root *roots;
+  uint64_t nroots;
+  uint64_t roots_by_kind[256];
+  hp_Thread *threads;
+  uint64_t nthreads;
+  /* heap dumps in the file and the one indexed (0-based) */
+  uint64_t ndumps, dump;
+  /* what was odd but not fatal */
+  uint64_t duplicates;      /* object ids seen twice (first kept) */
+  uint64_t missing_classes; /* instances whose class dump is absent */
+  uint64_t unknown_records; /* top-level records skipped by tag */
+  uint64_t truncated_at;    /* offset where the file ends too early, or 0 */
+  int nwarn;
+  char warn[HP_MAXWARN][200];
+} hp_Heap;
+
+/* options of hp_build */
+typedef struct hp_Options {
+  int64_t dump;             /* 1-based dump to index; 0: the last */
+} hp_Options;
+
+/*
+** Index the HPROF file p..n into h (zeroed by the caller). Returns SIFT_OK
+** (possibly with warnings in h), or an error with a message in err; in
+** every case hp_free(h) releases what was allocated.
+*/
+sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
+                      const hp_Options *opt, sift_Progress *pr,
+                      char *err, size_t errsize);
+
+void hp_free (hp_Heap *h);
+
+/* lookups; -1 when absent */
+int64_t hp_find (const hp_Heap *h, uint64_t id);
+int64_t hp_find_class (const hp_Heap *h, uint64_t id);
+const hp_Idx *hp_find_idx (const hp_Idx *v, uint64_t n, uint64_t id);
+
+/* size in bytes of a value of basic type t, 0 for an invalid type */
+int hp_type_size (const hp_Heap *h, int t);
+
+/* read an id of h->idsize bytes at p */
+uint64_t hp_id_at (const hp_Heap *h, const unsigned char *p);
+
+/* the bytes of string record `id` (not NUL-terminated), or NULL */
+const char *hp_string (const hp_Heap *h, uint64_t id, size_t *len);
+
+/* Android heap of the object at offset off */
+uint32_t hp_heap_at (const hp_Heap *h, uint64_t off);
+
+/*
+** What an object is, read from its record: kind (the tag), class index
+** (-1 unknown; for arrays the array class when the dump has one), element
+** type and length for arrays, where its data starts, and its shallow size
+** (instance: the class's instance size; arrays: length x element size).
+*/
+typedef struct hp_ObjInfo {
+  int kind;
+  int64_t cls;
+  uint64_t class_id;       /* instances and object arrays */
+  int elem;                /* basic type of array elements */
+  uint64_t length;         /* array elements; instance data bytes */
+  const unsigned char *data;
+  uint64_t shallow;
+} hp_ObjInfo;
+
+void hp_object (const hp_Heap *h, uint64_t num, hp_ObjInfo *o);
+
+#endif
