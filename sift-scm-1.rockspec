@@ -32,6 +32,7 @@ build = {
     ["sift.core"] = {
       sources = {
         "csrc/common.c", "csrc/reader.c", "csrc/inflate.c", "csrc/sniff.c",
+        "csrc/hprof.c", "csrc/lheap.c",
         "csrc/lsift.c", "csrc/lmap.c", "csrc/lreader.c", "csrc/lsniff.c", "csrc/sift_core.c",
       },
       libraries = { "z", "bz2" },
@@ -41,6 +42,7 @@ build = {
     ["sift"] = "lua/sift/init.lua",
     ["sift.cli"] = "lua/sift/cli.lua",
     ["sift.detect"] = "lua/sift/detect.lua",
+    ["sift.hprof"] = "lua/sift/hprof.lua",
     ["sift.json"] = "lua/sift/json.lua",
     ["sift.progress"] = "lua/sift/progress.lua",
   },

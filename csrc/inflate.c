@@ -3,6 +3,9 @@
 ** Head-of-stream decompression with zlib and libbz2.
 */
 
+#define _DEFAULT_SOURCE  /* write */
+
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +13,9 @@
 #define ZLIB_CONST  /* next_in is const: the input is never written */
 #include <bzlib.h>
 #include <zlib.h>
+
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "inflate.h"
 
@@ -118,4 +124,141 @@ sift_Status sift_inflate_head (sift_Compression c, const unsigned char *in,
       snprintf(err, errsize, "not compressed");
       return SIFT_ECORRUPT;
   }
+}
+
+
+/* write all of buf to fd */
+static int write_all (int fd, const unsigned char *buf, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, buf, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return 0;
+    buf += w;
+    n -= (size_t)w;
+  }
+  return 1;
+}
+
+#define OUTBUF ((size_t)1 << 18)
+
+static sift_Status gunzip_all (const unsigned char *in, size_t n, int out,
+                               sift_Progress *pr, unsigned char *buf,
+                               char *err, size_t errsize) {
+  z_stream z;
+  size_t fed = 0;
+  int rc = Z_OK;
+  memset(&z, 0, sizeof z);
+  if (inflateInit2(&z, 15 + 32) != Z_OK) {
+    snprintf(err, errsize, "cannot start zlib");
+    return SIFT_ECORRUPT;
+  }
+  while (rc != Z_STREAM_END) {
+    if (z.avail_in == 0 && fed < n) {
+      size_t k = n - fed < CHUNK ? n - fed : CHUNK;
+      z.next_in = in + fed;
+      z.avail_in = (uInt)k;
+      fed += k;
+    }
+    z.next_out = buf;
+    z.avail_out = (uInt)OUTBUF;
+    rc = inflate(&z, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END) {  /* another member may follow (jcmd -gz) */
+      size_t next = fed - z.avail_in;
+      if (n - next >= 2 && in[next] == 0x1f && in[next + 1] == 0x8b)
+        rc = inflateReset(&z) == Z_OK ? Z_OK : Z_DATA_ERROR;
+    }
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      snprintf(err, errsize, rc == Z_BUF_ERROR
+               ? "gzip data ends early, after %lu compressed bytes"
+               : "gzip data is corrupt after %lu compressed bytes",
+               (unsigned long)(fed - z.avail_in));
+      inflateEnd(&z);
+      return rc == Z_BUF_ERROR ? SIFT_ETRUNC : SIFT_ECORRUPT;
+    }
+    if (!write_all(out, buf, OUTBUF - z.avail_out)) {
+      snprintf(err, errsize, "cannot write the decompressed dump: %s",
+               strerror(errno));
+      inflateEnd(&z);
+      return SIFT_EIO;
+    }
+    if (!sift_progress(pr, fed - z.avail_in)) {
+      inflateEnd(&z);
+      snprintf(err, errsize, "cancelled");
+      return SIFT_ECANCEL;
+    }
+  }
+  inflateEnd(&z);
+  return SIFT_OK;
+}
+
+static sift_Status bunzip2_all (const unsigned char *in, size_t n, int out,
+                                sift_Progress *pr, unsigned char *buf,
+                                char *err, size_t errsize) {
+  bz_stream b;
+  size_t fed = 0;
+  int rc = BZ_OK;
+  memset(&b, 0, sizeof b);
+  if (BZ2_bzDecompressInit(&b, 0, 0) != BZ_OK) {
+    snprintf(err, errsize, "cannot start libbz2");
+    return SIFT_ECORRUPT;
+  }
+  while (rc != BZ_STREAM_END) {
+    size_t before;
+    if (b.avail_in == 0 && fed < n) {
+      size_t k = n - fed < CHUNK ? n - fed : CHUNK;
+      b.next_in = (char *)(uintptr_t)(in + fed);
+      b.avail_in = (unsigned)k;
+      fed += k;
+    }
+    before = b.avail_in;
+    b.next_out = (char *)buf;
+    b.avail_out = (unsigned)OUTBUF;
+    rc = BZ2_bzDecompress(&b);
+    if (rc != BZ_OK && rc != BZ_STREAM_END) {
+      snprintf(err, errsize, "bzip2 data is corrupt (libbz2 error %d)", rc);
+      BZ2_bzDecompressEnd(&b);
+      return SIFT_ECORRUPT;
+    }
+    if (rc == BZ_OK && b.avail_in == 0 && fed == n
+        && b.avail_out == OUTBUF && before == 0) {
+      snprintf(err, errsize, "bzip2 data ends early");
+      BZ2_bzDecompressEnd(&b);
+      return SIFT_ETRUNC;
+    }
+    if (!write_all(out, buf, OUTBUF - b.avail_out)) {
+      snprintf(err, errsize, "cannot write the decompressed dump: %s",
+               strerror(errno));
+      BZ2_bzDecompressEnd(&b);
+      return SIFT_EIO;
+    }
+    if (!sift_progress(pr, fed - b.avail_in)) {
+      BZ2_bzDecompressEnd(&b);
+      snprintf(err, errsize, "cancelled");
+      return SIFT_ECANCEL;
+    }
+  }
+  BZ2_bzDecompressEnd(&b);
+  return SIFT_OK;
+}
+
+
+/* the progress callback must not longjmp (the codec's state is malloc'd):
+   Lua callers protect it (lsift.c) */
+sift_Status sift_inflate_all (sift_Compression c, const unsigned char *in,
+                              size_t n, int out, sift_Progress *pr,
+                              char *err, size_t errsize) {
+  unsigned char *buf = (unsigned char *)malloc(OUTBUF);
+  sift_Status s;
+  if (buf == NULL) {
+    snprintf(err, errsize, "not enough memory to decompress");
+    return SIFT_ENOMEM;
+  }
+  if (c == SIFT_GZIP) s = gunzip_all(in, n, out, pr, buf, err, errsize);
+  else if (c == SIFT_BZIP2) s = bunzip2_all(in, n, out, pr, buf, err, errsize);
+  else {
+    snprintf(err, errsize, "not compressed");
+    s = SIFT_ECORRUPT;
+  }
+  free(buf);
+  return s;
 }

@@ -31,4 +31,12 @@ sift_Status sift_inflate_head (sift_Compression c, const unsigned char *in,
                                size_t n, unsigned char *out, size_t cap,
                                size_t *produced, char *err, size_t errsize);
 
+/*
+** Decompress the whole stream into the file `out` (a temporary file the
+** caller maps afterwards), reporting progress over the compressed bytes.
+*/
+sift_Status sift_inflate_all (sift_Compression c, const unsigned char *in,
+                              size_t n, int out, sift_Progress *pr,
+                              char *err, size_t errsize);
+
 #endif

@@ -9,6 +9,7 @@
 ** behaviour through core.object_metatable().
 */
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "hprof.h"
@@ -17,7 +18,20 @@
 typedef struct LHeap {
   hp_Heap h;
   int built;
+  /* objects grouped by class, built on first use: the objects of slot c
+     are by_class[start[c] .. start[c+1]); slots are class numbers, then one
+     per primitive element type, then "class not in the dump" */
+  uint64_t *start;
+  uint64_t *by_class;
 } LHeap;
+
+#define NSLOTS(h) ((h)->nclasses + 12 + 1)
+
+static void free_groups (LHeap *lh) {
+  free(lh->start);
+  free(lh->by_class);
+  lh->start = lh->by_class = NULL;
+}
 
 
 static LHeap *checkheap (lua_State *L) {
@@ -170,23 +184,6 @@ static void push_value (lua_State *L, const hp_Heap *h, int t,
 ** =======================================================
 */
 
-typedef struct LuaProgress {
-  lua_State *L;
-  int fn;
-} LuaProgress;
-
-static int call_progress (void *ud, uint64_t done, uint64_t total) {
-  LuaProgress *lp = (LuaProgress *)ud;
-  int go;
-  lua_pushvalue(lp->L, lp->fn);
-  lua_pushinteger(lp->L, (lua_Integer)done);
-  lua_pushinteger(lp->L, (lua_Integer)total);
-  lua_call(lp->L, 2, 1);
-  go = !(lua_isboolean(lp->L, -1) && !lua_toboolean(lp->L, -1));
-  lua_pop(lp->L, 1);
-  return go;
-}
-
 /*
 ** core.hprof(source [, dump [, progress]]) -> heap | nil, message, code
 ** source is a sift.Map or a string, kept alive by the heap; dump is the
@@ -199,27 +196,24 @@ static int heap_open (lua_State *L) {
   lua_Integer dump = luaL_optinteger(L, 2, 0);
   hp_Options opt;
   sift_Progress progress;
-  LuaProgress lp;
+  sift_LuaProgress lp;
   LHeap *lh;
   char err[256];
   sift_Status s;
-  if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
   luaL_argcheck(L, dump >= 0, 2, "dump numbers start at 1");
+  sift_progress_lua(L, 3, &lp, &progress, n);
   lh = (LHeap *)lua_newuserdatauv(L, sizeof(LHeap), 1);
   memset(lh, 0, sizeof *lh);  /* safe to collect before it is built */
   luaL_setmetatable(L, SIFT_HEAP_T);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
-  lp.L = L;
-  lp.fn = 3;
-  sift_progress_init(&progress, lua_isfunction(L, 3) ? call_progress : NULL,
-                     &lp, n);
   opt.dump = dump;
   lh->built = 1;  /* from here __gc frees what hp_build allocated */
   s = hp_build(&lh->h, p, n, &opt, &progress, err, sizeof err);
   if (s != SIFT_OK) {
     hp_free(&lh->h);
     lh->built = 0;
+    sift_progress_rethrow(&lp);
     return sift_pushfail(L, s, "%s", err);
   }
   return 1;
@@ -228,6 +222,7 @@ static int heap_open (lua_State *L) {
 static int heap_close (lua_State *L) {
   LHeap *lh = (LHeap *)luaL_checkudata(L, 1, SIFT_HEAP_T);
   if (lh->built) hp_free(&lh->h);
+  free_groups(lh);
   lh->built = 0;
   lua_pushnil(L);
   lua_setiuservalue(L, 1, 1);  /* let the mapping go */
@@ -565,6 +560,81 @@ static int heap_text (lua_State *L) {
 ** =======================================================
 */
 
+/* the group of an object that is not a class */
+static uint64_t slot_of (const hp_Heap *h, const hp_ObjInfo *o) {
+  if (o->kind == HP_PRIM_ARRAY_DUMP || o->kind == HP_PRIM_ARRAY_NODATA)
+    return h->nclasses + (uint64_t)o->elem;
+  if (o->cls >= 0) return (uint64_t)o->cls;
+  return h->nclasses + 12;  /* class not in the dump */
+}
+
+/* group the objects by class (two passes: count, then place) */
+static void build_groups (lua_State *L, LHeap *lh) {
+  hp_Heap *h = &lh->h;
+  uint64_t i, nslots = NSLOTS(h);
+  lh->start = (uint64_t *)calloc(nslots + 1, sizeof(uint64_t));
+  lh->by_class = (uint64_t *)malloc((h->nobjs + 1) * sizeof(uint64_t));
+  if (lh->start == NULL || lh->by_class == NULL) {
+    free_groups(lh);
+    luaL_error(L, "not enough memory to group objects by class");
+  }
+  for (i = 0; i < h->nobjs; i++) {
+    hp_ObjInfo o;
+    hp_object(h, i, &o);
+    if (o.kind != HP_CLASS_DUMP) lh->start[slot_of(h, &o) + 1]++;
+  }
+  for (i = 0; i < nslots; i++) lh->start[i + 1] += lh->start[i];
+  for (i = 0; i < h->nobjs; i++) {  /* start[s] runs ahead while placing */
+    hp_ObjInfo o;
+    hp_object(h, i, &o);
+    if (o.kind != HP_CLASS_DUMP) lh->by_class[lh->start[slot_of(h, &o)]++] = i;
+  }
+  for (i = nslots; i > 0; i--) lh->start[i] = lh->start[i - 1];
+  lh->start[0] = 0;
+}
+
+/* the group slot named by arguments 2 (class number or element type) */
+static uint64_t checkslot (lua_State *L, const hp_Heap *h) {
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    static const char *const elems[] = {"boolean", "char", "float", "double",
+                                        "byte", "short", "int", "long", NULL};
+    return h->nclasses + 4 + (uint64_t)luaL_checkoption(L, 2, NULL, elems);
+  }
+  return checkclass(L, h, 2);
+}
+
+/*
+** heap:group(class | element type, k) -> object number of the k-th
+** (1-based) instance of a class, or array of a primitive type; nil after
+** the last. heap:group_size(class | type) -> how many there are.
+*/
+static int heap_group (lua_State *L) {
+  LHeap *lh = checkheap(L);
+  uint64_t slot = checkslot(L, &lh->h);
+  lua_Integer k = luaL_checkinteger(L, 3);
+  if (lh->start == NULL) build_groups(L, lh);
+  if (k < 1 || (uint64_t)k > lh->start[slot + 1] - lh->start[slot])
+    lua_pushnil(L);
+  else
+    lua_pushinteger(L, (lua_Integer)lh->by_class[lh->start[slot] + (uint64_t)k - 1] + 1);
+  return 1;
+}
+
+static int heap_group_size (lua_State *L) {
+  LHeap *lh = checkheap(L);
+  uint64_t slot = checkslot(L, &lh->h);
+  if (lh->start == NULL) build_groups(L, lh);
+  lua_pushinteger(L, (lua_Integer)(lh->start[slot + 1] - lh->start[slot]));
+  return 1;
+}
+
+/* heap:class_name(c) -> the raw name of class c (as the dump spells it) */
+static int heap_class_name (lua_State *L) {
+  hp_Heap *h = &checkheap(L)->h;
+  push_string_id(L, h, h->classes[checkclass(L, h, 2)].name);
+  return 1;
+}
+
 /*
 ** heap:histogram() -> rows { class = class number | nil, elem = primitive
 ** element type | nil, class_id, count, shallow, heaps = { app = n, ... } }
@@ -583,10 +653,7 @@ static int heap_histogram (lua_State *L) {
     uint64_t slot;
     hp_object(h, i, &o);
     if (o.kind == HP_CLASS_DUMP) continue;  /* classes are counted apart */
-    if (o.kind == HP_PRIM_ARRAY_DUMP || o.kind == HP_PRIM_ARRAY_NODATA)
-      slot = h->nclasses + (uint64_t)o.elem;
-    else if (o.cls >= 0) slot = (uint64_t)o.cls;
-    else slot = h->nclasses + 12;  /* class not in the dump */
+    slot = slot_of(h, &o);
     count[slot]++;
     shallow[slot] += o.shallow;
   }
@@ -797,6 +864,9 @@ static const luaL_Reg heap_methods[] = {
   {"bytes", heap_bytes},
   {"text", heap_text},
   {"histogram", heap_histogram},
+  {"group", heap_group},
+  {"group_size", heap_group_size},
+  {"class_name", heap_class_name},
   {"heaps", heap_heaps},
   {"roots", heap_roots},
   {"threads", heap_threads},

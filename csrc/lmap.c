@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stdio.h>
+
+#include "inflate.h"
 #include "lsift.h"
 
 
@@ -89,6 +92,59 @@ static int map_open (lua_State *L) {
 }
 
 
+/*
+** core.inflate(source [, progress]) -> map | nil, message, code
+** The whole gzip or bzip2 stream of source (a map or a string) decompressed
+** into an unlinked temporary file and mapped, so a compressed dump is
+** indexed like any other without holding it in memory.
+*/
+static int map_inflate (lua_State *L) {
+  size_t n;
+  const sift_Map *src;
+  const unsigned char *p = sift_checksource(L, 1, &n, &src);
+  sift_Compression c = sift_compression(p, n);
+  sift_Progress progress;
+  sift_LuaProgress lp;
+  sift_Status s;
+  char err[200];
+  FILE *tmp;
+  off_t size = 0;
+  void *data = NULL;
+  sift_Map *m;
+  sift_progress_lua(L, 2, &lp, &progress, n);
+  m = (sift_Map *)lua_newuserdatauv(L, sizeof(sift_Map), 0);
+  m->data = NULL;
+  m->size = 0;
+  m->open = 0;
+  luaL_setmetatable(L, SIFT_MAP_T);
+  if (c == SIFT_PLAIN)
+    return sift_pushfail(L, SIFT_EUNSUPPORTED, "not gzip or bzip2 data");
+  tmp = tmpfile();
+  if (tmp == NULL)
+    return sift_pushfail(L, SIFT_EIO, "cannot create a temporary file: %s",
+                         strerror(errno));
+  s = sift_inflate_all(c, p, n, fileno(tmp), &progress, err, sizeof err);
+  if (s == SIFT_OK) {
+    size = lseek(fileno(tmp), 0, SEEK_END);
+    if (size > 0) {
+      data = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(tmp), 0);
+      if (data == MAP_FAILED) {
+        snprintf(err, sizeof err, "cannot map the decompressed data: %s",
+                 strerror(errno));
+        s = SIFT_EIO;
+      }
+    }
+  }
+  fclose(tmp);  /* unlinked: the mapping alone keeps the data */
+  sift_progress_rethrow(&lp);
+  if (s != SIFT_OK) return sift_pushfail(L, s, "%s", err);
+  m->data = (const unsigned char *)data;
+  m->size = (size_t)size;
+  m->open = 1;
+  return 1;
+}
+
+
 /* __gc and __close: unmap once; harmless on a closed map */
 static int map_close (lua_State *L) {
   sift_Map *m = checkmap(L, 1);
@@ -149,6 +205,7 @@ static const luaL_Reg map_metamethods[] = {
 
 static const luaL_Reg map_functions[] = {
   {"map", map_open},
+  {"inflate", map_inflate},
   {NULL, NULL}
 };
 

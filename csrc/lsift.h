@@ -35,6 +35,21 @@ int sift_pushfail (lua_State *L, sift_Status s, const char *fmt, ...);
 void sift_newclass (lua_State *L, const char *tname,
                     const luaL_Reg *metamethods, const luaL_Reg *methods);
 
+/*
+** A Lua progress function fn(done, total) for a C pass. It runs protected:
+** an error in it stops the pass like a `false` return does, and
+** sift_progress_rethrow raises it once the pass has cleaned up.
+*/
+typedef struct sift_LuaProgress {
+  lua_State *L;
+  int fn;        /* stack index of the function, 0 for none */
+  int failed;    /* 1: the error object is in the registry slot */
+} sift_LuaProgress;
+
+void sift_progress_lua (lua_State *L, int fn, sift_LuaProgress *lp,
+                        sift_Progress *pr, uint64_t total);
+void sift_progress_rethrow (sift_LuaProgress *lp);
+
 void sift_open_map (lua_State *L);
 void sift_open_reader (lua_State *L);
 void sift_open_sniff (lua_State *L);

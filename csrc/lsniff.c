@@ -10,26 +10,6 @@
 #include "lsift.h"
 #include "sniff.h"
 
-/* the Lua function at a stack index, called as fn(done, total) */
-typedef struct LuaProgress {
-  lua_State *L;
-  int fn;
-} LuaProgress;
-
-static int call_progress (void *ud, uint64_t done, uint64_t total) {
-  LuaProgress *lp = (LuaProgress *)ud;
-  lua_State *L = lp->L;
-  int go;
-  lua_pushvalue(L, lp->fn);
-  lua_pushinteger(L, (lua_Integer)done);
-  lua_pushinteger(L, (lua_Integer)total);
-  lua_call(L, 2, 1);
-  go = !(lua_isboolean(L, -1) && !lua_toboolean(L, -1));  /* false stops */
-  lua_pop(L, 1);
-  return go;
-}
-
-
 static void setstring (lua_State *L, const char *key, const char *value) {
   if (value == NULL) return;
   lua_pushstring(L, value);
@@ -42,18 +22,15 @@ static int sniff (lua_State *L) {
   const unsigned char *p = sift_checksource(L, 1, &n, &map);
   unsigned char *scratch = NULL;
   sift_Progress progress;
-  LuaProgress lp;
+  sift_LuaProgress lp;
   sift_Sniff out;
   sift_Status s;
   int i;
-  lp.L = L;
-  lp.fn = 2;
-  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TFUNCTION);
-  sift_progress_init(&progress, lua_isfunction(L, 2) ? call_progress : NULL,
-                     &lp, n);
+  sift_progress_lua(L, 2, &lp, &progress, n);
   if (sift_compression(p, n) != SIFT_PLAIN)  /* GC-owned scratch space */
     scratch = (unsigned char *)lua_newuserdatauv(L, SIFT_SNIFF_HEAD, 0);
   s = sift_sniff(p, n, &out, &progress, scratch);
+  sift_progress_rethrow(&lp);
   if (s != SIFT_OK) {
     if (s == SIFT_ECANCEL)
       return sift_pushfail(L, s, "cancelled");

@@ -351,13 +351,22 @@ describe("sift.detect on synthetic input", function()
 end)
 
 describe("sift.open", function()
-  it("detects, then says that the decoder is not there yet", function()
-    local path = helper.tmpfile("JAVA PROFILE 1.0.3\0" .. pack(">I4I8", 4, 0))
+  it("detects, then says when a format has no decoder yet", function()
+    local path = helper.tmpfile("\1\18JAVA PROFILE 1.0.3\8\14")
     local v, msg, code = sift.open(path)
     os.remove(path)
     assert.is_nil(v)
     assert.are.equal("unsupported", code)
-    assert.are.equal(path .. ": no decoder for HPROF heap dump yet (HPROF 1.0.3 heap dump, 4-byte ids)", msg)
+    assert.are.equal(path .. ": no decoder for BMD heap dump (Badoo Memory Dump) yet "
+      .. "(BMD version 1 heap dump (Badoo Memory Dump) of an HPROF 1.0.3 dump)", msg)
+  end)
+
+  it("refuses a recognised file whose header is damaged", function()
+    local path = helper.tmpfile("JAVA PROFILE 1.0.2\0" .. pack(">I4I8", 5, 0))
+    local v, msg, code = sift.open(path)
+    os.remove(path)
+    assert.are.same({ nil, path .. ": bad HPROF identifier size 5 at byte 19 (must be 4 or 8)", "bad_header" },
+      { v, msg, code })
   end)
 
   it("passes detection failures through", function()

@@ -18,22 +18,33 @@ local M = {
   describe = detect.describe,
 }
 
---- Open a dump for analysis.
--- No decoder is built in yet, so after detection this reports which one
--- the file needs.
+-- the modules that open each format
+local openers = {
+  hprof = function(path, opts) return require("sift.hprof").open(path, opts) end,
+}
+
+--- Open a dump for analysis: a heap for an HPROF file (see `sift.hprof`).
+-- Formats without a decoder yet give `nil, message, "unsupported"`.
 -- @tparam string path
--- @tparam[opt] table opts `progress` as for `detect`
--- @return nil, message, code ("unsupported" for a recognised format)
+-- @tparam[opt] table opts `progress` (function(done, total)), and the
+--   format's own options (HPROF: `dump`, `mapping`)
+-- @return the opened dump, or nil, message, code
 function M.open(path, opts)
   if type(path) ~= "string" then
     error(("bad argument #1 to 'open' (string expected, got %s)"):format(type(path)), 2)
   end
-  local info, msg, code = detect.detect(path, {
-    bytes = false, progress = opts and opts.progress,
-  })
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("bad argument #2 to 'open' (table expected, got %s)"):format(type(opts)), 2)
+  end
+  local info, msg, code = detect.detect(path, { bytes = false })
   if not info then return nil, msg, code end
-  return nil, ("%s: no decoder for %s yet (%s)"):format(
-    path, detect.names[info.format], info.description), "unsupported"
+  local opener = openers[info.format]
+  if not opener then
+    return nil, ("%s: no decoder for %s yet (%s)"):format(
+      path, detect.names[info.format], info.description), "unsupported"
+  end
+  if info.problem then return nil, path .. ": " .. info.problem, info.problem_code end
+  return opener(path, opts)
 end
 
 return M

@@ -1,0 +1,721 @@
+--- Heap dumps (HPROF): classes, instances, fields, strings, arrays, roots.
+--
+--     local sift = require "sift"
+--     local heap = assert(sift.open("app.hprof"))
+--     local cls = heap:class("com.example.MainActivity")
+--     for obj in cls:instances() do print(obj, obj.mDestroyed) end
+--
+-- The index lives in C (`sift.core.hprof`); this module gives it names:
+-- dotted class names (from JVM `java/lang/String` and `[Ljava/lang/Object;`
+-- forms), deobfuscation with a ProGuard/R8 mapping, objects whose fields
+-- read by name, and Java strings decoded from every JDK and Android layout.
+-- @module sift.hprof
+
+local core = require "sift.core"
+
+local M = {}
+
+local format, concat = string.format, table.concat
+local object_parts, new_object = core.object_parts, core.object
+
+local PRIMITIVE_CODES = {
+  Z = "boolean", C = "char", F = "float", D = "double", B = "byte", S = "short", I = "int", J = "long",
+}
+
+--- A class name as people write it: `java/lang/String` -> `java.lang.String`,
+-- `[Ljava/lang/Object;` -> `java.lang.Object[]`, `[[I` -> `int[][]`.
+-- Android's dotted names and `int[]` forms pass through.
+-- @tparam string raw
+-- @treturn string
+function M.normalize(raw)
+  local dims, s = raw:match("^(%[*)(.*)$")
+  if #dims > 0 then
+    if PRIMITIVE_CODES[s] then s = PRIMITIVE_CODES[s]
+    else s = s:match("^L(.*);$") or s end
+  end
+  return (s:gsub("/", ".")) .. ("[]"):rep(#dims)
+end
+
+
+--- {======================================================
+-- ProGuard / R8 mappings
+-- =======================================================
+
+--- Read a ProGuard or R8 mapping file.
+-- @tparam string path
+-- @return { classes = { [obfuscated] = original }, fields = { [obfuscated
+--   class] = { [obfuscated field] = original } } }, or nil, message, code
+function M.read_mapping(path)
+  local f, err = io.open(path, "r")
+  if not f then return nil, err, "io" end
+  local mapping = { classes = {}, fields = {} }
+  local current, n = nil, 0
+  for line in f:lines() do
+    n = n + 1
+    if line:match("^%s*#") or line:match("^%s*$") then -- comment or blank
+    elseif not line:match("^%s") then
+      local original, obfuscated = line:match("^(%S+) %-> (%S+):$")
+      if not original then
+        f:close()
+        return nil, format("%s:%d: not a class line of a mapping: %s", path, n, line), "bad_header"
+      end
+      mapping.classes[obfuscated] = original
+      current = {}
+      mapping.fields[obfuscated] = current
+    elseif current and not line:find("(", 1, true) then
+      local original, obfuscated = line:match("^%s+%S+ (%S+) %-> (%S+)$")
+      if original then current[obfuscated] = original end
+    end
+  end
+  f:close()
+  return mapping
+end
+
+-- the original name of a class (arrays map their element type)
+local function deobfuscate_class(mapping, name)
+  local element, dims = name:match("^(.-)((%[%])*)$")
+  local original = mapping.classes[element]
+  return original and original .. dims or name
+end
+
+-- }======================================================
+
+
+local Heap, Class, Object = {}, {}, {}
+Heap.__index = Heap
+Heap.__name = "sift.hprof.Heap"
+M.Heap, M.Class, M.Object = Heap, Class, Object
+
+--- {======================================================
+-- Opening
+-- =======================================================
+
+--- Open an HPROF file (plain, gzip or bzip2).
+-- @tparam string path
+-- @tparam[opt] table opts `dump` (1-based heap dump when the file holds
+--   several; default the last), `mapping` (path of a ProGuard/R8 mapping, or
+--   a table from `read_mapping`), `progress` (function(done, total))
+-- @return heap, or nil, message, code
+function M.open(path, opts)
+  opts = opts or {}
+  local map, err, code = core.map(path)
+  if not map then return nil, err, code end
+  local source, compressed = map, nil
+  local first = map:read(0, 4)
+  if first:sub(1, 2) == "\31\139" or first:sub(1, 3) == "BZh" then
+    compressed = first:sub(1, 2) == "\31\139" and "gzip" or "bzip2"
+    source, err, code = core.inflate(map, opts.progress)
+    map:close()
+    if not source then return nil, path .. ": " .. err, code end
+  end
+  local mapping = opts.mapping
+  if type(mapping) == "string" then
+    mapping, err, code = M.read_mapping(mapping)
+    if not mapping then return nil, err, code end
+  end
+  local index
+  index, err, code = core.hprof(source, opts.dump, opts.progress)
+  if not index then
+    source:close()
+    return nil, path .. ": " .. err, code
+  end
+  return setmetatable({
+    index = index, source = source, path = path, compressed = compressed,
+    mapping = mapping, _classes = {}, _objects = setmetatable({}, { __mode = "v" }),
+  }, Heap)
+end
+
+--- Release the index and the mapping at once (also on `<close>` and GC).
+function Heap:close()
+  self.index:close()
+  self.source:close()
+end
+Heap.__close = Heap.close
+
+function Heap:__tostring()
+  return format("sift.hprof.Heap (%s)", self.path)
+end
+
+-- }======================================================
+
+
+--- {======================================================
+-- The heap
+-- =======================================================
+
+--- Facts and counts: `format`, `version`, `id_size`, `timestamp_ms`,
+-- `time`, `objects`, `classes`, `instances`, `object_arrays`,
+-- `primitive_arrays`, `strings`, `roots` (by kind), `dumps`, `dump`,
+-- `heaps` (Android: counts per app/zygote/image heap), `warnings`, and the
+-- oddities counted (`duplicates`, `missing_classes`, `truncated_at`).
+function Heap:info()
+  local info = self.index:info()
+  info.format = "hprof"
+  info.path = self.path
+  info.compressed = self.compressed
+  if info.timestamp_ms > 0 then
+    info.time = os.date("!%Y-%m-%dT%H:%M:%SZ", info.timestamp_ms // 1000)
+  end
+  local heaps = self.index:heaps()
+  if heaps.app or heaps.zygote or heaps.image then info.heaps = heaps end
+  return info
+end
+
+--- The Class with number n (1-based, in id order).
+function Heap:class_at(n)
+  local cls = self._classes[n]
+  if cls == nil then
+    cls = setmetatable({ heap = self, number = n }, Class)
+    self._classes[n] = cls
+  end
+  return cls
+end
+
+-- name -> list of class numbers, built once
+local function names(heap)
+  if not heap._names then
+    local by_name = {}
+    for n = 1, heap.index:nclasses() do
+      local name = heap:class_at(n).name
+      local list = by_name[name]
+      if not list then list = {} by_name[name] = list end
+      list[#list + 1] = n
+    end
+    heap._names = by_name
+  end
+  return heap._names
+end
+
+--- The class with this name (dotted; deobfuscated when a mapping was
+-- given), or nil. When several classes share the name (several loaders),
+-- the first; `classes_named` gives all.
+-- @tparam string name
+function Heap:class(name)
+  local list = names(self)[name]
+  return list and self:class_at(list[1]) or nil
+end
+
+--- Every class with this name.
+function Heap:classes_named(name)
+  local out = {}
+  for i, n in ipairs(names(self)[name] or {}) do out[i] = self:class_at(n) end
+  return out
+end
+
+--- Iterate over every class.
+function Heap:classes()
+  local n, total = 0, self.index:nclasses()
+  return function()
+    n = n + 1
+    if n <= total then return self:class_at(n) end
+  end
+end
+
+-- the Object for object number num
+local function object_at(heap, num)
+  local obj = heap._objects[num]
+  if obj == nil then
+    obj = new_object(heap, num)
+    heap._objects[num] = obj
+  end
+  return obj
+end
+
+--- The object with this id, or nil.
+-- @tparam integer id
+function Heap:object(id)
+  local num = self.index:find(id)
+  return num and object_at(self, num) or nil
+end
+
+--- Iterate over every object (classes, instances, arrays) in id order.
+-- Each step makes one small userdata; nothing else is allocated.
+function Heap:objects()
+  local num, total = 0, self.index:count()
+  return function()
+    num = num + 1
+    if num <= total then return new_object(self, num) end
+  end
+end
+
+--- GC roots, in file order: `{ kind, id, object, thread, frame }` (object
+-- is nil when the root points at an id that is not in the dump).
+-- @tparam[opt] string kind only roots of this kind (`sticky_class`, ...)
+function Heap:roots(kind)
+  local out = {}
+  for _, root in ipairs(self.index:roots()) do
+    if kind == nil or root.kind == kind then
+      root.object = self:object(root.id)
+      out[#out + 1] = root
+    end
+  end
+  return out
+end
+
+--- The class histogram: rows `{ class, count, shallow }`, largest shallow
+-- size first. Classes that share a name are one row; primitive arrays are
+-- rows named `int[]` and so on. Shallow sizes follow the dump (instance:
+-- the class's instance size; array: length x element size).
+function Heap:histogram()
+  local by_name, rows = {}, {}
+  for _, r in ipairs(self.index:histogram()) do
+    local name = r.class and self:class_at(r.class).name or r.elem and r.elem .. "[]" or "(class not in the dump)"
+    local row = by_name[name]
+    if not row then
+      row = { class = name, count = 0, shallow = 0 }
+      by_name[name] = row
+      rows[#rows + 1] = row
+    end
+    row.count = row.count + r.count
+    row.shallow = row.shallow + r.shallow
+  end
+  table.sort(rows, function(a, b)
+    if a.shallow ~= b.shallow then return a.shallow > b.shallow end
+    if a.count ~= b.count then return a.count > b.count end
+    return a.class < b.class
+  end)
+  return rows
+end
+
+--- Threads: `{ serial, name, object, frames }` from the thread roots and
+-- START_THREAD records; frames `{ method, class, source, line }` when the
+-- dump has stack traces.
+function Heap:threads()
+  local by_serial, out = {}, {}
+  local function get(serial)
+    local t = by_serial[serial]
+    if not t then
+      t = { serial = serial }
+      by_serial[serial] = t
+      out[#out + 1] = t
+    end
+    return t
+  end
+  for _, root in ipairs(self.index:roots()) do
+    if root.kind == "thread_object" then
+      local t = get(root.thread)
+      t.object, t.trace = self:object(root.id), root.trace
+    end
+  end
+  for _, st in ipairs(self.index:threads()) do
+    local t = get(st.serial)
+    t.object = t.object or self:object(st.object)
+    t.trace = t.trace or st.trace
+    t.name = t.name or st.name
+  end
+  for _, t in ipairs(out) do
+    if not t.name and t.object then
+      local ok, name = pcall(function() return t.object.name end)
+      if ok and name ~= nil then
+        t.name = type(name) == "string" and name or M.Object.string(name)
+      end
+    end
+    local trace = t.trace and self.index:trace(t.trace)
+    t.frames = {}
+    for i, f in ipairs(trace and trace.frames or {}) do
+      local cls = f.class_serial and self.index:class_by_serial(f.class_serial)
+      t.frames[i] = {
+        method = f.method, signature = f.signature, source = f.source, line = f.line,
+        class = cls and self:class_at(cls).name or nil,
+      }
+    end
+  end
+  table.sort(out, function(a, b) return a.serial < b.serial end)
+  return out
+end
+
+-- }======================================================
+
+
+--- {======================================================
+-- Classes
+-- =======================================================
+
+local class_getters = {}
+
+-- the raw facts of a class, fetched once
+local function raw(cls)
+  local r = rawget(cls, "_raw")
+  if not r then
+    r = cls.heap.index:class(cls.number)
+    rawset(cls, "_raw", r)
+  end
+  return r
+end
+
+function class_getters.name(cls)
+  local name = cls.heap.index:class_name(cls.number)
+  name = name and M.normalize(name) or format("(unnamed class 0x%x)", raw(cls).id)
+  if cls.heap.mapping then name = deobfuscate_class(cls.heap.mapping, name) end
+  return name
+end
+
+function class_getters.id(cls) return raw(cls).id end
+function class_getters.instance_size(cls) return raw(cls).instance_size end
+function class_getters.super(cls)
+  local s = raw(cls).super
+  return s and cls.heap:class_at(s) or false
+end
+function class_getters.loader(cls) return cls.heap:object(raw(cls).loader_id) or false end
+function class_getters.object(cls) return cls.heap:object(raw(cls).id) or false end
+
+-- the flattened instance fields: { name, type, offset, class }; this
+-- class's own first, then its superclass's
+function class_getters.fields(cls)
+  local heap, out = cls.heap, {}
+  for i, f in ipairs(raw(cls).fields) do
+    local owner = heap:class_at(f.owner)
+    local name = f.name or format("(field %d)", i)
+    local mapping = heap.mapping and heap.mapping.fields[heap.index:class_name(f.owner) and M.normalize(heap.index:class_name(f.owner)) or ""]
+    if mapping and mapping[name] then name = mapping[name] end
+    out[i] = { name = name, type = f.type, offset = f.offset, class = owner }
+  end
+  return out
+end
+
+-- field name -> the most-derived field of that name
+function class_getters.field_index(cls)
+  local index = {}
+  for _, f in ipairs(cls.fields) do
+    if index[f.name] == nil then index[f.name] = f end
+  end
+  return index
+end
+
+function Class.__index(cls, key)
+  local method = Class[key]
+  if method ~= nil then return method end
+  local getter = class_getters[key]
+  if getter then
+    local v = getter(cls)
+    rawset(cls, key, v)
+    if v == false then return nil end
+    return v
+  end
+end
+
+function Class:__tostring()
+  return "class " .. self.name
+end
+
+--- The fields this class declares itself (not inherited).
+function Class:declared_fields()
+  local out = {}
+  for i = 1, raw(self).declared do out[i] = self.fields[i] end
+  return out
+end
+
+--- Static fields as a table name -> value (objects as Objects).
+function Class:statics()
+  local out = {}
+  local mapping = self.heap.mapping and self.heap.mapping.fields[M.normalize(self.heap.index:class_name(self.number) or "")]
+  for _, s in ipairs(raw(self).statics) do
+    local name = s.name and (mapping and mapping[s.name] or s.name)
+    if name then
+      local v = s.value
+      if s.type == "object" then v = self.heap:object(v) end
+      out[name] = v
+    end
+  end
+  return out
+end
+
+--- One static field's value.
+function Class:static(name)
+  return self:statics()[name]
+end
+
+--- Whether this class is `other` or one of its subclasses.
+-- @param other a Class or a class name
+function Class:is_subclass_of(other)
+  local c = self
+  while c do
+    if c == other or c.name == other then return true end
+    c = c.super
+  end
+  return false
+end
+
+--- The direct subclasses.
+function Class:subclasses()
+  local out = {}
+  for c in self.heap:classes() do
+    if c.super == self then out[#out + 1] = c end
+  end
+  return out
+end
+
+local PRIMITIVE_ARRAYS = {
+  ["boolean[]"] = "boolean", ["char[]"] = "char", ["float[]"] = "float", ["double[]"] = "double",
+  ["byte[]"] = "byte", ["short[]"] = "short", ["int[]"] = "int", ["long[]"] = "long",
+}
+
+--- How many instances the class has (not counting subclasses).
+function Class:instance_count()
+  local n = self.heap.index:group_size(self.number)
+  local elem = PRIMITIVE_ARRAYS[self.name]
+  if elem then n = n + self.heap.index:group_size(elem) end
+  return n
+end
+
+--- Iterate over the instances (for array classes, the arrays).
+-- @tparam[opt] table opts `subclasses = true` to include instances of
+--   every subclass
+function Class:instances(opts)
+  local heap, index = self.heap, self.heap.index
+  local groups = { self.number }
+  if opts and opts.subclasses then
+    for c in heap:classes() do
+      if c ~= self and c:is_subclass_of(self) then groups[#groups + 1] = c.number end
+    end
+  end
+  local elem = PRIMITIVE_ARRAYS[self.name]
+  if elem then groups[#groups + 1] = elem end
+  local g, k = 1, 0
+  return function()
+    while groups[g] do
+      k = k + 1
+      local num = index:group(groups[g], k)
+      if num then return object_at(heap, num) end
+      g, k = g + 1, 0
+    end
+  end
+end
+
+-- }======================================================
+
+
+--- {======================================================
+-- Objects
+-- =======================================================
+
+-- facts of an object: id, kind, class number, shallow, length, elem, heap
+local function facts(obj)
+  local heap, num = object_parts(obj)
+  return heap, num, heap.index:object(num)
+end
+
+local function wrap(heap, v, type_)
+  if type_ == "object" then
+    if v == 0 then return nil end
+    return heap:object(v)
+  end
+  return v
+end
+
+--- The object's id (as in the dump).
+function Object.id(obj)
+  local _, _, id = facts(obj)
+  return id
+end
+
+--- "class", "instance", "object_array" or "primitive_array".
+function Object.kind(obj)
+  local _, _, _, kind = facts(obj)
+  return kind
+end
+
+--- The object's Class (for a class object: java.lang.Class if present).
+function Object.class(obj)
+  local heap, _, _, kind, cls, _, _, elem = facts(obj)
+  if kind == "class" then return heap:class("java.lang.Class") end
+  if cls then return heap:class_at(cls) end
+  if elem then return heap:class(elem .. "[]") end
+  return nil
+end
+
+--- The class this object is, when it is a class object.
+function Object.as_class(obj)
+  local heap, _, _, kind, cls = facts(obj)
+  if kind == "class" and cls then return heap:class_at(cls) end
+  return nil
+end
+
+--- Name of the object's class, also for arrays whose class is not dumped.
+function Object.class_name(obj)
+  local heap, num, _, kind, cls, _, _, elem = facts(obj)
+  if kind == "class" then return "java.lang.Class" end
+  if cls then return heap:class_at(cls).name end
+  if elem then return elem .. "[]" end
+  local id = heap.index:class_id_of(num)
+  return id and format("(class 0x%x not in the dump)", id) or "?"
+end
+
+--- Shallow size in bytes (instance: class instance size; array: length x
+-- element size; class: its static values).
+function Object.size(obj)
+  local _, _, _, _, _, shallow = facts(obj)
+  return shallow
+end
+
+--- The Android heap of the object: "app", "zygote", "image" or "default".
+function Object.heap(obj)
+  local _, _, _, _, _, _, _, _, heapname = facts(obj)
+  return heapname
+end
+
+--- Length of an array (nil for other objects).
+function Object.length(obj)
+  local _, _, _, _, _, _, length = facts(obj)
+  return length
+end
+
+--- Element i (1-based) of an array: a value, or an Object.
+function Object.get(obj, i)
+  local heap, num, _, _, _, _, _, elem = facts(obj)
+  if not elem then return nil end
+  return wrap(heap, heap.index:element(num, i), elem)
+end
+
+--- All elements of an array as a table (Objects for object arrays).
+function Object.elements(obj)
+  local heap, num, _, _, _, _, _, elem = facts(obj)
+  local t = heap.index:elements(num)
+  if elem == "object" then
+    for i, v in ipairs(t) do t[i] = wrap(heap, v, "object") or false end
+  end
+  return t
+end
+
+--- The raw bytes of a primitive array (big-endian, as in the dump).
+function Object.bytes(obj)
+  local heap, num = object_parts(obj)
+  return heap.index:bytes(num)
+end
+
+-- the field description for a name, or "Class.name" / "pkg.Class.name" for
+-- a field that a subclass shadows
+local function find_field(cls, key)
+  local f = cls.field_index[key]
+  if f then return f end
+  local owner, name = key:match("^(.+)%.([^.]+)$")
+  if owner then
+    for _, g in ipairs(cls.fields) do
+      if g.name == name and (g.class.name == owner or g.class.name:match("[^.]+$") == owner) then
+        return g
+      end
+    end
+  end
+end
+
+--- A field's value by name; `class` picks the declaring class when the
+-- name is shadowed. Raises if the object has no such field.
+function Object.field(obj, name, class)
+  local heap, num, _, kind, cls = facts(obj)
+  if kind ~= "instance" or not cls then
+    error(format("%s has no fields", tostring(obj)), 2)
+  end
+  local f = find_field(heap:class_at(cls), class and class .. "." .. name or name)
+  if not f then error(format("%s has no field '%s'", tostring(obj), name), 2) end
+  return wrap(heap, heap.index:field(num, f.offset, f.type), f.type)
+end
+
+--- Iterate over the instance fields: name, value, declaring Class (most
+-- derived class first, as the dump lays them out).
+function Object.fields(obj)
+  local heap, num, _, kind, cls = facts(obj)
+  local list = (kind == "instance" and cls) and heap:class_at(cls).fields or {}
+  local i = 0
+  return function()
+    i = i + 1
+    local f = list[i]
+    if f then return f.name, wrap(heap, heap.index:field(num, f.offset, f.type), f.type), f.class end
+  end
+end
+
+--- Whether the object is an instance of the class (or a subclass of it).
+-- @param class a Class or a class name
+function Object.is_instance_of(obj, class)
+  local cls = Object.class(obj)
+  return cls ~= nil and cls:is_subclass_of(class)
+end
+
+-- the text of a char[] or byte[] value
+local function array_text(heap, arr, encoding, first, count)
+  local _, num = object_parts(arr)
+  return heap.index:text(num, encoding, first, count)
+end
+
+--- The text of a java.lang.String (every JDK layout: char[] value with or
+-- without offset/count; JDK 9+ byte[] value with a LATIN1/UTF16 coder;
+-- Android's count with a byte[] or char[] value), or of a char[]. nil for
+-- anything else.
+-- @tparam[opt] integer max cut to at most this many characters
+function Object.string(obj, max)
+  local heap, num, _, kind, cls, _, _, elem = facts(obj)
+  local text
+  if kind == "primitive_array" and elem == "char" then
+    text = heap.index:text(num, "utf16be")
+  elseif kind == "instance" and cls then
+    local c = heap:class_at(cls)
+    if c.name ~= "java.lang.String" then return nil end
+    local fi = c.field_index
+    local function get(name)
+      local f = fi[name]
+      return f and heap.index:field(num, f.offset, f.type)
+    end
+    local value = get("value")
+    local arr = value and value ~= 0 and heap:object(value)
+    if not arr then
+      return (get("count") == 0) and "" or nil
+    end
+    local _, _, _, _, _, _, length, aelem = facts(arr)
+    local count, offset, coder = get("count"), get("offset") or 0, get("coder")
+    if aelem == "char" then
+      text = array_text(heap, arr, "utf16be", offset, count or length)
+    elseif aelem == "byte" then
+      if coder == 1 then text = array_text(heap, arr, "utf16le", 0, length // 2)
+      else text = array_text(heap, arr, "latin1", 0, count and math.min(count, length) or length) end
+    end
+  end
+  if text and max and max >= 0 and utf8.len(text) and utf8.len(text) > max then
+    text = text:sub(1, (utf8.offset(text, max + 1) or #text + 1) - 1)
+  end
+  return text
+end
+
+-- field access by name on instances (`obj.name`, `obj["Base.val"]`),
+-- elements by index on arrays (`arr[1]`); methods come after fields, so a
+-- Java field named like a method wins (call `sift.hprof.Object.size(obj)`)
+function Object.__index(obj, key)
+  local heap, num, _, kind, cls, _, _, elem = facts(obj)
+  if type(key) == "number" then
+    if elem then return wrap(heap, heap.index:element(num, key), elem) end
+    return nil
+  end
+  if kind == "instance" and cls then
+    local f = find_field(heap:class_at(cls), key)
+    if f then return wrap(heap, heap.index:field(num, f.offset, f.type), f.type) end
+  end
+  return Object[key]
+end
+
+function Object.__tostring(obj)
+  local heap, num, id, kind, cls, _, length, elem = facts(obj)
+  if kind == "class" then
+    return format("class %s@0x%x", cls and heap:class_at(cls).name or "?", id)
+  end
+  local name = Object.class_name(obj)
+  if length then name = name:gsub("%[%]", "[" .. length .. "]", 1) end  -- int[2][]
+  return format("%s@0x%x", name, id)
+end
+
+function Object.__eq(a, b)
+  local ha, na = object_parts(a)
+  local hb, nb = object_parts(b)
+  return ha == hb and na == nb
+end
+
+function Object.__len(obj)
+  local _, _, _, _, _, _, length = facts(obj)
+  return length or 0
+end
+
+Object.__name = "sift.Object"
+
+local mt = core.object_metatable()
+for _, k in ipairs { "__index", "__tostring", "__eq", "__len", "__name" } do mt[k] = Object[k] end
+
+-- }======================================================
+
+return M
