@@ -403,15 +403,17 @@ static sift_Status top_records (Build *b, sift_Reader *r) {
           s = add_idx(b, &h->strings, &h->nstrings, &b->capstrings, id, body);
         break;
       case TAG_LOAD_CLASS:  /* u4 serial, class id, u4 stack, name id */
-        if (!cut && sift_rd_u4be(r, &serial) && read_id(r, ids, &id))
+        if (!cut && len >= 8 + 2 * (uint32_t)ids && sift_rd_u4be(r, &serial)
+            && read_id(r, ids, &id))
           s = add_idx(b, &h->loads, &h->nloads, &b->caploads, id, body);
         break;
-      case TAG_STACK_FRAME:
-        if (!cut && read_id(r, ids, &id))
+      case TAG_STACK_FRAME:  /* 4 ids (frame, method, signature, source),
+                                u4 class serial, u4 line */
+        if (!cut && len >= 8 + 4 * (uint32_t)ids && read_id(r, ids, &id))
           s = add_idx(b, &h->frames, &h->nframes, &b->capframes, id, body);
         break;
       case TAG_STACK_TRACE:  /* u4 serial, u4 thread, u4 n, n frame ids */
-        if (!cut && sift_rd_u4be(r, &serial))
+        if (!cut && len >= 12 && sift_rd_u4be(r, &serial))
           s = add_idx(b, &h->traces, &h->ntraces, &b->captraces, serial,
                       body);
         break;

@@ -33,6 +33,23 @@ local function build_parser()
   info:argument("file", "A dump, trace or statement."):args("+")
   info:flag("--json", "Print JSON: an object for one FILE, an array for several.")
   info:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+  info:flag("--header", "Only detect the format and read the header; do not index heap dumps.")
+
+  local function heap_options(cmd)
+    cmd:argument("file", "An HPROF heap dump (plain, .gz or .bz2).")
+    cmd:option("--mapping", "A ProGuard/R8 mapping file to deobfuscate class and field names.")
+    cmd:option("--dump", "Which heap dump to use when the file holds several (1-based; default the last).")
+      :convert(tonumber)
+    cmd:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+  end
+
+  local histogram = parser:command("histogram", "Count instances and shallow bytes per class of a heap dump.")
+  heap_options(histogram)
+  histogram:option("--top", "Show only the N largest rows (0: all).", "20"):convert(tonumber)
+  histogram:flag("--json", "Print JSON (format, counts, roots by kind, rows).")
+
+  local repl = parser:command("repl", "Explore a heap dump at an interactive Lua prompt, with 'heap' bound.")
+  heap_options(repl)
   return parser
 end
 
@@ -42,7 +59,9 @@ local FACT_ORDER = {
   "hprof_header", "clock", "vm", "pid", "threads", "methods", "records",
   "num_method_calls", "record_size", "data_offset", "elapsed_time_us",
   "start_time_us", "header", "encoding", "charset", "security", "data",
-  "body_offset", "header_size", "size",
+  "body_offset", "header_size", "size", "objects", "classes", "instances",
+  "object_arrays", "primitive_arrays", "strings", "roots", "heaps", "dumps", "dump",
+  "duplicates", "missing_classes", "truncated_at", "warnings",
 }
 local HIDDEN = { path = true, description = true, problem = true, problem_code = true }
 
@@ -65,10 +84,26 @@ local function printable(v)
   return (tostring(v):gsub("%c", function(c) return ("\\x%02x"):format(c:byte()) end))
 end
 
+-- a table fact on one line: "a=1, b=2" (keys sorted), or a list
+local function inline(v, nested)
+  if type(v) ~= "table" then return printable(v) end
+  if nested then return "{" .. inline(v) .. "}" end
+  if #v > 0 then
+    local parts = {}
+    for i, x in ipairs(v) do parts[i] = inline(x, true) end
+    return table.concat(parts, "; ")
+  end
+  local keys, parts = {}, {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for i, k in ipairs(keys) do parts[i] = k .. "=" .. inline(v[k], true) end
+  return table.concat(parts, ", ")
+end
+
 local function print_info(out, path, info)
   out:write(printable(path), ": ", printable(info.description), "\n")
   for _, k in ipairs(ordered_facts(info)) do
-    out:write(("  %-22s %s\n"):format(k, printable(info[k])))
+    out:write(("  %-22s %s\n"):format(k, inline(info[k])))
   end
   if info.problem then
     out:write(("  %-22s %s\n"):format("problem", printable(info.problem)))
@@ -77,13 +112,47 @@ end
 
 local commands = {}
 
+-- run fn(progress) with a progress bar labelled `label` when allowed
+local function with_progress(args, label, fn)
+  local bar = progress.bar { label = label, quiet = args.quiet or args.quiet_here }
+  local a, b, c = fn(bar and bar.update)
+  if bar then bar.finish() end
+  return a, b, c
+end
+
+local function open_heap(args, path)
+  return with_progress(args, path, function(update)
+    return sift.open(path, { mapping = args.mapping, dump = args.dump, progress = update })
+  end)
+end
+
+-- the index's counts, added to what detection found
+local HEAP_FACTS = { "objects", "classes", "instances", "object_arrays", "primitive_arrays",
+  "strings", "dumps", "dump", "duplicates", "missing_classes", "truncated_at", "roots", "heaps", "warnings" }
+
+local function add_heap_facts(args, path, info)
+  local heap, msg, code = open_heap(args, path)
+  if not heap then return nil, msg, code end
+  local facts = heap:info()
+  heap:close()
+  for _, k in ipairs(HEAP_FACTS) do info[k] = facts[k] end
+  if #info.warnings == 0 then info.warnings = nil end
+  if info.duplicates == 0 then info.duplicates = nil end
+  if info.missing_classes == 0 then info.missing_classes = nil end
+  return info
+end
+
 function commands.info(args, out, err)
   local status = EXIT_OK
   local results = {}
   for _, path in ipairs(args.file) do
-    local bar = progress.bar { label = path, quiet = args.quiet or args.quiet_here }
-    local info, msg, code = sift.detect(path, { bytes = false, progress = bar and bar.update })
-    if bar then bar.finish() end
+    local info, msg, code = with_progress(args, path, function(update)
+      return sift.detect(path, { bytes = false, progress = update })
+    end)
+    if info and info.format == "hprof" and not info.problem and not args.header then
+      info, msg, code = add_heap_facts(args, path, info)
+      if not info then msg = msg:gsub("^" .. path:gsub("%p", "%%%0") .. ": ", "") msg = path .. ": " .. msg end
+    end
     if not info then
       err:write("sift: ", printable(msg), "\n")
       results[#results + 1] = { path = path, error = msg, code = code }
@@ -101,6 +170,58 @@ function commands.info(args, out, err)
     out:write(json.encode(#results == 1 and results[1] or results), "\n")
   end
   return status
+end
+
+local function group_digits(n)
+  local s = tostring(n)
+  local head, digits = s:match("^(%-?)(%d+)$")
+  if not digits then return s end
+  return head .. digits:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", "")
+end
+
+function commands.histogram(args, out, err)
+  local heap, msg = open_heap(args, args.file)
+  if not heap then
+    err:write("sift: ", printable(msg), "\n")
+    return EXIT_BAD_INPUT
+  end
+  local info, all = heap:info(), heap:histogram()
+  heap:close()
+  local rows, top = {}, args.top
+  for i, r in ipairs(all) do
+    if top and top > 0 and i > top then break end
+    rows[i] = r
+  end
+  if args.json then
+    out:write(json.encode {
+      format = "hprof", version = info.version, id_size = info.id_size,
+      instances = info.instances, classes = info.classes,
+      object_arrays = info.object_arrays, primitive_arrays = info.primitive_arrays,
+      roots = info.roots, rows = rows,
+    }, "\n")
+  else
+    local total_count, total_shallow = 0, 0
+    for _, r in ipairs(all) do
+      total_count, total_shallow = total_count + r.count, total_shallow + r.shallow
+    end
+    out:write(("%14s %12s  %s\n"):format("shallow bytes", "instances", "class"))
+    for _, r in ipairs(rows) do
+      out:write(("%14s %12s  %s\n"):format(group_digits(r.shallow), group_digits(r.count), printable(r.class)))
+    end
+    out:write(("%14s %12s  %s\n"):format(group_digits(total_shallow), group_digits(total_count),
+      ("total: %d rows (%d shown), %d classes"):format(#all, #rows, info.classes)))
+  end
+  for _, w in ipairs(info.warnings) do err:write("sift: ", printable(args.file), ": warning: ", w, "\n") end
+  return EXIT_OK
+end
+
+function commands.repl(args, out, err)
+  local heap, msg = open_heap(args, args.file)
+  if not heap then
+    err:write("sift: ", printable(msg), "\n")
+    return EXIT_BAD_INPUT
+  end
+  return require("sift.repl").run(heap, { input = io.stdin, out = out, err = err })
 end
 
 --- Run the command line.

@@ -73,7 +73,7 @@ end
 
 -- the original name of a class (arrays map their element type)
 local function deobfuscate_class(mapping, name)
-  local element, dims = name:match("^(.-)((%[%])*)$")
+  local element, dims = name:match("^(.-)([%[%]]*)$")
   local original = mapping.classes[element]
   return original and original .. dims or name
 end
