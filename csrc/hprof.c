@@ -94,6 +94,7 @@ typedef struct Build {
   uint64_t capobjs, capclasses, capstrings, capframes, captraces, caploads,
            caproots, capthreads, capheaps;  /* capacities of the arrays */
   uint32_t heap;          /* current Android heap */
+  int segmented, ended;   /* the dump is segments; its HEAP_DUMP_END came */
 } Build;
 
 static sift_Status fail (Build *b, sift_Status s, const char *fmt, ...) {
@@ -335,7 +336,7 @@ static sift_Status add_idx (Build *b, hp_Idx **v, uint64_t *n,
 /* which heap dump a heap record belongs to, counting as it goes */
 typedef struct DumpCounter {
   uint64_t ndumps;
-  int in_segments;
+  int in_segments;   /* inside a run of segments not yet ended */
 } DumpCounter;
 
 /* returns the 0-based dump of a heap record with this tag, or -1 */
@@ -430,6 +431,7 @@ static sift_Status top_records (Build *b, sift_Reader *r) {
         break;
       case TAG_HEAP_DUMP: case TAG_HEAP_DUMP_SEGMENT:
         if ((uint64_t)dump == h->dump) {
+          b->segmented = tag == TAG_HEAP_DUMP_SEGMENT;
           sift_Reader sub = *r;
           sub.size = (size_t)end;
           s = heap_records(b, &sub, cut);
@@ -442,6 +444,7 @@ static sift_Status top_records (Build *b, sift_Reader *r) {
         }
         break;
       case TAG_HEAP_DUMP_END:
+        if (dumps.ndumps == h->dump + 1) b->ended = 1;
         break;
       default:
         if (tag > TAG_HEAP_DUMP_END || tag == 0) h->unknown_records++;
@@ -592,7 +595,8 @@ static sift_Status link_classes (Build *b) {
   uint64_t i, cap = 0, dups = 0, missing_super = 0;
   unsigned char *state;
   sift_Status s = SIFT_OK;
-  qsort(h->classes, h->nclasses, sizeof *h->classes, cmp_class);
+  if (h->nclasses > 1)
+    qsort(h->classes, h->nclasses, sizeof *h->classes, cmp_class);
   for (i = 0; i < h->nclasses; i++)  /* a class dumped twice: keep one */
     if (i - dups == 0 || h->classes[i].id != h->classes[i - dups - 1].id)
       h->classes[i - dups] = h->classes[i];
@@ -693,6 +697,9 @@ sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
   if (s != SIFT_OK) return s;
   count_missing_classes(h);
   if (h->ndumps == 0) warn(h, "the file holds no heap dump");
+  else if (b.segmented && !b.ended && !h->truncated_at)
+    warn(h, "the heap dump has no HEAP_DUMP_END record: the file may be cut "
+         "short");
   if (h->unknown_records)
     warn(h, "%llu top-level records with unknown tags were skipped",
          (unsigned long long)h->unknown_records);

@@ -283,6 +283,43 @@ describe("sift.hprof on Android dumps", function()
   end)
 end)
 
+describe("sift.hprof on LeakCanary 1.x dumps (Dalvik)", function()
+  -- the KeyedWeakReference whose key the test passes, and what it watches
+  local function watched(heap, key)
+    for ref in heap:class("com.squareup.leakcanary.KeyedWeakReference"):instances() do
+      if ref.key:string() == key then return ref end
+    end
+  end
+
+  it("finds the watched LeakyService and the path its MANIFEST gives", function()
+    local heap = open("android/leakcanary-1.x/leak_service_binder.hprof")
+    if not heap then return end
+    local ref = watched(heap, "b3abfae6-2c53-42e1-b8c1-96b0558dbeae")
+    assert.are.same({ "", "com.example.leakcanary.LeakyService", 0xb0fa7cb0, "app" },
+      { ref.name:string(), ref.referent:class_name(), ref.referent:id(), ref.referent:heap() })
+    local binders = heap:class("com.example.leakcanary.LeakyService"):static("leakAllTheBinders")
+    local binder = binders.array[2]
+    assert.are.equal("com.example.leakcanary.LeakyService$MyBinder", binder:class_name())
+    assert.are.equal(ref.referent, binder.service)
+    assert.are.equal(36, ref.referent:size())
+  end)
+
+  it("finds the other watched service in the 'ignored' dump", function()
+    local heap = open("android/leakcanary-1.x/leak_service_binder_ignored.hprof")
+    if not heap then return end
+    local ref = watched(heap, "6e524414-9581-4ce7-8690-e8ddf8b82454")
+    assert.are.equal(0xb0f84720, ref.referent:id())
+    local from_jni = 0
+    for _, root in ipairs(heap:roots("jni_global")) do
+      if root.object and root.object:class_name() == "com.example.leakcanary.LeakyService$MyBinder"
+        and root.object.service == ref.referent then
+        from_jni = from_jni + 1
+      end
+    end
+    assert.are.equal(1, from_jni)
+  end)
+end)
+
 describe("sift.hprof on files with more than one heap dump", function()
   it("indexes the last dump by default and the one asked for", function()
     local last = open("eclipse-mat/oracle_jdk7_21_hprofagent.hprof")

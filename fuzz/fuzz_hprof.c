@@ -1,0 +1,87 @@
+/*
+** fuzz_hprof.c
+** libFuzzer harness for the HPROF decoder: index the input, then read
+** everything the index points at (objects, class layouts, statics, field
+** values, strings, heap tags), as the Lua API would. A valid HPROF header
+** is prepended to most inputs so the fuzzer spends its time on records.
+*/
+
+#include <assert.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hprof.h"
+
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+static uint64_t sink;  /* keeps reads from being optimised away */
+
+static void read_everything (const hp_Heap *h) {
+  uint64_t i;
+  for (i = 0; i < h->nobjs; i++) {
+    hp_ObjInfo o;
+    hp_object(h, i, &o);
+    sink += o.shallow + (uint64_t)o.kind + hp_heap_at(h, h->objs[i].off);
+    if (o.data != NULL && o.length > 0) {
+      uint64_t bytes = o.kind == HP_INSTANCE_DUMP ? o.length
+                     : o.length * (uint64_t)hp_type_size(h, o.elem);
+      sink += o.data[0] + o.data[bytes - 1];
+    }
+    if (o.kind == HP_INSTANCE_DUMP && o.cls >= 0) {
+      const hp_Class *c = &h->classes[o.cls];
+      uint32_t k;
+      for (k = 0; k < c->nflat; k++) {
+        const hp_Field *f = &h->fields[c->flat + k];
+        if (f->offset + (uint64_t)hp_type_size(h, f->type) <= o.length)
+          sink += o.data[f->offset];
+      }
+    }
+  }
+  for (i = 0; i < h->nclasses; i++) {
+    const hp_Class *c = &h->classes[i];
+    const unsigned char *s = h->p + c->statics_off + 2;
+    size_t len;
+    uint32_t k;
+    const char *name = hp_string(h, c->name, &len);
+    if (name != NULL && len > 0) sink += (unsigned char)name[len - 1];
+    for (k = 0; k < c->nstatics; k++) {
+      int size = hp_type_size(h, s[h->idsize]);
+      assert(size > 0);
+      sink += s[h->idsize + size];
+      s += h->idsize + 1 + size;
+    }
+  }
+}
+
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
+  static const unsigned char header[] = "JAVA PROFILE 1.0.3\0\0\0\0\4"
+                                        "\0\0\0\0\0\0\0\0";
+  unsigned char *buf;
+  size_t n;
+  hp_Heap h;
+  hp_Options opt;
+  char err[256];
+  sift_Status s;
+  if (size == 0) return 0;
+  opt.dump = data[0] % 3;
+  if (data[0] & 0x80) {  /* the input as it is, header and all */
+    n = size - 1;
+    buf = (unsigned char *)malloc(n ? n : 1);
+    memcpy(buf, data + 1, n);
+  }
+  else {  /* a 4- or 8-byte-id header, then the input's records */
+    n = sizeof header - 1 + size - 1;
+    buf = (unsigned char *)malloc(n);
+    memcpy(buf, header, sizeof header - 1);
+    if (data[0] & 0x40) buf[22] = 8;
+    memcpy(buf + sizeof header - 1, data + 1, size - 1);
+  }
+  memset(&h, 0, sizeof h);
+  s = hp_build(&h, buf, n, &opt, NULL, err, sizeof err);
+  if (s == SIFT_OK) read_everything(&h);
+  else assert(memchr(err, '\0', sizeof err) != NULL && err[0] != '\0');
+  hp_free(&h);
+  free(buf);
+  return 0;
+}
