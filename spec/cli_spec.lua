@@ -142,3 +142,92 @@ describe("sift (command line)", function()
     end)
   end)
 end)
+
+describe("sift histogram / info / repl on heap dumps", function()
+  it("prints the histogram JSON contract", function()
+    local path = helper.fixture("hprof/hprof-slurp/hprof-64.bin")
+    if not path then return end
+    local out, err, code = sift { "histogram", path, "--json", "--top", "3" }
+    assert.are.equal(0, code, err)
+    local t = cjson.decode(out)
+    assert.are.same({ "hprof", "1.0.1", 8, 4149, 474, 748, 2891 },
+      { t.format, t.version, t.id_size, t.instances, t.classes, t.object_arrays, t.primitive_arrays })
+    assert.are.same({ thread_object = 9, jni_global = 5, java_frame = 22, sticky_class = 413, monitor_used = 4 }, t.roots)
+    assert.are.equal(3, #t.rows)
+    assert.are.same({ class = "int[]", count = 436, shallow = 2082392 }, t.rows[1])
+    assert.is_true(t.rows[1].shallow >= t.rows[2].shallow and t.rows[2].shallow >= t.rows[3].shallow)
+  end)
+
+  it("prints a readable histogram with totals", function()
+    local path = helper.fixture("hprof/py-hprof/example-java.hprof.bz2")
+    if not path then return end
+    local out, _, code = sift { "histogram", path, "--top", "2" }
+    assert.are.equal(0, code)
+    local lines = helper.lines(out)
+    assert.are.equal(4, #lines)
+    assert.matches("^%s+shallow bytes%s+instances%s+class$", lines[1])
+    assert.matches("^%s+[%d,]+%s+[%d,]+%s+total: %d+ rows %(2 shown%), 504 classes$", lines[4])
+  end)
+
+  it("deobfuscates with --mapping", function()
+    local path = helper.fixture("hprof/android/ahat/test-dump.hprof")
+    if not path then return end
+    local plain = sift { "histogram", path, "--top", "0" }
+    local mapped = sift { "histogram", path, "--top", "0", "--mapping", helper.fixture("hprof/android/ahat/test-dump.map") }
+    assert.matches("\n%s+[%d,]+%s+20,000  o\n", plain)
+    assert.matches("\n%s+[%d,]+%s+20,000  DumpedStuff%$StackSmasher\n", mapped)
+  end)
+
+  it("adds object, class and root counts to sift info for heap dumps", function()
+    local path = helper.fixture("hprof/android/perflib/dialer.android-hprof")
+    if not path then return end
+    local out, _, code = sift { "info", "--json", path }
+    assert.are.equal(0, code)
+    local t = cjson.decode(out)
+    assert.are.same({ 43687, 3571, 24612, 1919, 13585, 7286 },
+      { t.objects, t.classes, t.instances, t.object_arrays, t.primitive_arrays, t.roots.interned_string })
+    assert.are.same({ classes = 38, instances = 918, object_arrays = 67, primitive_arrays = 421 }, t.heaps.app)
+    out = sift { "info", "--header", path }
+    assert.not_matches("objects", out)
+  end)
+
+  it("reports a truncated dump as a warning and still counts what is there", function()
+    local path = helper.fixture("hprof/hprof-slurp/hprof-64.bin")
+    if not path then return end
+    local cut = helper.tmpfile(helper.read(path):sub(1, 2000000))
+    local out, err, code = sift { "histogram", cut, "--top", "1" }
+    os.remove(cut)
+    assert.are.equal(0, code)
+    assert.matches("warning: truncated record %(tag 0x0C%) at byte %d+", err)
+    assert.matches("total", out)
+  end)
+
+  it("fails with one line for a damaged dump", function()
+    local bad = helper.tmpfile("JAVA PROFILE 1.0.2\0" .. string.pack(">I4I8", 4, 0)
+      .. string.pack(">BI4I4", 0x1C, 0, 9) .. string.char(0x42) .. ("\0"):rep(8))
+    local out, err, code = sift { "histogram", bad }
+    os.remove(bad)
+    assert.are.equal(1, code)
+    assert.are.equal("", out)
+    assert.matches("^sift: .*: unknown heap dump sub%-record tag 0x42 at byte 40\n$", err)
+  end)
+
+  it("runs Lua against the heap in the repl, printing values readably", function()
+    local path = helper.fixture("hprof/py-hprof/example-java.hprof.bz2")
+    if not path then return end
+    local script = helper.tmpfile(table.concat({
+      'heap:class("com.example.Cars"):instance_count()',
+      'local c = heap:class("com.example.Cars"):instances()() return c.swe.make:string(), c.swe.numWheels',
+      'for i = 1,',
+      '  2 do print("line", i) end',
+      'heap:info().roots.thread_object',
+      'error("boom")',
+      '{ a = 1, "x" }',
+    }, "\n") .. "\n")
+    local out, err, code = sift({ "repl", path }, "< " .. helper.quote(script))
+    os.remove(script)
+    assert.are.equal(0, code)
+    assert.are.equal('1\n"Lolvo"\t4\nline\t1\nline\t2\n6\n{ "x", a = 1 }\n', out)
+    assert.matches("error: repl:1: boom", err)
+  end)
+end)
