@@ -30,7 +30,7 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 # Debian packages the project needs (make deps installs the missing ones)
 DEB_PACKAGES = lua5.4 liblua5.4-dev lua-busted lua-argparse lua-cjson \
                luarocks zlib1g-dev libbz2-dev pkg-config gcc make clang \
-               libclang-rt-14-dev
+               libclang-rt-14-dev lua-readline openjdk-17-jdk-headless
 
 CORE_SRC = $(wildcard csrc/*.c)
 CORE_HDR = $(wildcard csrc/*.h)

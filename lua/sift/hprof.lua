@@ -583,15 +583,17 @@ function Object.bytes(obj)
   return heap.index:bytes(num)
 end
 
--- the field description for a name, or "Class.name" / "pkg.Class.name" for
--- a field that a subclass shadows
+-- the field description for a name, or "Class.name" / "pkg.Class.name" /
+-- "Outer$Inner.name" for a field that a subclass shadows
 local function find_field(cls, key)
   local f = cls.field_index[key]
   if f then return f end
   local owner, name = key:match("^(.+)%.([^.]+)$")
   if owner then
     for _, g in ipairs(cls.fields) do
-      if g.name == name and (g.class.name == owner or g.class.name:match("[^.]+$") == owner) then
+      local cname = g.class.name  -- full, without package, or nested name
+      if g.name == name and (cname == owner or cname:match("[^.]+$") == owner
+                             or cname:match("[^.$]+$") == owner) then
         return g
       end
     end
