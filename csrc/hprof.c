@@ -520,8 +520,57 @@ const hp_Idx *hp_find_idx (const hp_Idx *v, uint64_t n, uint64_t id) {
 }
 
 int64_t hp_find (const hp_Heap *h, uint64_t id) {
-  const hp_Idx *e = hp_find_idx(h->objs, h->nobjs, id);
-  return e ? (int64_t)(e - h->objs) : -1;
+  uint64_t lo = 0, hi = h->nobjs;
+  if (h->keys32) {
+    uint64_t d = id - h->id_base, key;
+    if (id < h->id_base || (d & ((UINT64_C(1) << h->id_shift) - 1)) != 0
+        || (key = d >> h->id_shift) > UINT32_MAX)
+      return -1;
+    while (lo < hi) {
+      uint64_t mid = lo + (hi - lo) / 2;
+      if (h->keys32[mid] < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < h->nobjs && h->keys32[lo] == key ? (int64_t)lo : -1;
+  }
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (h->keys64[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < h->nobjs && h->keys64[lo] == id ? (int64_t)lo : -1;
+}
+
+/*
+** Replace the (id, offset) pairs by keys and offsets: ids relative to the
+** smallest and shifted right by the alignment they all share, in 32 bits
+** when they fit.
+*/
+static sift_Status compact_objects (Build *b) {
+  hp_Heap *h = b->h;
+  uint64_t i, common = 0, n = h->nobjs;
+  int shift = 0;
+  h->offs = (uint64_t *)malloc((n ? n : 1) * sizeof(uint64_t));
+  if (h->offs == NULL) return nomem(b);
+  h->id_base = n ? h->objs[0].id : 0;
+  for (i = 0; i < n; i++) common |= h->objs[i].id - h->id_base;
+  while (common != 0 && shift < 63 && !(common >> shift & 1)) shift++;
+  h->id_shift = shift;
+  if (n == 0 || (h->objs[n - 1].id - h->id_base) >> shift <= UINT32_MAX) {
+    h->keys32 = (uint32_t *)malloc((n ? n : 1) * sizeof(uint32_t));
+    if (h->keys32 == NULL) return nomem(b);
+    for (i = 0; i < n; i++)
+      h->keys32[i] = (uint32_t)((h->objs[i].id - h->id_base) >> shift);
+  }
+  else {
+    h->keys64 = (uint64_t *)malloc(n * sizeof(uint64_t));
+    if (h->keys64 == NULL) return nomem(b);
+    for (i = 0; i < n; i++) h->keys64[i] = h->objs[i].id;
+  }
+  for (i = 0; i < n; i++) h->offs[i] = h->objs[i].off;
+  free(h->objs);
+  h->objs = NULL;
+  return SIFT_OK;
 }
 
 int64_t hp_find_class (const hp_Heap *h, uint64_t id) {
@@ -628,7 +677,7 @@ static sift_Status link_classes (Build *b) {
 static void count_missing_classes (hp_Heap *h) {
   uint64_t i;
   for (i = 0; i < h->nobjs; i++) {
-    const unsigned char *q = h->p + h->objs[i].off;
+    const unsigned char *q = h->p + hp_obj_off(h, i);
     if (*q == HP_INSTANCE_DUMP
         && hp_find_class(h, hp_id_at(h, q + 1 + h->idsize + 4)) < 0)
       h->missing_classes++;
@@ -692,6 +741,8 @@ sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
   if (h->duplicates)
     warn(h, "%llu object ids appear more than once; the first is kept",
          (unsigned long long)h->duplicates);
+  s = compact_objects(&b);
+  if (s != SIFT_OK) return s;
   dedup_idx(h->strings, &h->nstrings);
   s = link_classes(&b);
   if (s != SIFT_OK) return s;
@@ -709,6 +760,9 @@ sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
 
 void hp_free (hp_Heap *h) {
   free(h->objs);
+  free(h->keys32);
+  free(h->keys64);
+  free(h->offs);
   free(h->heaps);
   free(h->classes);
   free(h->fields);
@@ -746,14 +800,14 @@ uint32_t hp_heap_at (const hp_Heap *h, uint64_t off) {
 }
 
 void hp_object (const hp_Heap *h, uint64_t num, hp_ObjInfo *o) {
-  const unsigned char *q = h->p + h->objs[num].off;
+  const unsigned char *q = h->p + hp_obj_off(h, num);
   int ids = h->idsize;
   memset(o, 0, sizeof *o);
   o->kind = *q;
   o->cls = -1;
   switch (*q) {
     case HP_CLASS_DUMP: {
-      int64_t self = hp_find_class(h, h->objs[num].id);
+      int64_t self = hp_find_class(h, hp_obj_id(h, num));
       o->cls = self;
       if (self >= 0) {  /* a class holds its static values */
         const hp_Class *c = &h->classes[self];

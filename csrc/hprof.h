@@ -91,7 +91,16 @@ typedef struct hp_Heap {
   char version[8];          /* "1.0.2" */
   uint64_t timestamp;       /* ms */
   uint64_t header_size;
-  /* objects sorted by id: the index of an object is its dense number */
+  /* objects sorted by id: the index of an object is its dense number.
+     Ids are kept as 32-bit keys, (id - id_base) >> id_shift, when every id
+     fits (aligned addresses usually do), else whole; with the file offset
+     that is 12 (or 16) bytes per object. objs holds (id, offset) pairs
+     only while the file is read. */
+  uint32_t *keys32;
+  uint64_t *keys64;
+  uint64_t *offs;
+  uint64_t id_base;
+  int id_shift;
   hp_Idx *objs;
   uint64_t nobjs;
   uint64_t count[5];        /* classes, instances, object arrays,
@@ -144,6 +153,21 @@ sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
                       char *err, size_t errsize);
 
 void hp_free (hp_Heap *h);
+
+/* id and record offset of object number i */
+static inline uint64_t hp_obj_id (const hp_Heap *h, uint64_t i) {
+  return h->keys32 ? h->id_base + ((uint64_t)h->keys32[i] << h->id_shift)
+                   : h->keys64[i];
+}
+
+static inline uint64_t hp_obj_off (const hp_Heap *h, uint64_t i) {
+  return h->offs[i];
+}
+
+/* bytes of index per object (keys and offsets) */
+static inline int hp_obj_bytes (const hp_Heap *h) {
+  return h->keys32 ? 12 : 16;
+}
 
 /* lookups; -1 when absent */
 int64_t hp_find (const hp_Heap *h, uint64_t id);

@@ -22,7 +22,7 @@ typedef struct LHeap {
      are by_class[start[c] .. start[c+1]); slots are class numbers, then one
      per primitive element type, then "class not in the dump" */
   uint64_t *start;
-  uint64_t *by_class;
+  uint32_t *by_class;
 } LHeap;
 
 #define NSLOTS(h) ((h)->nclasses + 12 + 1)
@@ -30,7 +30,8 @@ typedef struct LHeap {
 static void free_groups (LHeap *lh) {
   free(lh->start);
   free(lh->by_class);
-  lh->start = lh->by_class = NULL;
+  lh->start = NULL;
+  lh->by_class = NULL;
 }
 
 
@@ -266,8 +267,12 @@ static int heap_info (lua_State *L) {
   SETINT("missing_classes", h->missing_classes);
   SETINT("unknown_records", h->unknown_records);
   if (h->truncated_at) SETINT("truncated_at", h->truncated_at);
-  SETINT("index_bytes", h->nobjs * sizeof(hp_Idx) + h->nclasses * sizeof(hp_Class)
+  SETINT("object_bytes", hp_obj_bytes(h));
+  SETINT("index_bytes", h->nobjs * (uint64_t)hp_obj_bytes(h)
+         + h->nclasses * sizeof(hp_Class)
          + h->nfields * sizeof(hp_Field) + h->nstrings * sizeof(hp_Idx)
+         + (h->nframes + h->ntraces + h->nloads) * sizeof(hp_Idx)
+         + h->nheaps * sizeof(hp_Switch) + h->nthreads * sizeof(hp_Thread)
          + h->nroots * sizeof(hp_Root));
   lua_createtable(L, 0, 16);
   for (i = 0; i < 256; i++)
@@ -322,7 +327,7 @@ static int heap_object (lua_State *L) {
   uint64_t num = checknum(L, h, 2);
   hp_ObjInfo o;
   hp_object(h, num, &o);
-  lua_pushinteger(L, (lua_Integer)h->objs[num].id);
+  lua_pushinteger(L, (lua_Integer)hp_obj_id(h, num));
   lua_pushstring(L, kind_name(o.kind));
   if (o.cls >= 0) lua_pushinteger(L, o.cls + 1);
   else lua_pushnil(L);
@@ -336,7 +341,7 @@ static int heap_object (lua_State *L) {
     lua_pushnil(L);
     lua_pushnil(L);
   }
-  lua_pushstring(L, heap_name(hp_heap_at(h, h->objs[num].off)));
+  lua_pushstring(L, heap_name(hp_heap_at(h, hp_obj_off(h, num))));
   return 7;
 }
 
@@ -457,7 +462,7 @@ static int heap_field (lua_State *L) {
   if (o.kind != HP_INSTANCE_DUMP || off < 0
       || (uint64_t)off + (uint64_t)hp_type_size(h, t) > o.length)
     return sift_pushfail(L, SIFT_ETRUNC, "object 0x%I has no %s field at "
-                         "offset %I", (lua_Integer)h->objs[num].id,
+                         "offset %I", (lua_Integer)hp_obj_id(h, num),
                          types[luaL_checkoption(L, 4, NULL, types)], off);
   push_value(L, h, t, o.data + off);
   return 1;
@@ -573,7 +578,8 @@ static void build_groups (lua_State *L, LHeap *lh) {
   hp_Heap *h = &lh->h;
   uint64_t i, nslots = NSLOTS(h);
   lh->start = (uint64_t *)calloc(nslots + 1, sizeof(uint64_t));
-  lh->by_class = (uint64_t *)malloc((h->nobjs + 1) * sizeof(uint64_t));
+  lh->by_class = h->nobjs <= UINT32_MAX
+    ? (uint32_t *)malloc((h->nobjs + 1) * sizeof(uint32_t)) : NULL;
   if (lh->start == NULL || lh->by_class == NULL) {
     free_groups(lh);
     luaL_error(L, "not enough memory to group objects by class");
@@ -587,7 +593,8 @@ static void build_groups (lua_State *L, LHeap *lh) {
   for (i = 0; i < h->nobjs; i++) {  /* start[s] runs ahead while placing */
     hp_ObjInfo o;
     hp_object(h, i, &o);
-    if (o.kind != HP_CLASS_DUMP) lh->by_class[lh->start[slot_of(h, &o)]++] = i;
+    if (o.kind != HP_CLASS_DUMP)
+      lh->by_class[lh->start[slot_of(h, &o)]++] = (uint32_t)i;
   }
   for (i = nslots; i > 0; i--) lh->start[i] = lh->start[i - 1];
   lh->start[0] = 0;
@@ -680,8 +687,8 @@ static int heap_heaps (lua_State *L) {
   uint64_t i;
   lua_newtable(L);
   for (i = 0; i < h->nobjs; i++) {
-    const char *name = heap_name(hp_heap_at(h, h->objs[i].off));
-    int kind = h->p[h->objs[i].off];
+    const char *name = heap_name(hp_heap_at(h, hp_obj_off(h, i)));
+    int kind = h->p[hp_obj_off(h, i)];
     const char *field = kind == HP_CLASS_DUMP ? "classes"
       : kind == HP_INSTANCE_DUMP ? "instances"
       : kind == HP_OBJ_ARRAY_DUMP ? "object_arrays" : "primitive_arrays";

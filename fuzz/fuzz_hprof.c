@@ -22,7 +22,7 @@ static void read_everything (const hp_Heap *h) {
   for (i = 0; i < h->nobjs; i++) {
     hp_ObjInfo o;
     hp_object(h, i, &o);
-    sink += o.shallow + (uint64_t)o.kind + hp_heap_at(h, h->objs[i].off);
+    sink += o.shallow + (uint64_t)o.kind + hp_heap_at(h, hp_obj_off(h, i));
     if (o.data != NULL && o.length > 0) {
       uint64_t bytes = o.kind == HP_INSTANCE_DUMP ? o.length
                      : o.length * (uint64_t)hp_type_size(h, o.elem);
