@@ -121,7 +121,9 @@ fuzz-smoke:
 demo: deps build/sift/core.so
 	@$(RUN_ENV) $(LUA) examples/demo.lua
 
+# the peers: VisualVM's heap library (Debian visualvm) for heap indexing
 bench: deps build/sift/core.so
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="visualvm file"
 	@$(RUN_ENV) $(LUA) bench/run.lua
 
 install: build/sift/core.so

@@ -95,6 +95,8 @@ typedef struct Build {
            caproots, capthreads, capheaps;  /* capacities of the arrays */
   uint32_t heap;          /* current Android heap */
   int segmented, ended;   /* the dump is segments; its HEAP_DUMP_END came */
+  /* the class ids instances name (a set: open addressing, 0 = empty) */
+  uint64_t *named, nnamed, named_mask, last_named;
 } Build;
 
 static sift_Status fail (Build *b, sift_Status s, const char *fmt, ...) {
@@ -144,6 +146,38 @@ static sift_Status add_root (Build *b, int kind, uint64_t id,
   root.kind = (uint8_t)kind;
   PUSH(h->roots, h->nroots, b->caproots, root);
   h->roots_by_kind[kind]++;
+  return SIFT_OK;
+}
+
+static uint64_t hash_id (uint64_t id);
+
+/* remember a class id an instance names (consecutive repeats are cheap) */
+static sift_Status name_class (Build *b, uint64_t id) {
+  uint64_t slot;
+  if (id == b->last_named || id == 0) return SIFT_OK;
+  b->last_named = id;
+  if (2 * (b->nnamed + 1) > b->named_mask + 1) {  /* grow to keep it sparse */
+    uint64_t size = b->named ? 2 * (b->named_mask + 1) : 1024, i;
+    uint64_t *old = b->named, oldsize = b->named ? b->named_mask + 1 : 0;
+    b->named = (uint64_t *)calloc(size, sizeof(uint64_t));
+    if (b->named == NULL) {
+      b->named = old;
+      return nomem(b);
+    }
+    b->named_mask = size - 1;
+    for (i = 0; i < oldsize; i++)
+      if (old[i]) {
+        slot = hash_id(old[i]) & b->named_mask;
+        while (b->named[slot]) slot = (slot + 1) & b->named_mask;
+        b->named[slot] = old[i];
+      }
+    free(old);
+  }
+  for (slot = hash_id(id) & b->named_mask; b->named[slot];
+       slot = (slot + 1) & b->named_mask)
+    if (b->named[slot] == id) return SIFT_OK;
+  b->named[slot] = id;
+  b->nnamed++;
   return SIFT_OK;
 }
 
@@ -266,6 +300,7 @@ static sift_Status heap_records (Build *b, sift_Reader *r, int cut) {
           && sift_rd_skip(r, n);
         isobj = 1;
         h->count[1] += ok;
+        if (ok) s = name_class(b, cls);
         break;
       case HP_OBJ_ARRAY_DUMP:  /* id, u4 stack, u4 n, class id, n ids */
         ok = read_id(r, ids, &id) && sift_rd_u4be(r, &u4a)
@@ -469,30 +504,34 @@ static sift_Status top_records (Build *b, sift_Reader *r) {
 
 /* sort (id, off) pairs by id: LSD radix sort on the bytes that differ */
 static int sort_idx (hp_Idx *v, uint64_t n) {
-  uint64_t i, min = UINT64_MAX, max = 0, count[256];
+  uint64_t i, min = UINT64_MAX, max = 0, count[256], common = 0;
   hp_Idx *tmp, *src = v, *dst;
-  int sorted = 1, byte;
+  int sorted = 1, byte, shift = 0;
   for (i = 0; i < n; i++) {
     if (v[i].id < min) min = v[i].id;
     if (v[i].id > max) max = v[i].id;
     if (i > 0 && v[i].id < v[i - 1].id) sorted = 0;
   }
   if (sorted) return 1;
+  for (i = 0; i < n; i++) common |= v[i].id - min;  /* the shared alignment */
+  while (shift < 63 && !(common >> shift & 1)) shift++;
   tmp = (hp_Idx *)malloc(n * sizeof *tmp);
   if (tmp == NULL) return 0;
   dst = tmp;
-  for (byte = 0; byte < 8 && ((max - min) >> (8 * byte)) > 0; byte++) {
+  for (byte = 0; byte < 8 && ((max - min) >> shift >> (8 * byte)) > 0;
+       byte++) {
     uint64_t sum = 0;
     int d;
     memset(count, 0, sizeof count);
-    for (i = 0; i < n; i++) count[((src[i].id - min) >> (8 * byte)) & 0xff]++;
+    for (i = 0; i < n; i++)
+      count[((src[i].id - min) >> shift >> (8 * byte)) & 0xff]++;
     for (d = 0; d < 256; d++) {
       uint64_t c = count[d];
       count[d] = sum;
       sum += c;
     }
     for (i = 0; i < n; i++)
-      dst[count[((src[i].id - min) >> (8 * byte)) & 0xff]++] = src[i];
+      dst[count[((src[i].id - min) >> shift >> (8 * byte)) & 0xff]++] = src[i];
     { hp_Idx *x = src; src = dst; dst = x; }
   }
   if (src != v) memcpy(v, src, n * sizeof *v);
@@ -541,46 +580,158 @@ int64_t hp_find (const hp_Heap *h, uint64_t id) {
   return lo < h->nobjs && h->keys64[lo] == id ? (int64_t)lo : -1;
 }
 
+static int cmp_u64 (const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
 /*
-** Replace the (id, offset) pairs by keys and offsets: ids relative to the
-** smallest and shifted right by the alignment they all share, in 32 bits
-** when they fit.
+** Sort n words ascending. Dumps are nearly sorted (HotSpot writes objects
+** in address order after a short run of class dumps), so first: move the
+** words that break the ascending order aside, sort those few, and merge
+** them back from the end. When more than an eighth are out of order, an
+** LSD radix sort on the high 32 bits (8 bits a pass) does it instead.
 */
-static sift_Status compact_objects (Build *b) {
+static int sort_words (uint64_t *w, uint64_t n) {
+  uint64_t i, r = 0, kept = 0, top = 0, *aside, *buf, *src = w, *dst;
+  int pass;
+  for (i = 0; i < n; i++) {  /* how many break the order */
+    if (i > 0 && w[i] < top) r++;
+    else top = w[i];
+  }
+  if (r == 0) return 1;
+  if (r <= n / 8) {
+    aside = (uint64_t *)malloc(r * sizeof(uint64_t));
+    if (aside == NULL) return 0;
+    for (i = 0, r = 0, top = 0; i < n; i++) {
+      if (i > 0 && w[i] < top) aside[r++] = w[i];
+      else top = w[kept++] = w[i];
+    }
+    qsort(aside, r, sizeof *aside, cmp_u64);
+    for (i = n; r > 0; ) {  /* merge from the back, in place */
+      if (kept > 0 && w[kept - 1] > aside[r - 1]) w[--i] = w[--kept];
+      else w[--i] = aside[--r];
+    }
+    free(aside);
+    return 1;
+  }
+  buf = dst = (uint64_t *)malloc(n * sizeof(uint64_t));
+  if (buf == NULL) return 0;
+  for (pass = 4; pass < 8; pass++) {  /* bytes 4..7 hold the key */
+    uint64_t count[256], sum = 0, *x;
+    int d;
+    memset(count, 0, sizeof count);
+    for (i = 0; i < n; i++) count[(src[i] >> (8 * pass)) & 0xff]++;
+    if (count[(src[0] >> (8 * pass)) & 0xff] == n) continue;  /* one digit */
+    for (d = 0; d < 256; d++) {
+      uint64_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (i = 0; i < n; i++) dst[count[(src[i] >> (8 * pass)) & 0xff]++] = src[i];
+    x = src; src = dst; dst = x;
+  }
+  if (src != w) memcpy(w, src, n * sizeof(uint64_t));
+  free(buf);
+  return 1;
+}
+
+/*
+** Sort the objects by id and keep them as keys and offsets. Keys are ids
+** relative to the smallest, shifted right by the alignment they all share;
+** when every key fits in 32 bits (the usual case) the sort runs on words
+** (key << 32 | file-order index) and the offsets are gathered through the
+** indexes; otherwise the (id, offset) pairs are sorted whole and the ids
+** kept as they are. An id seen twice keeps its first object.
+*/
+static sift_Status sort_objects (Build *b) {
   hp_Heap *h = b->h;
-  uint64_t i, common = 0, n = h->nobjs;
+  uint64_t i, k, common = 0, max = 0, n = h->nobjs, min = UINT64_MAX;
+  uint64_t *words;
   int shift = 0;
+  for (i = 0; i < n; i++) {
+    if (h->objs[i].id < min) min = h->objs[i].id;
+    if (h->objs[i].id > max) max = h->objs[i].id;
+  }
+  if (n == 0) min = 0;
+  for (i = 0; i < n; i++) common |= h->objs[i].id - min;
+  while (common != 0 && shift < 63 && !(common >> shift & 1)) shift++;
+  h->id_base = min;
+  h->id_shift = shift;
   h->offs = (uint64_t *)malloc((n ? n : 1) * sizeof(uint64_t));
   if (h->offs == NULL) return nomem(b);
-  h->id_base = n ? h->objs[0].id : 0;
-  for (i = 0; i < n; i++) common |= h->objs[i].id - h->id_base;
-  while (common != 0 && shift < 63 && !(common >> shift & 1)) shift++;
-  h->id_shift = shift;
-  if (n == 0 || (h->objs[n - 1].id - h->id_base) >> shift <= UINT32_MAX) {
-    h->keys32 = (uint32_t *)malloc((n ? n : 1) * sizeof(uint32_t));
-    if (h->keys32 == NULL) return nomem(b);
-    for (i = 0; i < n; i++)
-      h->keys32[i] = (uint32_t)((h->objs[i].id - h->id_base) >> shift);
-  }
-  else {
-    h->keys64 = (uint64_t *)malloc(n * sizeof(uint64_t));
+  if ((max - min) >> shift > UINT32_MAX || n > UINT32_MAX) {
+    if (!sort_idx(h->objs, n)) return nomem(b);
+    h->duplicates = dedup_idx(h->objs, &h->nobjs);
+    h->keys64 = (uint64_t *)malloc((h->nobjs ? h->nobjs : 1)
+                                   * sizeof(uint64_t));
     if (h->keys64 == NULL) return nomem(b);
-    for (i = 0; i < n; i++) h->keys64[i] = h->objs[i].id;
+    for (i = 0; i < h->nobjs; i++) {
+      h->keys64[i] = h->objs[i].id;
+      h->offs[i] = h->objs[i].off;
+    }
+    return SIFT_OK;
   }
-  for (i = 0; i < n; i++) h->offs[i] = h->objs[i].off;
+  words = (uint64_t *)malloc((n ? n : 1) * sizeof(uint64_t));
+  h->keys32 = (uint32_t *)malloc((n ? n : 1) * sizeof(uint32_t));
+  if (words == NULL || h->keys32 == NULL) {
+    free(words);
+    return nomem(b);
+  }
+  for (i = 0; i < n; i++)
+    words[i] = ((h->objs[i].id - min) >> shift) << 32 | i;
+  if (!sort_words(words, n)) {
+    free(words);
+    return nomem(b);
+  }
+  for (i = 0, k = 0; i < n; i++) {
+    uint32_t key = (uint32_t)(words[i] >> 32);
+    if (k > 0 && h->keys32[k - 1] == key) continue;  /* a repeated id */
+    h->keys32[k] = key;
+    h->offs[k++] = h->objs[words[i] & 0xffffffffu].off;
+  }
+  h->duplicates = n - k;
+  h->nobjs = k;
+  free(words);
   free(h->objs);
   h->objs = NULL;
   return SIFT_OK;
 }
 
+/* a 64-bit mix of the id bits, so aligned addresses spread over slots */
+static uint64_t hash_id (uint64_t id) {
+  id ^= id >> 33;
+  id *= UINT64_C(0xff51afd7ed558ccd);
+  id ^= id >> 33;
+  return id;
+}
+
 int64_t hp_find_class (const hp_Heap *h, uint64_t id) {
-  uint64_t lo = 0, hi = h->nclasses;
-  while (lo < hi) {
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (h->classes[mid].id < id) lo = mid + 1;
-    else hi = mid;
+  uint64_t slot;
+  if (h->class_hash == NULL) return -1;
+  for (slot = hash_id(id) & h->class_mask; h->class_hash[slot] >= 0;
+       slot = (slot + 1) & h->class_mask)
+    if (h->classes[h->class_hash[slot]].id == id)
+      return h->class_hash[slot];
+  return -1;
+}
+
+/* the class hash: at least twice as many slots as classes */
+static sift_Status hash_classes (Build *b) {
+  hp_Heap *h = b->h;
+  uint64_t size = 16, i;
+  while (size < 2 * h->nclasses) size *= 2;
+  if (h->nclasses > INT32_MAX) return nomem(b);
+  h->class_hash = (int32_t *)malloc(size * sizeof(int32_t));
+  if (h->class_hash == NULL) return nomem(b);
+  memset(h->class_hash, 0xff, size * sizeof(int32_t));  /* all -1 */
+  h->class_mask = size - 1;
+  for (i = 0; i < h->nclasses; i++) {
+    uint64_t slot = hash_id(h->classes[i].id) & h->class_mask;
+    while (h->class_hash[slot] >= 0) slot = (slot + 1) & h->class_mask;
+    h->class_hash[slot] = (int32_t)i;
   }
-  return lo < h->nclasses && h->classes[lo].id == id ? (int64_t)lo : -1;
+  return SIFT_OK;
 }
 
 static int cmp_class (const void *a, const void *b) {
@@ -651,6 +802,7 @@ static sift_Status link_classes (Build *b) {
       h->classes[i - dups] = h->classes[i];
     else dups++;
   h->nclasses -= dups;
+  if ((s = hash_classes(b)) != SIFT_OK) return s;
   if (!sort_idx(h->loads, h->nloads)) return nomem(b);
   for (i = 0; i < h->nclasses; i++) {
     hp_Class *c = &h->classes[i];
@@ -673,88 +825,103 @@ static sift_Status link_classes (Build *b) {
   return s;
 }
 
-/* instances whose class is not in the dump */
-static void count_missing_classes (hp_Heap *h) {
-  uint64_t i;
+/* instances whose class is not in the dump: counted by a pass over the
+   objects only when a class id that instances name is missing */
+static void count_missing_classes (Build *b) {
+  hp_Heap *h = b->h;
+  uint64_t i, absent = 0;
+  for (i = 0; i <= b->named_mask && b->named; i++)
+    if (b->named[i] && hp_find_class(h, b->named[i]) < 0) absent++;
+  if (absent == 0) return;
   for (i = 0; i < h->nobjs; i++) {
     const unsigned char *q = h->p + hp_obj_off(h, i);
     if (*q == HP_INSTANCE_DUMP
         && hp_find_class(h, hp_id_at(h, q + 1 + h->idsize + 4)) < 0)
       h->missing_classes++;
   }
-  if (h->missing_classes)
-    warn(h, "%llu instances have a class that is not in the dump",
-         (unsigned long long)h->missing_classes);
+  warn(h, "%llu instances have a class that is not in the dump (%llu "
+       "class ids)", (unsigned long long)h->missing_classes,
+       (unsigned long long)absent);
 }
 
 /* }====================================================== */
 
 
-sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
-                      const hp_Options *opt, sift_Progress *pr,
-                      char *err, size_t errsize) {
-  Build b;
+static sift_Status build (Build *bp, const unsigned char *p, size_t n,
+                          const hp_Options *opt) {
+  hp_Heap *h = bp->h;
+  sift_Progress *pr = bp->pr;
   sift_Reader r;
   const char *text;
   size_t len;
   uint32_t idsize;
   sift_Status s;
-  memset(&b, 0, sizeof b);
-  b.h = h;
-  b.pr = pr;
-  b.err = err;
-  b.errsize = errsize;
   h->p = p;
   h->n = n;
   sift_reader_init(&r, p, n);
   if (n < 13 || memcmp(p, "JAVA PROFILE ", 13) != 0)
-    return fail(&b, SIFT_EHEADER, "not an HPROF file: no 'JAVA PROFILE' "
+    return fail(bp, SIFT_EHEADER, "not an HPROF file: no 'JAVA PROFILE' "
                 "header at byte 0");
   if (!sift_rd_cstring(&r, &text, &len) || len > 18)
-    return fail(&b, SIFT_EHEADER, "bad HPROF header at byte 0");
+    return fail(bp, SIFT_EHEADER, "bad HPROF header at byte 0");
   memcpy(h->version, text + 13, len - 13);
   if (strcmp(h->version, "1.0.1") != 0 && strcmp(h->version, "1.0.2") != 0
       && strcmp(h->version, "1.0.3") != 0)
-    return fail(&b, SIFT_EUNSUPPORTED, "unknown HPROF version '%s' at byte "
+    return fail(bp, SIFT_EUNSUPPORTED, "unknown HPROF version '%s' at byte "
                 "13 (sift reads 1.0.1, 1.0.2 and 1.0.3)", h->version);
   if (!sift_rd_u4be(&r, &idsize) || !sift_rd_u8be(&r, &h->timestamp))
-    return readfail(&b, &r, "HPROF header");
+    return readfail(bp, &r, "HPROF header");
   if (idsize != 4 && idsize != 8)
-    return fail(&b, SIFT_EHEADER, "bad HPROF identifier size %lu at byte 19 "
+    return fail(bp, SIFT_EHEADER, "bad HPROF identifier size %lu at byte 19 "
                 "(must be 4 or 8)", (unsigned long)idsize);
   h->idsize = (int)idsize;
   h->header_size = r.pos;
   h->ndumps = count_dumps(p, n, r.pos);
   if (opt->dump < 0 || (uint64_t)opt->dump > h->ndumps
       || (opt->dump > 0 && h->ndumps == 0))
-    return fail(&b, SIFT_EUNSUPPORTED, "no heap dump %lld: the file has %llu",
+    return fail(bp, SIFT_EUNSUPPORTED, "no heap dump %lld: the file has %llu",
                 (long long)opt->dump, (unsigned long long)h->ndumps);
   h->dump = opt->dump > 0 ? (uint64_t)opt->dump - 1
           : h->ndumps > 0 ? h->ndumps - 1 : 0;
-  s = top_records(&b, &r);
+  s = top_records(bp, &r);
   if (s != SIFT_OK) return s;
-  if (!sift_progress(pr, n)) return fail(&b, SIFT_ECANCEL, "cancelled");
-  if (!sort_idx(h->objs, h->nobjs) || !sort_idx(h->strings, h->nstrings)
-      || !sort_idx(h->frames, h->nframes) || !sort_idx(h->traces, h->ntraces))
-    return nomem(&b);
-  h->duplicates = dedup_idx(h->objs, &h->nobjs);
+  if (!sift_progress(pr, n)) return fail(bp, SIFT_ECANCEL, "cancelled");
+  s = sort_objects(bp);
+  if (s != SIFT_OK) return s;
   if (h->duplicates)
     warn(h, "%llu object ids appear more than once; the first is kept",
          (unsigned long long)h->duplicates);
-  s = compact_objects(&b);
-  if (s != SIFT_OK) return s;
+  if (!sort_idx(h->strings, h->nstrings) || !sort_idx(h->frames, h->nframes)
+      || !sort_idx(h->traces, h->ntraces))
+    return nomem(bp);
   dedup_idx(h->strings, &h->nstrings);
-  s = link_classes(&b);
+  s = link_classes(bp);
   if (s != SIFT_OK) return s;
-  count_missing_classes(h);
+  count_missing_classes(bp);
   if (h->ndumps == 0) warn(h, "the file holds no heap dump");
-  else if (b.segmented && !b.ended && !h->truncated_at)
+  else if (bp->segmented && !bp->ended && !h->truncated_at)
     warn(h, "the heap dump has no HEAP_DUMP_END record: the file may be cut "
          "short");
   if (h->unknown_records)
     warn(h, "%llu top-level records with unknown tags were skipped",
          (unsigned long long)h->unknown_records);
   return SIFT_OK;
+}
+
+
+sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
+                      const hp_Options *opt, sift_Progress *pr,
+                      char *err, size_t errsize) {
+  Build b;
+  sift_Status s;
+  memset(&b, 0, sizeof b);
+  b.h = h;
+  b.pr = pr;
+  b.err = err;
+  b.errsize = errsize;
+  s = build(&b, p, n, opt);
+  free(b.named);
+  return s;
 }
 
 
@@ -765,6 +932,7 @@ void hp_free (hp_Heap *h) {
   free(h->offs);
   free(h->heaps);
   free(h->classes);
+  free(h->class_hash);
   free(h->fields);
   free(h->strings);
   free(h->frames);

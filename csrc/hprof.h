@@ -108,9 +108,12 @@ typedef struct hp_Heap {
   /* Android heap tags: objects from heaps[i].off on are in heaps[i].heap */
   hp_Switch *heaps;
   uint64_t nheaps;
-  /* classes sorted by id, and their flattened instance fields */
+  /* classes sorted by id, and their flattened instance fields; a hash
+     from class id to index (open addressing, 2^k slots, -1 empty) */
   hp_Class *classes;
   uint64_t nclasses;
+  int32_t *class_hash;
+  uint64_t class_mask;
   hp_Field *fields;
   uint64_t nfields;
   /* strings and stack frames: id -> record body offset */

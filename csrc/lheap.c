@@ -681,27 +681,36 @@ static int heap_histogram (lua_State *L) {
 }
 
 /* heap:heaps() -> { [heap name] = { instances, classes, object_arrays,
-   primitive_arrays } } (Android's app/zygote/image heaps) */
+   primitive_arrays } } (Android's app/zygote/image heaps); {} when the dump
+   has no heap tags */
 static int heap_heaps (lua_State *L) {
   hp_Heap *h = &checkheap(L)->h;
-  uint64_t i;
+  static const uint32_t heaps[] = {HP_HEAP_DEFAULT, HP_HEAP_APP,
+    HP_HEAP_IMAGE, HP_HEAP_ZYGOTE, HP_HEAP_JIT, HP_HEAP_OTHER};
+  static const char *const kinds[] = {"classes", "instances", "object_arrays",
+                                      "primitive_arrays"};
+  uint64_t count[6][4], i;
+  int k, j;
+  memset(count, 0, sizeof count);
   lua_newtable(L);
-  for (i = 0; i < h->nobjs; i++) {
-    const char *name = heap_name(hp_heap_at(h, hp_obj_off(h, i)));
-    int kind = h->p[hp_obj_off(h, i)];
-    const char *field = kind == HP_CLASS_DUMP ? "classes"
-      : kind == HP_INSTANCE_DUMP ? "instances"
-      : kind == HP_OBJ_ARRAY_DUMP ? "object_arrays" : "primitive_arrays";
-    if (lua_getfield(L, -1, name) == LUA_TNIL) {
-      lua_pop(L, 1);
-      lua_createtable(L, 0, 4);
-      lua_pushvalue(L, -1);
-      lua_setfield(L, -3, name);
-    }
-    lua_getfield(L, -1, field);
-    lua_pushinteger(L, lua_tointeger(L, -1) + 1);
-    lua_setfield(L, -3, field);
-    lua_pop(L, 2);
+  if (h->nheaps == 0) return 1;
+  for (i = 0; i < h->nobjs; i++) {  /* objects in file order per switch */
+    uint64_t off = hp_obj_off(h, i);
+    uint32_t heap = hp_heap_at(h, off);
+    int kind = h->p[off];
+    for (k = 0; k < 5 && heaps[k] != heap; k++) {}
+    j = kind == HP_CLASS_DUMP ? 0 : kind == HP_INSTANCE_DUMP ? 1
+      : kind == HP_OBJ_ARRAY_DUMP ? 2 : 3;
+    count[k][j]++;
+  }
+  for (k = 0; k < 6; k++) {
+    int any = 0;
+    for (j = 0; j < 4; j++) any |= count[k][j] != 0;
+    if (!any) continue;
+    lua_createtable(L, 0, 4);
+    for (j = 0; j < 4; j++)
+      if (count[k][j]) SETINT(kinds[j], count[k][j]);
+    lua_setfield(L, -2, heap_name(heaps[k]));
   }
   return 1;
 }

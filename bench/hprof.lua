@@ -1,0 +1,107 @@
+-- Heap dump indexing, for `make bench` (bench/run.lua).
+-- Generates JVM dumps of about 100 MB and 1 GB with bench/java/HeapGen.java
+-- and jcmd (cached in build/bench/), then opens each with sift (as `sift
+-- info` does) and with VisualVM's heap library (bench/java/VisualVMIndex),
+-- and prints time, throughput, index bytes per object and peak memory.
+-- BENCH_HEAP_SIZES="100" limits the sizes (MB).
+local RUNS = tonumber(os.getenv("BENCH_RUNS")) or 3
+local SIZES = {}
+for n in (os.getenv("BENCH_HEAP_SIZES") or "100 1024"):gmatch("%d+") do SIZES[#SIZES + 1] = tonumber(n) end
+local JAR = "/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar"
+local CLASSES = "build/bench/classes"
+
+print("\n== heap dump indexing (sift.open + counts vs VisualVM HeapFactory.createHeap + counts) ==")
+
+local function sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  local ok = p:close()
+  return ok, out
+end
+
+local function exists(path)
+  local f = io.open(path)
+  if f then f:close() return true end
+end
+
+-- best wall-clock seconds and the output of the fastest run
+local function best(cmd, runs)
+  local t, output = math.huge, nil
+  for _ = 1, runs do
+    local ok, out = sh(("s=$(date +%%s%%N); %s; echo \"wall_ns=$(( $(date +%%s%%N) - s ))\""):format(cmd))
+    local ns = tonumber(out:match("wall_ns=(%d+)"))
+    if not ok or not ns then return nil, out end
+    if ns / 1e9 < t then t, output = ns / 1e9, out end
+  end
+  return t, output
+end
+
+local function fields(out)
+  local t = {}
+  for k, v in out:gmatch("([%w_]+)=(%d+)") do t[k] = tonumber(v) end
+  return t
+end
+
+if not sh("command -v javac && command -v jcmd") then
+  print("(skipped: no JDK; `apt-get install openjdk-17-jdk-headless`)")
+  return
+end
+assert(os.execute("mkdir -p " .. CLASSES))
+local ok, out = sh(("javac -d %s bench/java/HeapGen.java"):format(CLASSES))
+assert(ok, out)
+local have_visualvm = exists(JAR)
+if have_visualvm then
+  ok, out = sh(("javac -cp %s -d %s bench/java/VisualVMIndex.java"):format(JAR, CLASSES))
+  assert(ok, out)
+else
+  print("(VisualVM's heap library is missing: `apt-get install visualvm` for the comparison)")
+end
+
+local function generate(mb, path)
+  if exists(path) then return true end
+  io.write(("generating a ~%d MB JVM heap dump (cached in %s) ... "):format(mb, path))
+  io.stdout:flush()
+  local java = io.popen(("exec java -Xmx%dm -XX:+UseSerialGC -cp %s HeapGen %d"):format(
+    mb * 2 + 256, CLASSES, mb))
+  local pid = (java:read("l") or ""):match("^ready (%d+)$")
+  if not pid then java:close() print("failed") return false end
+  local dumped, msg = sh(("jcmd %s GC.heap_dump -all %s.tmp"):format(pid, path))
+  os.execute("kill " .. pid)
+  java:close()
+  if not dumped then print("failed: " .. msg) return false end
+  os.rename(path .. ".tmp", path)
+  print("done")
+  return true
+end
+
+print(("%-9s %10s %10s %9s %9s %8s %10s | %10s %10s %9s"):format("dump", "objects", "sift", "MB/s",
+  "B/object", "index", "peak RSS", "VisualVM", "peak RSS", "VVM/sift"))
+for _, mb in ipairs(SIZES) do
+  local path = ("build/bench/heap-%dM.hprof"):format(mb)
+  if generate(mb, path) then
+    local size = sh("stat -c %s " .. path) and tonumber(select(2, sh("stat -c %s " .. path)))
+    sh("cat " .. path .. " > /dev/null")  -- page cache, as for the second look at a dump
+    local t, res = best("lua5.4 bench/heap_index.lua " .. path, RUNS)
+    if not t then print("sift failed: " .. tostring(res)) goto continue end
+    local s = fields(res)
+    local vt, vres
+    if have_visualvm then
+      vt, vres = best(("rm -rf %s.hwcache /tmp/NBProfiler*.gc; java -Xmx8g -cp %s:%s VisualVMIndex %s"):format(
+        path, JAR, CLASSES, path), 1)
+    end
+    local v = vt and fields(vres) or {}
+    print(("%-9s %10d %8.0fms %9.0f %9.1f %7.1fB %8.0fMB | %8s %10s %9s"):format(
+      ("%dMB"):format(size // (1 << 20)), s.objects, t * 1e3, size / (1 << 20) / t,
+      s.object_bytes, s.index_bytes / s.objects, s.peak_kb / 1024,
+      vt and ("%.0fms"):format(vt * 1e3) or "-", v.peak_kb and ("%.0fMB"):format(v.peak_kb / 1024) or "-",
+      vt and ("%.1fx"):format(vt / t) or "-"))
+    if vt then
+      local agree = v.instances == s.instances and v.classes == s.classes
+      print(("          counts: sift %d instances, %d classes, %d roots; VisualVM %d, %d, %d%s"):format(
+        s.instances, s.classes, s.roots, v.instances or -1, v.classes or -1, v.roots or -1,
+        agree and " (instances and classes agree)" or " (DIFFER)"))
+    end
+  end
+  ::continue::
+end
+print("B/object: bytes of the per-object index (ids + file offsets); index: every table of the index / objects")
