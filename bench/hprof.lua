@@ -87,7 +87,7 @@ for _, mb in ipairs(SIZES) do
     local vt, vres
     if have_visualvm then
       vt, vres = best(("rm -rf %s.hwcache /tmp/NBProfiler*.gc; java -Xmx8g -cp %s:%s VisualVMIndex %s"):format(
-        path, JAR, CLASSES, path), 1)
+        path, JAR, CLASSES, path), 2)
     end
     local v = vt and fields(vres) or {}
     print(("%-9s %10d %8.0fms %9.0f %9.1f %7.1fB %8.0fMB | %8s %10s %9s"):format(

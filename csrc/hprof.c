@@ -10,7 +10,10 @@
 ** HEAP_DUMP_END (0x2C); their bodies are sub-records (hprof.h, HPROF.md).
 */
 
+#define _DEFAULT_SOURCE  /* madvise */
+
 #include <stdarg.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,14 +49,9 @@ enum {
 */
 
 int hp_type_size (const hp_Heap *h, int t) {
-  switch (t) {
-    case HP_OBJECT: return h->idsize;
-    case HP_BOOLEAN: case HP_BYTE: return 1;
-    case HP_CHAR: case HP_SHORT: return 2;
-    case HP_FLOAT: case HP_INT: return 4;
-    case HP_DOUBLE: case HP_LONG: return 8;
-    default: return 0;
-  }
+  static const unsigned char sizes[16] = {0, 0, 0, 0, 1, 2, 4, 8, 1, 2, 4, 8};
+  if (t == HP_OBJECT) return h->idsize;
+  return t >= 0 && t < 16 ? sizes[t] : 0;
 }
 
 uint64_t hp_id_at (const hp_Heap *h, const unsigned char *p) {
@@ -72,6 +70,17 @@ static int read_id (sift_Reader *r, int idsize, uint64_t *v) {
   return sift_rd_uint(r, idsize, 1, "id", v);
 }
 
+/*
+** Ask for transparent huge pages on a large block (where the kernel allows
+** them only on request): far fewer page faults while an index fills it.
+*/
+static void huge_pages (void *p, size_t bytes) {
+  uintptr_t start = ((uintptr_t)p + 0x1FFFFF) & ~(uintptr_t)0x1FFFFF;
+  uintptr_t end = ((uintptr_t)p + bytes) & ~(uintptr_t)0x1FFFFF;
+  if (bytes >= 0x400000 && end > start)
+    madvise((void *)start, end - start, MADV_HUGEPAGE);
+}
+
 /* a growable array: push one element, doubling the capacity */
 #define PUSH(arr, n, cap, value) \
   do { \
@@ -79,6 +88,7 @@ static int read_id (sift_Reader *r, int idsize, uint64_t *v) {
       uint64_t ncap_ = (cap) ? (cap) * 2 : 1024; \
       void *na_ = realloc((arr), ncap_ * sizeof *(arr)); \
       if (na_ == NULL) return nomem(b); \
+      huge_pages(na_, ncap_ * sizeof *(arr)); \
       (arr) = na_; \
       (cap) = ncap_; \
     } \
@@ -181,7 +191,7 @@ static sift_Status name_class (Build *b, uint64_t id) {
   return SIFT_OK;
 }
 
-static sift_Status add_object (Build *b, uint64_t id, uint64_t off) {
+static inline sift_Status add_object (Build *b, uint64_t id, uint64_t off) {
   hp_Heap *h = b->h;
   hp_Idx o;
   o.id = id;
@@ -678,6 +688,9 @@ static sift_Status sort_objects (Build *b) {
     free(words);
     return nomem(b);
   }
+  huge_pages(words, n * sizeof(uint64_t));
+  huge_pages(h->keys32, n * sizeof(uint32_t));
+  huge_pages(h->offs, n * sizeof(uint64_t));
   for (i = 0; i < n; i++)
     words[i] = ((h->objs[i].id - min) >> shift) << 32 | i;
   if (!sort_words(words, n)) {

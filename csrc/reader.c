@@ -138,10 +138,3 @@ int sift_rd_cstring (sift_Reader *r, const char **s, size_t *len) {
   r->pos += *len + 1;
   return 1;
 }
-
-
-int sift_rd_skip (sift_Reader *r, uint64_t n) {
-  if (!sift_rd_has(r, n)) return sift_rd_fail(r, SIFT_ETRUNC, "bytes", n);
-  r->pos += (size_t)n;
-  return 1;
-}

@@ -135,7 +135,11 @@ int sift_rd_bytes (sift_Reader *r, uint64_t n, const unsigned char **p);
 /* bytes up to a NUL, which is consumed but not counted in *len */
 int sift_rd_cstring (sift_Reader *r, const char **s, size_t *len);
 
-int sift_rd_skip (sift_Reader *r, uint64_t n);
+static inline int sift_rd_skip (sift_Reader *r, uint64_t n) {
+  if (!sift_rd_has(r, n)) return sift_rd_fail(r, SIFT_ETRUNC, "bytes", n);
+  r->pos += (size_t)n;
+  return 1;
+}
 
 /* }====================================================== */
 
