@@ -37,10 +37,10 @@ for f in p:lines() do files[#files + 1] = sh_quote(f) end
 p:close()
 if #files > 0 then
   local list = table.concat(files, " ")
-  local s = best("lua5.4 bin/sift --quiet info " .. list)
+  local s = best("lua5.4 bin/sift --quiet info --header " .. list)
   local f = have("file") and best("file -b " .. list) or nil
   row(("detect %d fixture files"):format(#files), s, "file", f)
-  s = best("lua5.4 bin/sift --quiet info --json " .. list)
+  s = best("lua5.4 bin/sift --quiet info --header --json " .. list)
   row(("detect %d fixture files, --json"):format(#files), s, "file", f)
 else
   print("(no fixtures at " .. fixtures .. ")")

@@ -10,10 +10,7 @@
 ** HEAP_DUMP_END (0x2C); their bodies are sub-records (hprof.h, HPROF.md).
 */
 
-#define _DEFAULT_SOURCE  /* madvise */
-
 #include <stdarg.h>
-#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,17 +67,6 @@ static int read_id (sift_Reader *r, int idsize, uint64_t *v) {
   return sift_rd_uint(r, idsize, 1, "id", v);
 }
 
-/*
-** Ask for transparent huge pages on a large block (where the kernel allows
-** them only on request): far fewer page faults while an index fills it.
-*/
-static void huge_pages (void *p, size_t bytes) {
-  uintptr_t start = ((uintptr_t)p + 0x1FFFFF) & ~(uintptr_t)0x1FFFFF;
-  uintptr_t end = ((uintptr_t)p + bytes) & ~(uintptr_t)0x1FFFFF;
-  if (bytes >= 0x400000 && end > start)
-    madvise((void *)start, end - start, MADV_HUGEPAGE);
-}
-
 /* a growable array: push one element, doubling the capacity */
 #define PUSH(arr, n, cap, value) \
   do { \
@@ -88,7 +74,6 @@ static void huge_pages (void *p, size_t bytes) {
       uint64_t ncap_ = (cap) ? (cap) * 2 : 1024; \
       void *na_ = realloc((arr), ncap_ * sizeof *(arr)); \
       if (na_ == NULL) return nomem(b); \
-      huge_pages(na_, ncap_ * sizeof *(arr)); \
       (arr) = na_; \
       (cap) = ncap_; \
     } \
@@ -595,39 +580,20 @@ static int cmp_u64 (const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/*
-** Sort n words ascending. Dumps are nearly sorted (HotSpot writes objects
-** in address order after a short run of class dumps), so first: move the
-** words that break the ascending order aside, sort those few, and merge
-** them back from the end. When more than an eighth are out of order, an
-** LSD radix sort on the high 32 bits (8 bits a pass) does it instead.
-*/
-static int sort_words (uint64_t *w, uint64_t n) {
-  uint64_t i, r = 0, kept = 0, top = 0, *aside, *buf, *src = w, *dst;
+/* merge the sorted a[0..na) and b[0..nb) into out */
+static void merge (const uint64_t *a, uint64_t na, const uint64_t *b,
+                   uint64_t nb, uint64_t *out) {
+  uint64_t i = 0, j = 0, k = 0;
+  while (i < na && j < nb) out[k++] = b[j] < a[i] ? b[j++] : a[i++];
+  while (i < na) out[k++] = a[i++];
+  while (j < nb) out[k++] = b[j++];
+}
+
+/* LSD radix sort on the high 32 bits (the keys), 8 bits a pass */
+static void radix_words (uint64_t *w, uint64_t n, uint64_t *tmp) {
+  uint64_t i, *src = w, *dst = tmp;
   int pass;
-  for (i = 0; i < n; i++) {  /* how many break the order */
-    if (i > 0 && w[i] < top) r++;
-    else top = w[i];
-  }
-  if (r == 0) return 1;
-  if (r <= n / 8) {
-    aside = (uint64_t *)malloc(r * sizeof(uint64_t));
-    if (aside == NULL) return 0;
-    for (i = 0, r = 0, top = 0; i < n; i++) {
-      if (i > 0 && w[i] < top) aside[r++] = w[i];
-      else top = w[kept++] = w[i];
-    }
-    qsort(aside, r, sizeof *aside, cmp_u64);
-    for (i = n; r > 0; ) {  /* merge from the back, in place */
-      if (kept > 0 && w[kept - 1] > aside[r - 1]) w[--i] = w[--kept];
-      else w[--i] = aside[--r];
-    }
-    free(aside);
-    return 1;
-  }
-  buf = dst = (uint64_t *)malloc(n * sizeof(uint64_t));
-  if (buf == NULL) return 0;
-  for (pass = 4; pass < 8; pass++) {  /* bytes 4..7 hold the key */
+  for (pass = 4; pass < 8; pass++) {
     uint64_t count[256], sum = 0, *x;
     int d;
     memset(count, 0, sizeof count);
@@ -642,7 +608,74 @@ static int sort_words (uint64_t *w, uint64_t n) {
     x = src; src = dst; dst = x;
   }
   if (src != w) memcpy(w, src, n * sizeof(uint64_t));
-  free(buf);
+}
+
+#define MAXRUNS 32
+
+/*
+** Sort n words ascending. Heap dumps are nearly sorted: HotSpot writes a
+** short run of class dumps, then each heap space in address order. So the
+** words of short ascending runs are set aside and sorted on their own, the
+** few long runs are merged pairwise, and the set-aside words are merged in
+** from the back. Input that is not shaped like that gets a radix sort.
+*/
+static int sort_words (uint64_t *w, uint64_t n) {
+  uint64_t minrun = n / 1024 > 4096 ? n / 1024 : 4096;
+  uint64_t i, start, r = 0, kept = 0, na = 0, nruns = 0, run[MAXRUNS + 1];
+  uint64_t *tmp, *aside, *src, *dst;
+  for (start = 0, i = 1; i <= n; i++) {  /* measure the runs */
+    if (i < n && w[i] >= w[i - 1]) continue;
+    if (i - start >= minrun) nruns++;
+    else r += i - start;
+    start = i;
+  }
+  if (n == 0 || (nruns <= 1 && r == 0)) return 1;  /* sorted already */
+  tmp = (uint64_t *)malloc(n * sizeof(uint64_t));
+  if (tmp == NULL) return 0;
+  if (nruns > MAXRUNS || r > n / 8) {
+    radix_words(w, n, tmp);
+    free(tmp);
+    return 1;
+  }
+  aside = tmp + (n - r);  /* the last r slots of tmp */
+  for (start = 0, nruns = 0, i = 1; i <= n; i++) {  /* long runs to the front */
+    uint64_t len = i - start;
+    if (i < n && w[i] >= w[i - 1]) continue;
+    if (len >= minrun) {
+      run[nruns++] = kept;
+      memmove(w + kept, w + start, len * sizeof(uint64_t));
+      kept += len;
+    }
+    else {
+      memcpy(aside + na, w + start, len * sizeof(uint64_t));
+      na += len;
+    }
+    start = i;
+  }
+  run[nruns] = kept;
+  qsort(aside, na, sizeof *aside, cmp_u64);
+  src = w;
+  dst = tmp;  /* its first `kept` slots are free */
+  while (nruns > 1) {  /* merge the long runs pairwise */
+    uint64_t k, m = 0, *x;
+    for (k = 0; k < nruns; k += 2) {
+      if (k + 1 < nruns)
+        merge(src + run[k], run[k + 1] - run[k], src + run[k + 1],
+              run[k + 2] - run[k + 1], dst + run[k]);
+      else
+        memcpy(dst + run[k], src + run[k], (run[k + 1] - run[k]) * sizeof *w);
+      run[m++] = run[k];
+    }
+    run[m] = kept;
+    nruns = m;
+    x = src; src = dst; dst = x;
+  }
+  if (src != w) memcpy(w, src, kept * sizeof *w);
+  for (i = n; na > 0; ) {  /* merge the set-aside words in from the back */
+    if (kept > 0 && w[kept - 1] > aside[na - 1]) w[--i] = w[--kept];
+    else w[--i] = aside[--na];
+  }
+  free(tmp);
   return 1;
 }
 
@@ -688,9 +721,6 @@ static sift_Status sort_objects (Build *b) {
     free(words);
     return nomem(b);
   }
-  huge_pages(words, n * sizeof(uint64_t));
-  huge_pages(h->keys32, n * sizeof(uint32_t));
-  huge_pages(h->offs, n * sizeof(uint64_t));
   for (i = 0; i < n; i++)
     words[i] = ((h->objs[i].id - min) >> shift) << 32 | i;
   if (!sort_words(words, n)) {
