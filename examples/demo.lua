@@ -73,7 +73,25 @@ sh(("bin/sift info %s/app.hprof.gz %s/bank.qfx"):format(dir, dir))
 sh(("bin/sift info --json %s/bank.qfx"):format(dir))
 sh(("bin/sift info %s/notes.txt; echo \"exit status $?\""):format(dir))
 
--- 3. the reader, from Lua
+-- 3. heap dumps
+section("heap dumps: info, histogram, a REPL session, a tour from Lua")
+local leaky = fixtures .. "/hprof/generated-jdk17/leaky_jdk17_live.hprof"
+local android = fixtures .. "/hprof/android/ahat/test-dump.hprof"
+if io.open(leaky) then
+  sh("bin/sift info " .. leaky)
+  sh("bin/sift histogram --top 6 " .. fixtures .. "/hprof/hprof-slurp/hprof-64.bin")
+  sh(("printf '%%s\\n' %s | bin/sift repl %s"):format(table.concat({
+    [['local c = heap:class("LeakyApp"):static("CACHE") return c, c.size']],
+    [['heap:class("LeakyApp"):static("CACHE").elementData[1].name:string()']],
+    [['show(heap:class("LeakyApp"):static("DERIVED"))']],
+  }, " "), leaky))
+  sh("lua5.4 examples/heap_tour.lua " .. leaky .. " 'LeakyApp$Leaked' | head -20")
+  sh(("bin/sift histogram --top 4 --mapping %s %s"):format(android:gsub("hprof$", "map"), android))
+else
+  print("(no heap dump fixtures here)")
+end
+
+-- 4. the reader, from Lua
 section("walking HPROF records with the bounds-checked reader")
 local dump = fixtures .. "/hprof/hprof-slurp/hprof-32.bin"
 if io.open(dump) then

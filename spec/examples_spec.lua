@@ -5,7 +5,7 @@ local helper = require "spec.helper"
 local function run(script, args)
   local words = {}
   for i, a in ipairs(args) do words[i] = helper.quote(a) end
-  local p = io.popen(("LUA_CPATH=%s lua5.4 examples/%s %s 2>&1")
+  local p = io.popen(("LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH=%s lua5.4 examples/%s %s 2>&1")
     :format(helper.quote((os.getenv("SIFT_CPATH") or "build/?.so") .. ";;"), script, table.concat(words, " ")))
   local out = p:read("a")
   local ok, _, code = p:close()
@@ -37,6 +37,17 @@ describe("examples", function()
       end
       assert.is_true(n >= 5)
     end
+  end)
+
+  it("heap_tour.lua shows counts, the histogram and a class's instances with their fields", function()
+    local dump = helper.fixture("hprof/generated-jdk17/leaky_jdk17_live.hprof")
+    if not dump then return end
+    local out, code = run("heap_tour.lua", { dump, "LeakyApp$Leaked" })
+    assert.are.equal(0, code, out)
+    assert.matches("13271 objects %(8744 instances, 1452 object arrays, 2392 primitive arrays%), 683 classes", out)
+    assert.matches("class LeakyApp%$Leaked: 11 instances", out)
+    assert.matches('name%s+"leaked%-0"', out)
+    assert.matches("sticky_class%s+553", out)
   end)
 
   it("hprof_records.lua stops at a truncated record and says where", function()

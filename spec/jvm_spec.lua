@@ -84,6 +84,19 @@ describe("a heap dump of a live JVM (jcmd GC.heap_dump)", function()
     assert.are.equal("java.lang.String[3]", tostring(sample.words):match("^[^@]+"))
   end)
 
+  it("names the threads and gives the main thread's stack", function()
+    if not heap then return pending("no JDK") end
+    local main
+    for _, t in ipairs(heap:threads()) do
+      if t.name == "main" then main = t end
+    end
+    assert.truthy(main, "no thread named main")
+    assert.are.equal("java.lang.Thread", main.object:class_name())
+    local methods = {}
+    for _, f in ipairs(main.frames) do methods[#methods + 1] = (f.class or "?") .. "." .. f.method end
+    assert.are.equal("HeapSample.main", methods[#methods])
+  end)
+
   it("follows references through library classes (HashMap, enums)", function()
     if not heap then return pending("no JDK") end
     local found

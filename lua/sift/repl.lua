@@ -24,6 +24,10 @@ function M.pretty(v, depth)
   depth = depth or 2
   local t = type(v)
   if t == "string" then return quote(v) end
+  if t == "userdata" and (getmetatable(v) or {}).__name == "sift.Object" then
+    local text = require("sift.hprof").Object.string(v, 60)  -- strings show their text
+    return text and tostring(v) .. " " .. quote(text) or tostring(v)
+  end
   if t ~= "table" then return tostring(v) end
   local mt = getmetatable(v)
   if mt and mt.__tostring then return tostring(v) end
