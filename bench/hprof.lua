@@ -47,11 +47,11 @@ if not sh("command -v javac && command -v jcmd") then
   return
 end
 assert(os.execute("mkdir -p " .. CLASSES))
-local ok, out = sh(("javac -d %s bench/java/HeapGen.java"):format(CLASSES))
+local ok, out = sh(("javac -encoding UTF-8 -d %s bench/java/HeapGen.java"):format(CLASSES))
 assert(ok, out)
 local have_visualvm = exists(JAR)
 if have_visualvm then
-  ok, out = sh(("javac -cp %s -d %s bench/java/VisualVMIndex.java"):format(JAR, CLASSES))
+  ok, out = sh(("javac -encoding UTF-8 -cp %s -d %s bench/java/VisualVMIndex.java"):format(JAR, CLASSES))
   assert(ok, out)
 else
   print("(VisualVM's heap library is missing: `apt-get install visualvm` for the comparison)")

@@ -22,7 +22,7 @@ local function dump()
   local path = dir .. "/heap-sample.hprof"
   if io.open(path) then return path end
   assert(os.execute("mkdir -p " .. dir))
-  local ok, out = sh(("javac -d %s %s"):format(dir, SOURCE))
+  local ok, out = sh(("javac -encoding UTF-8 -d %s %s"):format(dir, SOURCE))
   assert(ok, out)
   local java = io.popen(("exec env -u LD_PRELOAD java -Xmx64m -XX:+UseSerialGC -cp %s HeapSample"):format(dir))
   local pid = java:read("l"):match("^ready (%d+)$")
