@@ -113,6 +113,28 @@ describe("HPROF decoding of damaged files", function()
     assert.are.same({ "bad_tag", "unknown heap dump sub-record tag 0x42 at byte 40" }, { code, msg })
   end)
 
+  it("reads Android's PRIMITIVE_ARRAY_NODATA (0xC3) as an array without data", function()
+    local header = "JAVA PROFILE 1.0.3\0" .. string.pack(">I4I8", 4, 0)
+    local body = string.pack(">BI4I4I4B", 0xC3, 0x500, 0, 7, 10)        -- int[7], no elements
+      .. string.pack(">BI4I4I4B", 0x23, 0x600, 0, 2, 8) .. "hi"          -- byte[2] "hi"
+    local h = assert(core.hprof(header .. string.pack(">BI4I4", 0x1C, 0, #body) .. body
+      .. string.pack(">BI4I4", 0x2C, 0, 0)))
+    local info = h:info()
+    assert.are.same({ 2, 2, 0 }, { info.objects, info.primitive_arrays, #info.warnings })
+    local _, kind, _, shallow, length, elem = h:object(h:find(0x500))
+    assert.are.same({ "primitive_array", 28, 7, "int" }, { kind, shallow, length, elem })
+    assert.is_nil(h:bytes(h:find(0x500)))
+    assert.is_nil(h:element(h:find(0x500), 1))
+    assert.are.equal("hi", h:bytes(h:find(0x600)))
+  end)
+
+  it("warns when a segmented dump has no HEAP_DUMP_END", function()
+    local header = "JAVA PROFILE 1.0.2\0" .. string.pack(">I4I8", 4, 0)
+    local body = string.pack(">BI4", 0x05, 0x100)
+    local h = assert(core.hprof(header .. string.pack(">BI4I4", 0x1C, 0, #body) .. body))
+    assert.matches("no HEAP_DUMP_END", table.concat(h:info().warnings, "\n"))
+  end)
+
   it("skips unknown top-level records by their length and says so", function()
     local header = "JAVA PROFILE 1.0.2\0" .. string.pack(">I4I8", 4, 0)
     local data = header .. string.pack(">BI4I4", 0x77, 0, 3) .. "abc"
