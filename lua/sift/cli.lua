@@ -151,7 +151,6 @@ function commands.info(args, out, err)
     end)
     if info and info.format == "hprof" and not info.problem and not args.header then
       info, msg, code = add_heap_facts(args, path, info)
-      if not info then msg = msg:gsub("^" .. path:gsub("%p", "%%%0") .. ": ", "") msg = path .. ": " .. msg end
     end
     if not info then
       err:write("sift: ", printable(msg), "\n")
@@ -179,12 +178,16 @@ local function group_digits(n)
   return head .. digits:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", "")
 end
 
-function commands.histogram(args, out, err)
+-- the heap of args.file, or nil after saying why on err
+local function heap_or_report(args, err)
   local heap, msg = open_heap(args, args.file)
-  if not heap then
-    err:write("sift: ", printable(msg), "\n")
-    return EXIT_BAD_INPUT
-  end
+  if not heap then err:write("sift: ", printable(msg), "\n") end
+  return heap
+end
+
+function commands.histogram(args, out, err)
+  local heap = heap_or_report(args, err)
+  if not heap then return EXIT_BAD_INPUT end
   local info, all = heap:info(), heap:histogram()
   heap:close()
   local rows, top = {}, args.top
@@ -216,11 +219,8 @@ function commands.histogram(args, out, err)
 end
 
 function commands.repl(args, out, err)
-  local heap, msg = open_heap(args, args.file)
-  if not heap then
-    err:write("sift: ", printable(msg), "\n")
-    return EXIT_BAD_INPUT
-  end
+  local heap = heap_or_report(args, err)
+  if not heap then return EXIT_BAD_INPUT end
   return require("sift.repl").run(heap, { input = io.stdin, out = out, err = err })
 end
 
