@@ -13,17 +13,8 @@
 #include <string.h>
 
 #include "hprof.h"
+#include "lheap.h"
 #include "lsift.h"
-
-typedef struct LHeap {
-  hp_Heap h;
-  int built;
-  /* objects grouped by class, built on first use: the objects of slot c
-     are by_class[start[c] .. start[c+1]); slots are class numbers, then one
-     per primitive element type, then "class not in the dump" */
-  uint64_t *start;
-  uint32_t *by_class;
-} LHeap;
 
 #define NSLOTS(h) ((h)->nclasses + 12 + 1)
 
@@ -35,14 +26,13 @@ static void free_groups (LHeap *lh) {
 }
 
 
-static LHeap *checkheap (lua_State *L) {
+LHeap *sift_checkheap (lua_State *L) {
   LHeap *lh = (LHeap *)luaL_checkudata(L, 1, SIFT_HEAP_T);
   if (!lh->built) luaL_error(L, "attempt to use a closed " SIFT_HEAP_T);
   return lh;
 }
 
-/* argument i as a 0-based object number */
-static uint64_t checknum (lua_State *L, const hp_Heap *h, int i) {
+uint64_t sift_checknum (lua_State *L, const hp_Heap *h, int i) {
   lua_Integer num = luaL_checkinteger(L, i);
   luaL_argcheck(L, num >= 1 && (lua_Unsigned)num <= h->nobjs, i,
                 "no such object number");
@@ -70,7 +60,7 @@ static const char *kind_name (int kind) {
   }
 }
 
-static const char *root_name (int kind) {
+const char *sift_root_name (int kind) {
   switch (kind) {
     case 0xFF: return "unknown";
     case 0x01: return "jni_global";
@@ -222,6 +212,11 @@ static int heap_open (lua_State *L) {
 
 static int heap_close (lua_State *L) {
   LHeap *lh = (LHeap *)luaL_checkudata(L, 1, SIFT_HEAP_T);
+  if (lh->graph) {
+    hg_free(lh->graph);
+    free(lh->graph);
+    lh->graph = NULL;
+  }
   if (lh->built) hp_free(&lh->h);
   free_groups(lh);
   lh->built = 0;
@@ -243,7 +238,7 @@ static int heap_close (lua_State *L) {
   (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, key))
 
 static int heap_info (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   int i;
   lua_createtable(L, 0, 24);
   lua_pushstring(L, h->version);
@@ -278,7 +273,7 @@ static int heap_info (lua_State *L) {
   for (i = 0; i < 256; i++)
     if (h->roots_by_kind[i]) {
       lua_pushinteger(L, (lua_Integer)h->roots_by_kind[i]);
-      lua_setfield(L, -2, root_name(i));
+      lua_setfield(L, -2, sift_root_name(i));
     }
   lua_setfield(L, -2, "roots");
   lua_createtable(L, h->nwarn, 0);
@@ -291,18 +286,18 @@ static int heap_info (lua_State *L) {
 }
 
 static int heap_count (lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)checkheap(L)->h.nobjs);
+  lua_pushinteger(L, (lua_Integer)sift_checkheap(L)->h.nobjs);
   return 1;
 }
 
 static int heap_nclasses (lua_State *L) {
-  lua_pushinteger(L, (lua_Integer)checkheap(L)->h.nclasses);
+  lua_pushinteger(L, (lua_Integer)sift_checkheap(L)->h.nclasses);
   return 1;
 }
 
 /* heap:find(id) -> object number or nil */
 static int heap_find (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   int64_t num = hp_find(h, (uint64_t)luaL_checkinteger(L, 2));
   if (num < 0) lua_pushnil(L);
   else lua_pushinteger(L, num + 1);
@@ -311,7 +306,7 @@ static int heap_find (lua_State *L) {
 
 /* heap:find_class(id) -> class number or nil */
 static int heap_find_class (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   int64_t c = hp_find_class(h, (uint64_t)luaL_checkinteger(L, 2));
   if (c < 0) lua_pushnil(L);
   else lua_pushinteger(L, c + 1);
@@ -323,8 +318,8 @@ static int heap_find_class (lua_State *L) {
 ** length (arrays), element type (arrays), heap name
 */
 static int heap_object (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
-  uint64_t num = checknum(L, h, 2);
+  hp_Heap *h = &sift_checkheap(L)->h;
+  uint64_t num = sift_checknum(L, h, 2);
   hp_ObjInfo o;
   hp_object(h, num, &o);
   lua_pushinteger(L, (lua_Integer)hp_obj_id(h, num));
@@ -348,9 +343,9 @@ static int heap_object (lua_State *L) {
 /* heap:class_id_of(num) -> the class id an instance or array names (even
    when that class is not in the dump), or nil */
 static int heap_class_id_of (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   hp_ObjInfo o;
-  hp_object(h, checknum(L, h, 2), &o);
+  hp_object(h, sift_checknum(L, h, 2), &o);
   if (o.class_id) lua_pushinteger(L, (lua_Integer)o.class_id);
   else lua_pushnil(L);
   return 1;
@@ -381,7 +376,7 @@ static void push_string_id (lua_State *L, const hp_Heap *h, uint64_t sid) {
 ** first), statics = { {name, type, value}... } }
 */
 static int heap_class (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   uint64_t c = checkclass(L, h, 2);
   const hp_Class *k = &h->classes[c];
   const unsigned char *s;
@@ -433,7 +428,7 @@ static int heap_class (lua_State *L) {
 
 /* heap:string(id) -> the bytes of a STRING record, or nil */
 static int heap_string (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   push_string_id(L, h, (uint64_t)luaL_checkinteger(L, 2));
   return 1;
 }
@@ -449,8 +444,8 @@ static int heap_string (lua_State *L) {
 
 /* heap:field(num, offset, type) -> value of an instance field */
 static int heap_field (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
-  uint64_t num = checknum(L, h, 2);
+  hp_Heap *h = &sift_checkheap(L)->h;
+  uint64_t num = sift_checknum(L, h, 2);
   lua_Integer off = luaL_checkinteger(L, 3);
   static const char *const types[] = {"object", "boolean", "char", "float",
     "double", "byte", "short", "int", "long", NULL};
@@ -470,8 +465,8 @@ static int heap_field (lua_State *L) {
 
 /* heap:element(num, i) -> element i (1-based) of an array */
 static int heap_element (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
-  uint64_t num = checknum(L, h, 2);
+  hp_Heap *h = &sift_checkheap(L)->h;
+  uint64_t num = sift_checknum(L, h, 2);
   lua_Integer i = luaL_checkinteger(L, 3);
   hp_ObjInfo o;
   hp_object(h, num, &o);
@@ -486,8 +481,8 @@ static int heap_element (lua_State *L) {
 
 /* heap:elements(num) -> a table of every element of an array */
 static int heap_elements (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
-  uint64_t num = checknum(L, h, 2), i;
+  hp_Heap *h = &sift_checkheap(L)->h;
+  uint64_t num = sift_checknum(L, h, 2), i;
   hp_ObjInfo o;
   int size;
   hp_object(h, num, &o);
@@ -504,9 +499,9 @@ static int heap_elements (lua_State *L) {
 /* heap:bytes(num) -> the raw data of a primitive array (big-endian, as in
    the file), or nil */
 static int heap_bytes (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   hp_ObjInfo o;
-  hp_object(h, checknum(L, h, 2), &o);
+  hp_object(h, sift_checknum(L, h, 2), &o);
   if (o.kind != HP_PRIM_ARRAY_DUMP) lua_pushnil(L);
   else lua_pushlstring(L, (const char *)o.data,
                        (size_t)(o.length * (uint64_t)hp_type_size(h, o.elem)));
@@ -520,10 +515,10 @@ static int heap_bytes (lua_State *L) {
 ** first (0-based) and count select code units (Dalvik's offset/count)
 */
 static int heap_text (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   static const char *const encodings[] = {"utf16be", "utf16le", "latin1",
                                           NULL};
-  uint64_t num = checknum(L, h, 2);
+  uint64_t num = sift_checknum(L, h, 2);
   int enc = luaL_checkoption(L, 3, NULL, encodings);
   lua_Integer first = luaL_optinteger(L, 4, 0);
   hp_ObjInfo o;
@@ -616,7 +611,7 @@ static uint64_t checkslot (lua_State *L, const hp_Heap *h) {
 ** the last. heap:group_size(class | type) -> how many there are.
 */
 static int heap_group (lua_State *L) {
-  LHeap *lh = checkheap(L);
+  LHeap *lh = sift_checkheap(L);
   uint64_t slot = checkslot(L, &lh->h);
   lua_Integer k = luaL_checkinteger(L, 3);
   if (lh->start == NULL) build_groups(L, lh);
@@ -628,7 +623,7 @@ static int heap_group (lua_State *L) {
 }
 
 static int heap_group_size (lua_State *L) {
-  LHeap *lh = checkheap(L);
+  LHeap *lh = sift_checkheap(L);
   uint64_t slot = checkslot(L, &lh->h);
   if (lh->start == NULL) build_groups(L, lh);
   lua_pushinteger(L, (lua_Integer)(lh->start[slot + 1] - lh->start[slot]));
@@ -637,7 +632,7 @@ static int heap_group_size (lua_State *L) {
 
 /* heap:class_name(c) -> the raw name of class c (as the dump spells it) */
 static int heap_class_name (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   push_string_id(L, h, h->classes[checkclass(L, h, 2)].name);
   return 1;
 }
@@ -648,7 +643,7 @@ static int heap_class_name (lua_State *L) {
 ** one per class and per primitive array type that has objects
 */
 static int heap_histogram (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   uint64_t i, nrows = h->nclasses + 12 + 1;
   uint64_t *count, *shallow;
   int row = 0;
@@ -684,7 +679,7 @@ static int heap_histogram (lua_State *L) {
    primitive_arrays } } (Android's app/zygote/image heaps); {} when the dump
    has no heap tags */
 static int heap_heaps (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   static const uint32_t heaps[] = {HP_HEAP_DEFAULT, HP_HEAP_APP,
     HP_HEAP_IMAGE, HP_HEAP_ZYGOTE, HP_HEAP_JIT, HP_HEAP_OTHER};
   static const char *const kinds[] = {"classes", "instances", "object_arrays",
@@ -717,13 +712,13 @@ static int heap_heaps (lua_State *L) {
 
 /* heap:roots() -> { {kind, id, thread, frame}... } in file order */
 static int heap_roots (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   uint64_t i;
   lua_createtable(L, h->nroots < 1 << 24 ? (int)h->nroots : 0, 0);
   for (i = 0; i < h->nroots; i++) {
     const hp_Root *r = &h->roots[i];
     lua_createtable(L, 0, 4);
-    lua_pushstring(L, root_name(r->kind));
+    lua_pushstring(L, sift_root_name(r->kind));
     lua_setfield(L, -2, "kind");
     SETINT("id", r->id);
     if (r->kind == 0x02 || r->kind == 0x03 || r->kind == 0x04
@@ -747,7 +742,7 @@ static int heap_roots (lua_State *L) {
 
 /* heap:threads() -> START_THREAD records { serial, object, trace, name } */
 static int heap_threads (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   uint64_t i;
   lua_createtable(L, (int)h->nthreads, 0);
   for (i = 0; i < h->nthreads; i++) {
@@ -767,7 +762,7 @@ static int heap_threads (lua_State *L) {
 ** source, class_serial, line}... } } or nil
 */
 static int heap_trace (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   const hp_Idx *t = hp_find_idx(h->traces, h->ntraces,
                                 (uint64_t)luaL_checkinteger(L, 2));
   const unsigned char *p, *end;
@@ -813,7 +808,7 @@ static int heap_trace (lua_State *L) {
 
 /* heap:class_serial(serial) -> class number of the LOAD_CLASS serial */
 static int heap_class_by_serial (lua_State *L) {
-  hp_Heap *h = &checkheap(L)->h;
+  hp_Heap *h = &sift_checkheap(L)->h;
   uint32_t serial = (uint32_t)luaL_checkinteger(L, 2);
   uint64_t i;
   for (i = 0; i < h->nclasses; i++)
@@ -917,6 +912,10 @@ static const luaL_Reg heap_functions[] = {
 
 void sift_open_heap (lua_State *L) {
   sift_newclass(L, SIFT_HEAP_T, heap_metamethods, heap_methods);
+  luaL_getmetatable(L, SIFT_HEAP_T);  /* the graph's methods join the heap's */
+  lua_getfield(L, -1, "__index");
+  sift_heap_graph_methods(L);
+  lua_pop(L, 2);
   sift_newclass(L, SIFT_OBJECT_T, object_metamethods, no_methods);
   luaL_setfuncs(L, heap_functions, 0);
 }

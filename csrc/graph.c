@@ -1,0 +1,555 @@
+/*
+** graph.c
+** References, shortest paths and dominators over the HPROF index.
+**
+** References are read from the records each time they are needed (no
+** labels are stored): an instance's object fields (per-class tables of
+** layout indexes, each with flags set from Lua), an object array's
+** elements, a class's object statics; for the dominator model also an
+** instance's class and a class's superclass and loader.
+**
+** Dominators: semi-NCA (Georgiadis, Tarjan, Werneck) on the preorder of an
+** iterative DFS from a virtual root whose successors are the GC roots.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+
+#define ALLOC(p, n) ((p) = malloc(((n) ? (n) : 1) * sizeof *(p)))
+
+
+/*
+** {======================================================
+** Set-up and lookups
+** =======================================================
+*/
+
+sift_Status hg_init (hg_Graph *g, const hp_Heap *h) {
+  uint64_t c, i, total = 0, statics = 0;
+  memset(g, 0, sizeof *g);
+  g->h = h;
+  if (h->nobjs >= HG_NONE - 1) return SIFT_EUNSUPPORTED;
+  g->n = (uint32_t)h->nobjs;
+  /* per-class tables of object fields and statics */
+  if (!ALLOC(g->ref_first, h->nclasses + 1)
+      || !ALLOC(g->static_first, h->nclasses + 1))
+    return SIFT_ENOMEM;
+  for (c = 0; c < h->nclasses; c++) {
+    const hp_Class *k = &h->classes[c];
+    g->ref_first[c] = (uint32_t)total;
+    g->static_first[c] = (uint32_t)statics;
+    for (i = 0; i < k->nflat; i++)
+      total += h->fields[k->flat + i].type == HP_OBJECT;
+    statics += k->nstatics;
+  }
+  g->ref_first[h->nclasses] = (uint32_t)total;
+  g->static_first[h->nclasses] = (uint32_t)statics;
+  if (!ALLOC(g->ref_field, total) || !ALLOC(g->ref_flags, total)
+      || !ALLOC(g->static_flags, statics))
+    return SIFT_ENOMEM;
+  memset(g->ref_flags, 0, total ? total : 1);
+  memset(g->static_flags, 0, statics ? statics : 1);
+  for (c = 0; c < h->nclasses; c++) {
+    const hp_Class *k = &h->classes[c];
+    uint32_t at = g->ref_first[c];
+    for (i = 0; i < k->nflat; i++)
+      if (h->fields[k->flat + i].type == HP_OBJECT) g->ref_field[at++] = (uint32_t)i;
+  }
+  /* buckets of keys for id lookups: about one per four objects */
+  if (h->keys32 && g->n > 0) {
+    uint64_t maxkey = h->keys32[g->n - 1], b;
+    while ((maxkey >> g->bucket_shift) > g->n / 4 + 1) g->bucket_shift++;
+    g->nbuckets = (maxkey >> g->bucket_shift) + 1;
+    if (!ALLOC(g->bucket, g->nbuckets + 1)) return SIFT_ENOMEM;
+    for (b = 0, i = 0; b <= g->nbuckets; b++) {
+      while (i < g->n && (h->keys32[i] >> g->bucket_shift) < b) i++;
+      g->bucket[b] = (uint32_t)i;
+    }
+  }
+  /* the roots that point at objects of the dump */
+  if (!ALLOC(g->root_obj, h->nroots) || !ALLOC(g->root_rec, h->nroots))
+    return SIFT_ENOMEM;
+  for (i = 0; i < h->nroots; i++) {
+    uint32_t num = hg_find(g, h->roots[i].id);
+    if (num == HG_NONE) continue;
+    g->root_obj[g->nroots] = num;
+    g->root_rec[g->nroots++] = i;
+  }
+  return SIFT_OK;
+}
+
+void hg_free (hg_Graph *g) {
+  free(g->ref_first);
+  free(g->ref_field);
+  free(g->ref_flags);
+  free(g->static_flags);
+  free(g->static_first);
+  free(g->bucket);
+  free(g->root_obj);
+  free(g->root_rec);
+  free(g->first);
+  free(g->succ);
+  free(g->pfirst);
+  free(g->pred);
+  free(g->idom);
+  free(g->retained);
+  free(g->shallow);
+  free(g->child_first);
+  free(g->children);
+  memset(g, 0, sizeof *g);
+}
+
+uint32_t hg_find (const hg_Graph *g, uint64_t id) {
+  const hp_Heap *h = g->h;
+  uint64_t d, key, b, lo, hi;
+  if (g->bucket == NULL) {
+    int64_t num = hp_find(h, id);
+    return num < 0 ? HG_NONE : (uint32_t)num;
+  }
+  d = id - h->id_base;
+  if (id < h->id_base || (d & ((UINT64_C(1) << h->id_shift) - 1)) != 0)
+    return HG_NONE;
+  key = d >> h->id_shift;
+  b = key >> g->bucket_shift;
+  if (b >= g->nbuckets) return HG_NONE;
+  lo = g->bucket[b];
+  hi = g->bucket[b + 1];
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (h->keys32[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < g->bucket[b + 1] && h->keys32[lo] == key ? (uint32_t)lo : HG_NONE;
+}
+
+void hg_flag_field (hg_Graph *g, uint32_t cls, uint32_t field, int flags) {
+  uint32_t i;
+  for (i = g->ref_first[cls]; i < g->ref_first[cls + 1]; i++)
+    if (g->ref_field[i] == field) g->ref_flags[i] = (uint8_t)flags;
+}
+
+void hg_flag_static (hg_Graph *g, uint32_t cls, uint32_t index, int flags) {
+  if (g->static_first[cls] + index < g->static_first[cls + 1])
+    g->static_flags[g->static_first[cls] + index] = (uint8_t)flags;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** References of one object
+** =======================================================
+*/
+
+void hg_refs_begin (hg_Iter *it, const hg_Graph *g, uint32_t num,
+                    int synthetic) {
+  hp_ObjInfo o;
+  hp_object(g->h, num, &o);
+  it->g = g;
+  it->num = num;
+  it->kind = o.kind;
+  it->synthetic = synthetic;
+  it->step = 0;
+  it->data = o.data;
+  it->cls = o.cls;
+  it->i = 0;
+  it->count = o.length;  /* elements, or instance data bytes */
+  it->statics = NULL;
+  if (o.kind == HP_CLASS_DUMP && o.cls >= 0) {
+    it->statics = g->h->p + g->h->classes[o.cls].statics_off + 2;
+    it->count = g->h->classes[o.cls].nstatics;
+  }
+  else if (o.kind == HP_INSTANCE_DUMP && o.cls >= 0)
+    it->i = g->ref_first[o.cls];
+}
+
+/* fill ref with a reference to id, or return 0 when it points nowhere */
+static int resolve (const hg_Iter *it, uint64_t id, int kind, uint64_t index,
+                    int flags, hg_Ref *ref) {
+  uint32_t target;
+  if (id == 0 || (target = hg_find(it->g, id)) == HG_NONE) return 0;
+  ref->target = target;
+  ref->kind = (uint8_t)kind;
+  ref->index = (uint32_t)index;
+  ref->flags = (uint8_t)flags;
+  return 1;
+}
+
+int hg_refs_next (hg_Iter *it, hg_Ref *ref) {
+  const hg_Graph *g = it->g;
+  const hp_Heap *h = g->h;
+  int ids = h->idsize;
+  switch (it->kind) {
+    case HP_INSTANCE_DUMP:
+      if (it->cls < 0) return 0;
+      while (it->i < g->ref_first[it->cls + 1]) {
+        uint64_t k = it->i++;
+        const hp_Field *f = &h->fields[h->classes[it->cls].flat + g->ref_field[k]];
+        if (f->offset + (uint64_t)ids <= it->count
+            && resolve(it, hp_id_at(h, it->data + f->offset), HG_FIELD,
+                       g->ref_field[k], g->ref_flags[k], ref))
+          return 1;
+      }
+      if (it->synthetic && it->step++ == 0)
+        return resolve(it, h->classes[it->cls].id, HG_CLASS, 0, 0, ref)
+            || hg_refs_next(it, ref);
+      return 0;
+    case HP_OBJ_ARRAY_DUMP:
+      while (it->i < it->count) {
+        uint64_t k = it->i++;
+        if (resolve(it, hp_id_at(h, it->data + k * (uint64_t)ids), HG_ELEMENT,
+                    k, 0, ref))
+          return 1;
+      }
+      return 0;
+    case HP_CLASS_DUMP:
+      if (it->cls < 0) return 0;
+      while (it->i < it->count) {  /* statics: name id, u1 type, value */
+        uint64_t k = it->i++;
+        const unsigned char *s = it->statics;
+        int t = s[ids];
+        it->statics += ids + 1 + hp_type_size(h, t);
+        if (t == HP_OBJECT
+            && resolve(it, hp_id_at(h, s + ids + 1), HG_STATIC, k,
+                       g->static_flags[g->static_first[it->cls] + k], ref))
+          return 1;
+      }
+      if (!it->synthetic) return 0;
+      while (it->step < 2) {
+        const hp_Class *c = &h->classes[it->cls];
+        if (it->step++ == 0) {
+          if (resolve(it, c->super_id, HG_SUPER, 0, 0, ref)) return 1;
+        }
+        else if (resolve(it, c->loader_id, HG_LOADER, 0, 0, ref)) return 1;
+      }
+      return 0;
+    default:
+      return 0;
+  }
+}
+
+/* }====================================================== */
+
+
+uint64_t hg_shallow (const hg_Graph *g, uint32_t num, int model) {
+  const hp_Heap *h = g->h;
+  hp_ObjInfo o;
+  uint64_t bytes;
+  hp_object(h, num, &o);
+  if (model == HG_SHARK) return o.shallow;
+  /* the JVM model as VisualVM draws it: a one-id header, arrays a u4
+     length more, everything aligned to 8 bytes */
+  bytes = (uint64_t)h->idsize + o.shallow;
+  if (o.kind == HP_OBJ_ARRAY_DUMP || o.kind == HP_PRIM_ARRAY_DUMP
+      || o.kind == HP_PRIM_ARRAY_NODATA)
+    bytes += 4;
+  return (bytes + 7) & ~(uint64_t)7;
+}
+
+
+/*
+** {======================================================
+** Shortest paths from the roots
+** =======================================================
+*/
+
+#define BIT(set, i) ((set)[(i) >> 3] >> ((i) & 7) & 1)
+#define SETBIT(set, i) ((set)[(i) >> 3] |= (uint8_t)(1 << ((i) & 7)))
+#define CLEARBIT(set, i) ((set)[(i) >> 3] &= (uint8_t)~(1 << ((i) & 7)))
+
+sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
+                      uint64_t ntargets, uint32_t *parent, uint64_t *via) {
+  uint64_t n = g->n, i, qh = 0, qt = 0, lh = 0, lt = 0, found = 0;
+  uint32_t *q, *lq;
+  uint8_t *low, *done;
+  sift_Status s = SIFT_OK;
+  ALLOC(q, n);
+  ALLOC(lq, n);
+  low = (uint8_t *)calloc(n / 8 + 1, 1);
+  done = (uint8_t *)calloc(n / 8 + 1, 1);
+  if (!q || !lq || !low || !done) {
+    s = SIFT_ENOMEM;
+    goto out;
+  }
+  for (i = 0; i < n; i++) parent[i] = HG_NONE;
+  for (i = 0; i < g->nroots; i++) {  /* the roots, in file order */
+    uint32_t r = g->root_obj[i];
+    int flags = g->root_flags[g->h->roots[g->root_rec[i]].kind];
+    if (flags & HG_SKIP) continue;
+    if (flags & HG_LOW) {
+      if (parent[r] != HG_NONE) continue;
+      SETBIT(low, r);
+      lq[lt++] = r;
+    }
+    else {
+      if (parent[r] != HG_NONE && !BIT(low, r)) continue;
+      CLEARBIT(low, r);
+      q[qt++] = r;
+    }
+    parent[r] = g->n;
+    if (via) via[r] = g->root_rec[i];
+  }
+  while (qh < qt || lh < lt) {
+    uint32_t u = qh < qt ? q[qh++] : lq[lh++];
+    int ulow = BIT(low, u);
+    hg_Iter it;
+    hg_Ref ref;
+    if (BIT(done, u)) continue;  /* promoted, and expanded already */
+    SETBIT(done, u);
+    if (targets && BIT(targets, u) && ++found == ntargets) break;
+    hg_refs_begin(&it, g, u, 0);
+    while (hg_refs_next(&it, &ref)) {
+      uint32_t c = ref.target;
+      int clow = ulow || (ref.flags & HG_LOW);
+      if (ref.flags & (HG_NEVER | HG_SKIP)) continue;
+      if (parent[c] == HG_NONE) {
+        parent[c] = u;
+        if (clow) {
+          SETBIT(low, c);
+          lq[lt++] = c;
+        }
+        else q[qt++] = c;
+      }
+      else if (!clow && BIT(low, c) && !BIT(done, c)) {  /* promote */
+        parent[c] = u;
+        CLEARBIT(low, c);
+        q[qt++] = c;
+      }
+    }
+  }
+out:
+  free(q);
+  free(lq);
+  free(low);
+  free(done);
+  return s;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Dominators
+** =======================================================
+*/
+
+/* the strong graph with the dominator model's references, as CSR */
+static sift_Status build_csr (hg_Graph *g, sift_Progress *pr) {
+  uint64_t n = g->n, i, e = 0;
+  hg_Iter it;
+  hg_Ref ref;
+  if (g->first) return SIFT_OK;
+  if (!ALLOC(g->first, n + 1)) return SIFT_ENOMEM;
+  for (i = 0; i < n; i++) {  /* count */
+    g->first[i] = e;
+    hg_refs_begin(&it, g, (uint32_t)i, 1);
+    while (hg_refs_next(&it, &ref)) e += !(ref.flags & HG_NEVER);
+    if (!sift_progress(pr, i / 2)) return SIFT_ECANCEL;
+  }
+  g->first[n] = e;
+  if (!ALLOC(g->succ, e)) return SIFT_ENOMEM;
+  for (i = 0, e = 0; i < n; i++) {  /* fill */
+    hg_refs_begin(&it, g, (uint32_t)i, 1);
+    while (hg_refs_next(&it, &ref))
+      if (!(ref.flags & HG_NEVER)) g->succ[e++] = ref.target;
+    if (!sift_progress(pr, n / 2 + i / 2)) return SIFT_ECANCEL;
+  }
+  return SIFT_OK;
+}
+
+/* successors of v, the virtual root (v == n) included */
+#define SUCC_BEGIN(g, v) ((v) == (g)->n ? 0 : (g)->first[v])
+#define SUCC_END(g, v) ((v) == (g)->n ? (g)->nroots : (g)->first[(v) + 1])
+#define SUCC(g, v, k) ((v) == (g)->n ? (g)->root_obj[k] : (g)->succ[k])
+
+sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
+  uint64_t n = g->n, R = 0, i, k, top;
+  uint32_t *pre = NULL, *vertex = NULL, *parent = NULL, *semi = NULL,
+           *label = NULL, *anc = NULL, *idom = NULL, *stack = NULL;
+  uint64_t *next = NULL, *pf = NULL;
+  uint32_t *pl = NULL;
+  sift_Status s;
+  if ((s = build_csr(g, pr)) != SIFT_OK) return s;
+  free(g->idom); free(g->retained); free(g->shallow);
+  free(g->child_first); free(g->children);
+  g->idom = NULL; g->retained = g->shallow = NULL;
+  g->child_first = g->children = NULL;
+  if (!ALLOC(pre, n + 1) || !ALLOC(vertex, n + 1) || !ALLOC(parent, n + 1)
+      || !ALLOC(next, n + 1) || !ALLOC(stack, n + 1)) {
+    s = SIFT_ENOMEM;
+    goto out;
+  }
+  /* iterative DFS from the virtual root: preorder numbers */
+  for (i = 0; i <= n; i++) pre[i] = HG_NONE;
+  top = 0;
+  stack[top++] = (uint32_t)n;
+  pre[n] = 0;
+  vertex[0] = (uint32_t)n;
+  parent[0] = 0;
+  next[n] = SUCC_BEGIN(g, n);
+  R = 1;
+  while (top > 0) {
+    uint32_t v = stack[top - 1];
+    if (next[v] < SUCC_END(g, v)) {
+      uint32_t w = SUCC(g, v, next[v]);
+      next[v]++;
+      if (pre[w] == HG_NONE) {
+        pre[w] = (uint32_t)R;
+        vertex[R] = w;
+        parent[R] = pre[v];
+        R++;
+        next[w] = SUCC_BEGIN(g, w);
+        stack[top++] = w;
+      }
+    }
+    else top--;
+  }
+  g->reachable = R - 1;
+  free(next);
+  next = NULL;
+  /* predecessors, in preorder numbers, of the reachable nodes */
+  if (!ALLOC(pf, R + 1)) { s = SIFT_ENOMEM; goto out; }
+  memset(pf, 0, (R + 1) * sizeof *pf);
+  for (k = 0; k < R; k++) {
+    uint32_t v = vertex[k];
+    uint64_t j;
+    for (j = SUCC_BEGIN(g, v); j < SUCC_END(g, v); j++)
+      pf[pre[SUCC(g, v, j)] + 1]++;
+  }
+  for (k = 0; k < R; k++) pf[k + 1] += pf[k];
+  if (!ALLOC(pl, pf[R])) { s = SIFT_ENOMEM; goto out; }
+  for (k = 0; k < R; k++) {  /* pf[x] runs ahead while filling */
+    uint32_t v = vertex[k];
+    uint64_t j;
+    for (j = SUCC_BEGIN(g, v); j < SUCC_END(g, v); j++)
+      pl[pf[pre[SUCC(g, v, j)]]++] = (uint32_t)k;
+  }
+  for (k = R; k > 0; k--) pf[k] = pf[k - 1];
+  pf[0] = 0;
+  /* semi-dominators, by link-eval with path compression (iterative) */
+  if (!ALLOC(semi, R) || !ALLOC(label, R) || !ALLOC(anc, R)) {
+    s = SIFT_ENOMEM;
+    goto out;
+  }
+  for (k = 0; k < R; k++) {
+    semi[k] = label[k] = (uint32_t)k;
+    anc[k] = HG_NONE;
+  }
+  for (k = R - 1; k >= 1; k--) {
+    uint64_t j;
+    for (j = pf[k]; j < pf[k + 1]; j++) {
+      uint32_t v = pl[j], u;
+      if (anc[v] == HG_NONE) u = v;  /* eval(v) */
+      else {
+        uint64_t sp = 0;
+        uint32_t x = v;
+        while (anc[anc[x]] != HG_NONE) {  /* compress the path */
+          stack[sp++] = x;
+          x = anc[x];
+        }
+        while (sp > 0) {
+          uint32_t y = stack[--sp], a = anc[y];
+          if (semi[label[a]] < semi[label[y]]) label[y] = label[a];
+          anc[y] = anc[a];
+        }
+        u = label[v];
+      }
+      if (semi[u] < semi[k]) semi[k] = semi[u];
+    }
+    anc[k] = parent[k];  /* link */
+    if (!sift_progress(pr, n + (R - k) * n / R)) { s = SIFT_ECANCEL; goto out; }
+  }
+  /* immediate dominators: the nearest common ancestor step */
+  idom = anc;  /* reuse: anc is done */
+  idom[0] = 0;
+  for (k = 1; k < R; k++) {
+    uint32_t d = parent[k];
+    while (d > semi[k]) d = idom[d];
+    idom[k] = d;
+  }
+  /* into object numbers, retained sizes, dominated children */
+  if (!ALLOC(g->idom, n) || !ALLOC(g->retained, n) || !ALLOC(g->shallow, n)
+      || !ALLOC(g->child_first, n + 2)) {
+    s = SIFT_ENOMEM;
+    goto out;
+  }
+  for (i = 0; i < n; i++) {
+    g->idom[i] = HG_NONE;
+    g->shallow[i] = hg_shallow(g, (uint32_t)i, model);
+    g->retained[i] = 0;
+  }
+  for (k = 1; k < R; k++) g->idom[vertex[k]] = vertex[idom[k]];
+  for (k = R - 1; k >= 1; k--) {  /* children before their dominators */
+    uint32_t v = vertex[k], d = vertex[idom[k]];
+    g->retained[v] += g->shallow[v];
+    if (d != g->n) g->retained[d] += g->retained[v];
+  }
+  memset(g->child_first, 0, (n + 2) * sizeof *g->child_first);
+  for (k = 1; k < R; k++) g->child_first[vertex[idom[k]] + 1]++;
+  for (i = 0; i <= n; i++) g->child_first[i + 1] += g->child_first[i];
+  if (!ALLOC(g->children, R)) { s = SIFT_ENOMEM; goto out; }
+  for (k = 1; k < R; k++)  /* child_first[d] runs ahead while filling */
+    g->children[g->child_first[vertex[idom[k]]]++] = vertex[k];
+  for (i = n + 1; i > 0; i--) g->child_first[i] = g->child_first[i - 1];
+  g->child_first[0] = 0;
+  g->model = model;
+  sift_progress(pr, 2 * n);
+out:
+  free(pre); free(vertex); free(parent); free(next); free(stack);
+  free(pf); free(pl); free(semi); free(label); free(anc);
+  if (s != SIFT_OK) {
+    free(g->idom); free(g->retained); free(g->shallow);
+    free(g->child_first); free(g->children);
+    g->idom = NULL; g->retained = g->shallow = NULL;
+    g->child_first = g->children = NULL;
+  }
+  return s;
+}
+
+sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
+                                    uint64_t *count, uint64_t *bytes) {
+  uint64_t n = g->n, i, qh = 0, qt = 0;
+  uint32_t *q;
+  uint8_t *seen;
+  if (g->idom == NULL) return SIFT_EUNSUPPORTED;
+  ALLOC(q, n);
+  seen = (uint8_t *)calloc(n / 8 + 1, 1);
+  if (!q || !seen) {
+    free(q);
+    free(seen);
+    return SIFT_ENOMEM;
+  }
+  for (i = 0; i < g->nroots; i++) {
+    uint32_t r = g->root_obj[i];
+    if (r != removed && !BIT(seen, r)) {
+      SETBIT(seen, r);
+      q[qt++] = r;
+    }
+  }
+  while (qh < qt) {
+    uint32_t v = q[qh++];
+    uint64_t j;
+    for (j = g->first[v]; j < g->first[v + 1]; j++) {
+      uint32_t w = g->succ[j];
+      if (w != removed && !BIT(seen, w)) {
+        SETBIT(seen, w);
+        q[qt++] = w;
+      }
+    }
+  }
+  *count = *bytes = 0;
+  for (i = 0; i < n; i++)
+    if (g->idom[i] != HG_NONE && !BIT(seen, i)) {
+      (*count)++;
+      *bytes += g->shallow[i];
+    }
+  free(q);
+  free(seen);
+  return SIFT_OK;
+}
+
+/* }====================================================== */

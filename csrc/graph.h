@@ -1,0 +1,132 @@
+/*
+** graph.h
+** The heap's reference graph on top of the HPROF index: references read
+** from the records with their labels, shortest strong paths from the GC
+** roots (a two-queue BFS with Shark's rules), and the dominator tree with
+** retained sizes (semi-NCA over compact CSR arrays, no recursion).
+** Object numbers are the index's dense numbers (0-based here), in 32 bits.
+*/
+
+#if !defined(sift_graph_h)
+#define sift_graph_h
+
+#include <stdint.h>
+
+#include "hprof.h"
+
+/* flags of a reference (a field or static of a class, or a root kind) */
+enum {
+  HG_NEVER = 1,  /* never followed: Reference.referent */
+  HG_SKIP = 2,   /* not followed by path finding (ignored references) */
+  HG_LOW = 4     /* followed last by path finding (low priority) */
+};
+
+/* what a reference is */
+enum {
+  HG_FIELD = 1,    /* an instance field: index into the class's layout */
+  HG_ELEMENT,      /* an array element: 0-based index */
+  HG_STATIC,       /* a static field: index into the class's statics */
+  HG_CLASS,        /* an instance's class (dominators only) */
+  HG_SUPER,        /* a class's superclass (dominators only) */
+  HG_LOADER        /* a class's loader (dominators only) */
+};
+
+#define HG_NONE UINT32_MAX
+
+/* size models */
+enum { HG_SHARK = 0, HG_JVM = 1 };
+
+typedef struct hg_Ref {
+  uint32_t target;   /* object number */
+  uint32_t index;    /* field, static or element index */
+  uint8_t kind;      /* HG_FIELD ... */
+  uint8_t flags;
+} hg_Ref;
+
+typedef struct hg_Graph {
+  const hp_Heap *h;
+  uint32_t n;              /* objects; n stands for the virtual root */
+  /* per class: the object fields of its layout, with flags */
+  uint32_t *ref_first;     /* nclasses + 1 */
+  uint32_t *ref_field;     /* index into the layout */
+  uint8_t *ref_flags;
+  uint8_t *static_flags;   /* per static of every class, like ref_first */
+  uint32_t *static_first;
+  uint8_t root_flags[256]; /* per root kind */
+  /* id -> number: start of each bucket of keys (keys >> bucket_shift) */
+  uint32_t *bucket;
+  int bucket_shift;
+  uint64_t nbuckets;
+  /* the GC roots as object numbers, in file order, and their records */
+  uint32_t *root_obj;
+  uint64_t *root_rec;      /* index into h->roots */
+  uint64_t nroots;
+  /* the strong graph for dominators (CSR), and its predecessors */
+  uint64_t *first;
+  uint32_t *succ;
+  uint64_t *pfirst;
+  uint32_t *pred;
+  /* the dominator tree */
+  uint32_t *idom;          /* HG_NONE: unreachable; n: the virtual root */
+  uint64_t *retained;
+  uint64_t *shallow;       /* under the model of the last computation */
+  int model;
+  uint64_t reachable;      /* objects reachable from the roots */
+  uint32_t *child_first;   /* dominated children (CSR), n + 2 entries */
+  uint32_t *children;
+} hg_Graph;
+
+/* set up g over h (no big work yet); SIFT_ENOMEM or SIFT_EUNSUPPORTED */
+sift_Status hg_init (hg_Graph *g, const hp_Heap *h);
+void hg_free (hg_Graph *g);
+
+/* the object number of an id, HG_NONE when absent (bucketed search) */
+uint32_t hg_find (const hg_Graph *g, uint64_t id);
+
+/* flags on a class's field (layout index) or static, or a root kind */
+void hg_flag_field (hg_Graph *g, uint32_t cls, uint32_t field, int flags);
+void hg_flag_static (hg_Graph *g, uint32_t cls, uint32_t index, int flags);
+
+/*
+** The references of object num, through an iterator: hg_refs_begin, then
+** hg_refs_next until it returns 0. `synthetic` adds class, superclass and
+** loader references (the dominator model). References to absent ids and
+** null references are skipped.
+*/
+typedef struct hg_Iter {
+  const hg_Graph *g;
+  uint32_t num;
+  int kind, synthetic, step;
+  const unsigned char *data;
+  int64_t cls;
+  uint64_t i, count;
+  const unsigned char *statics;  /* next static entry */
+} hg_Iter;
+
+void hg_refs_begin (hg_Iter *it, const hg_Graph *g, uint32_t num,
+                    int synthetic);
+int hg_refs_next (hg_Iter *it, hg_Ref *ref);
+
+/* shallow size of an object in a model */
+uint64_t hg_shallow (const hg_Graph *g, uint32_t num, int model);
+
+/*
+** Shortest strong paths: a BFS from the roots (low-priority roots and
+** references visited after the rest, a node reached again at normal
+** priority promoted). parent[i] is the object i was reached from (n for a
+** root; HG_NONE unreached), via[i] the root record index for roots.
+** Stops once every target (bitset, NULL for none) is reached.
+*/
+sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
+                      uint64_t ntargets, uint32_t *parent, uint64_t *via);
+
+/* the dominator tree and retained sizes under `model` */
+sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr);
+
+/* how many objects (and bytes, under the last model) become unreachable
+   when `removed` is taken out: the definition of the retained set, by
+   brute force (for checking) */
+sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
+                                    uint64_t *count, uint64_t *bytes);
+
+#endif
