@@ -32,7 +32,7 @@ build = {
     ["sift.core"] = {
       sources = {
         "csrc/common.c", "csrc/reader.c", "csrc/inflate.c", "csrc/sniff.c",
-        "csrc/hprof.c", "csrc/lheap.c",
+        "csrc/hprof.c", "csrc/lheap.c", "csrc/graph.c", "csrc/lgraph.c",
         "csrc/lsift.c", "csrc/lmap.c", "csrc/lreader.c", "csrc/lsniff.c", "csrc/sift_core.c",
       },
       libraries = { "z", "bz2" },
