@@ -327,12 +327,6 @@ end
 -- }======================================================
 
 
---- {======================================================
--- Classes
--- =======================================================
-
-local class_getters = {}
-
 -- the raw facts of a class, fetched once
 local function raw(cls)
   local r = rawget(cls, "_raw")
@@ -342,6 +336,325 @@ local function raw(cls)
   end
   return r
 end
+
+--- {======================================================
+-- The reference graph: rules, paths, dominators
+-- =======================================================
+
+local FLAGS = { never = 1, skip = 2, low = 4 }
+M.reference_flags = FLAGS
+
+--- Shark's rules, applied when the graph is first used: a
+-- `java.lang.ref.Reference`'s `referent` is never followed (also not by the
+-- dominator tree); finalizer and cleaner links are not followed by path
+-- finding; roots of these kinds are visited last.
+M.default_rules = {
+  { class = "java.lang.ref.Reference", field = "referent", rule = "never" },
+  { class = "java.lang.ref.Finalizer", field = "next", rule = "skip" },
+  { class = "java.lang.ref.Finalizer", field = "prev", rule = "skip" },
+  { class = "java.lang.ref.FinalizerReference", field = "next", rule = "skip" },
+  { class = "java.lang.ref.FinalizerReference", field = "prev", rule = "skip" },
+  { class = "java.lang.ref.FinalizerReference", field = "zombie", rule = "skip" },
+  { class = "sun.misc.Cleaner", field = "next", rule = "skip" },
+  { class = "sun.misc.Cleaner", field = "prev", rule = "skip" },
+  { class = "jdk.internal.ref.Cleaner", field = "next", rule = "skip" },
+  { class = "jdk.internal.ref.Cleaner", field = "prev", rule = "skip" },
+  { root = "unknown", rule = "low" }, { root = "java_frame", rule = "low" },
+  { root = "interned_string", rule = "low" }, { root = "finalizing", rule = "low" },
+  { root = "debugger", rule = "low" }, { root = "reference_cleanup", rule = "low" },
+  { root = "vm_internal", rule = "low" }, { root = "unreachable", rule = "low" },
+}
+
+-- classes a rule names: an exact name, or a Lua pattern with pattern = true
+local function rule_classes(heap, rule)
+  if not rule.pattern then return heap:classes_named(rule.class) end
+  local out = {}
+  for c in heap:classes() do
+    if c.name:match(rule.class) then out[#out + 1] = c end
+  end
+  return out
+end
+
+--- Add reference rules for path finding (and, with "never", for the
+-- dominator tree). Each rule is `{ class = name, field = name | static =
+-- name, rule = "never" | "skip" | "low" | "normal", pattern = true? }` or
+-- `{ root = kind, rule = ... }`. A field rule covers the subclasses that
+-- inherit the field. This is how leak catalogues say which references to
+-- ignore or to follow last.
+-- @tparam table rules
+function Heap:reference_rules(rules)
+  local index = self.index
+  if not self._rules_applied then
+    self._rules_applied = true
+    self:reference_rules(M.default_rules)
+  end
+  for _, r in ipairs(rules) do
+    local flags = r.rule == "normal" and 0 or FLAGS[r.rule]
+    if not flags then error(("bad rule '%s' (never, skip, low or normal)"):format(tostring(r.rule)), 2) end
+    if r.root then
+      index:flag("root", r.root, flags)
+    elseif r.static then
+      for _, c in ipairs(rule_classes(self, r)) do
+        for i, st in ipairs(raw(c).statics) do
+          if st.name == r.static then index:flag("static", c.number, i, flags) end
+        end
+      end
+    elseif r.field then
+      for _, owner in ipairs(rule_classes(self, r)) do
+        for c in self:classes() do
+          if c:is_subclass_of(owner) then
+            for i, f in ipairs(raw(c).fields) do
+              if f.name == r.field and f.owner == owner.number then index:flag("field", c.number, i, flags) end
+            end
+          end
+        end
+      end
+    else
+      error("a rule needs 'field', 'static' or 'root'", 2)
+    end
+  end
+end
+
+-- the index, with the default rules in force
+local function graph(heap)
+  if not heap._rules_applied then heap:reference_rules {} end
+  return heap.index
+end
+
+-- thread serial -> name
+local function thread_names(heap)
+  if not heap._thread_names then
+    local names = {}
+    for _, t in ipairs(heap:threads()) do names[t.serial] = t.name end
+    heap._thread_names = names
+  end
+  return heap._thread_names
+end
+
+-- a path step from the C layer, named
+local function step(heap, raw_step, from)
+  local obj = object_at(heap, raw_step.object)
+  local s = { object = obj, root = raw_step.root, frame = raw_step.frame }
+  if raw_step.thread then
+    s.thread_serial = raw_step.thread
+    s.thread = thread_names(heap)[raw_step.thread]
+  end
+  if raw_step.ref and from then
+    s.ref, s.index, s.low = raw_step.ref, raw_step.index, raw_step.low or nil
+    if s.ref == "field" then
+      local f = Object.class(from).fields[s.index]
+      s.name, s.class = f.name, f.class.name
+      s.label = f.class.name:match("[^.]+$") .. "." .. f.name
+    elseif s.ref == "static" then
+      local c = Object.as_class(from)
+      local st = raw(c).statics[s.index]
+      local mapping = heap.mapping and heap.mapping.fields[M.normalize(heap.index:class_name(c.number) or "")]
+      s.name = mapping and mapping[st.name] or st.name
+      s.class = c.name
+      s.label = "static " .. c.name:match("[^.]+$") .. "." .. s.name
+    elseif s.ref == "element" then
+      s.label = ("[%d]"):format(s.index - 1)  -- Java's 0-based index
+    end
+  elseif s.root then
+    s.label = "root " .. s.root .. (s.thread and (" (thread " .. s.thread .. ")") or "")
+  end
+  return s
+end
+
+local function objects_of(list)
+  local nums = {}
+  for i, obj in ipairs(list) do
+    local _, num = object_parts(obj)
+    if not num then error(("bad object #%d (a sift.Object expected)"):format(i), 3) end
+    nums[i] = num
+  end
+  return nums
+end
+
+--- The shortest strong path from a GC root to an object (or to each of a
+-- list of objects, found by one search). A path is a list of steps from
+-- the root object down to the object: `{ object, root, thread, frame }`
+-- first, then `{ object, ref = "field" | "static" | "element", name,
+-- class, index, label, low }` where ref/name/label say how the step before
+-- holds this one. nil (or false in a list) when no strong path exists.
+-- @param obj an Object or a list of Objects
+-- @tparam[opt] table opts `rules` (see `reference_rules`)
+function Heap:path_to_root(obj, opts)
+  if opts and opts.rules then self:reference_rules(opts.rules) end
+  local list = type(obj) == "table" and obj or { obj }
+  local raw_paths = graph(self):paths(objects_of(list))
+  local out = {}
+  for i, rp in ipairs(raw_paths) do
+    if rp then
+      local path, prev = {}, nil
+      for k, st in ipairs(rp) do
+        path[k] = step(self, st, prev)
+        prev = path[k].object
+      end
+      out[i] = path
+    else
+      out[i] = false
+    end
+  end
+  if type(obj) == "table" then return out end
+  return out[1] or nil, out[1] == false and "no strong path from a GC root" or nil
+end
+
+--- Shortest paths to several objects merged where they share a prefix
+-- (MAT's "merge shortest paths"): a list of trees `{ step, count, children }`
+-- where count is how many of the objects lie below.
+function Heap:paths(list, opts)
+  local roots = {}
+  for _, path in ipairs(self:path_to_root(list, opts)) do
+    if path then
+      local level = roots
+      for _, st in ipairs(path) do
+        local node
+        for _, n in ipairs(level) do
+          if n.step.object == st.object and n.step.label == st.label then node = n break end
+        end
+        if not node then
+          node = { step = st, count = 0, children = {} }
+          level[#level + 1] = node
+        end
+        node.count = node.count + 1
+        level = node.children
+      end
+    end
+  end
+  return roots
+end
+
+--- Objects that hold a reference to obj ("who points at this?"); the
+-- incoming references of every object are built the first time.
+function Heap:referrers(obj)
+  local _, num = object_parts(obj)
+  local out = {}
+  for i, r in ipairs(self.index:referrers(num)) do out[i] = object_at(self, r) end
+  return out
+end
+
+--- The references obj holds: `{ object, ref, index, label }`.
+function Heap:references(obj)
+  local _, num = object_parts(obj)
+  local out = {}
+  for i, r in ipairs(graph(self):refs(num)) do
+    out[i] = step(self, { object = r.target, ref = r.kind, index = r.index }, obj)
+  end
+  return out
+end
+
+--- Compute the dominator tree and retained sizes (once per model; later
+-- calls return the cached result).
+-- @tparam[opt] table opts `model` ("shark", the default: dump sizes; "jvm":
+--   a header and alignment as VisualVM counts them), `progress`
+-- @return `{ model, reachable, unreachable, unreachable_bytes }`
+function Heap:dominators(opts)
+  local model = opts and opts.model or "shark"
+  if self._model ~= model then
+    local reachable, err = graph(self):dominators(model, opts and opts.progress)
+    if not reachable then return nil, err end
+    self._model = model
+    local count, bytes = self.index:unreachable()
+    self._dominators = { model = model, reachable = reachable, unreachable = count, unreachable_bytes = bytes }
+  end
+  return self._dominators
+end
+
+local function dominators(heap)
+  if not heap._model then heap:dominators() end
+  return heap.index
+end
+
+--- Retained size of obj: the bytes that would be freed with it (under the
+-- model of the last `dominators` call). nil when no root reaches obj.
+function Heap:retained(obj)
+  local _, num = object_parts(obj)
+  return dominators(self):retained(num)
+end
+
+--- Shallow size of obj under a model ("shark" or "jvm").
+function Heap:shallow(obj, model)
+  local _, num = object_parts(obj)
+  return graph(self):shallow(num, model or self._model or "shark")
+end
+
+--- The immediate dominator of obj: an Object, or nil and "roots" when only
+-- the GC roots dominate it, or nil and "unreachable".
+function Heap:idom(obj)
+  local _, num = object_parts(obj)
+  local d = dominators(self):idom(num)
+  if d == nil then return nil, "unreachable" end
+  if d == 0 then return nil, "roots" end
+  return object_at(self, d)
+end
+
+--- The objects obj immediately dominates (nil: those only the roots
+-- dominate), largest retained size first.
+function Heap:dominated(obj)
+  local index, num = dominators(self), 0
+  if obj ~= nil then _, num = object_parts(obj) end
+  local nums = index:dominated(num)
+  table.sort(nums, function(a, b) return index:retained(a) > index:retained(b) end)
+  local out = {}
+  for i, n in ipairs(nums) do out[i] = object_at(self, n) end
+  return out
+end
+
+--- Everything obj retains (its dominator subtree, obj first).
+function Heap:retained_set(obj)
+  local index, out = dominators(self), {}
+  local _, num = object_parts(obj)
+  local stack = { num }
+  while #stack > 0 do
+    local n = table.remove(stack)
+    out[#out + 1] = object_at(self, n)
+    for _, c in ipairs(index:dominated(n)) do stack[#stack + 1] = c end
+  end
+  return out
+end
+
+--- The n objects with the largest retained sizes: `{ object, class,
+-- shallow, retained }`, largest first.
+function Heap:top(n)
+  local index = dominators(self)
+  local out = {}
+  for i, num in ipairs(index:top(n or 10)) do
+    local obj = object_at(self, num)
+    out[i] = { object = obj, class = Object.class_name(obj), shallow = index:shallow(num, self._model),
+               retained = index:retained(num) }
+  end
+  return out
+end
+
+--- Objects no GC root reaches: `{ count, bytes }`.
+function Heap:unreachable()
+  local count, bytes = dominators(self):unreachable()
+  return { count = count, bytes = bytes }
+end
+
+--- Retained bytes per class, each object counted once (an instance that
+-- another instance of its class dominates is inside that one's size):
+-- rows `{ class, retained }`, largest first.
+function Heap:retained_by_class()
+  local rows = {}
+  for key, bytes in pairs(dominators(self):retained_by_class()) do
+    local name = type(key) == "number" and self:class_at(key).name or key .. "[]"
+    rows[#rows + 1] = { class = name, retained = bytes }
+  end
+  table.sort(rows, function(a, b) return a.retained > b.retained end)
+  return rows
+end
+
+-- }======================================================
+
+
+--- {======================================================
+-- Classes
+-- =======================================================
+
+local class_getters = {}
+
 
 function class_getters.name(cls)
   local name = cls.heap.index:class_name(cls.number)
