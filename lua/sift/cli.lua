@@ -50,6 +50,31 @@ local function build_parser()
 
   local repl = parser:command("repl", "Explore a heap dump at an interactive Lua prompt, with 'heap' bound.")
   heap_options(repl)
+
+  local function model_option(cmd)
+    cmd:option("--model", "Size model: shark (the dump's sizes) or jvm (with headers and alignment, as VisualVM).",
+      "shark"):choices { "shark", "jvm" }
+  end
+
+  local path = parser:command("path", "Show the shortest strong path from a GC root to each instance of a class.")
+  heap_options(path)
+  path:option("--class", "The class whose instances to explain (dotted name)."):count(1)
+  path:option("--limit", "At most this many instances (0: all).", "20"):convert(tonumber)
+  path:flag("--retained", "Also compute retained sizes (builds the dominator tree).")
+  model_option(path)
+  path:flag("--json", "Print JSON: a list of {id, class, shallow, retained?, root, path}.")
+
+  local top = parser:command("top", "List the objects that retain the most memory.")
+  heap_options(top)
+  top:option("-n --n", "How many objects.", "20"):convert(tonumber)
+  model_option(top)
+  top:flag("--json", "Print JSON: a list of {id, class, shallow, retained}.")
+
+  local doms = parser:command("dominators", "Print the dominator tree: what holds the memory, indented.")
+  heap_options(doms)
+  doms:option("--depth", "Levels to show.", "3"):convert(tonumber)
+  doms:option("--min", "Hide subtrees under this percentage of the reachable heap.", "1"):convert(tonumber)
+  model_option(doms)
   return parser
 end
 
@@ -222,6 +247,162 @@ function commands.repl(args, out, err)
   local heap = heap_or_report(args, err)
   if not heap then return EXIT_BAD_INPUT end
   return require("sift.repl").run(heap, { input = io.stdin, out = out, err = err })
+end
+
+local function hex(id) return ("0x%x"):format(id) end
+
+-- how a path step is written in text and JSON: "static CACHE", "field
+-- elementData", "[3]"
+local function ref_text(st)
+  if st.ref == "static" then return "static " .. st.name end
+  if st.ref == "field" then return "field " .. st.name end
+  if st.ref == "element" then return st.label end
+  return nil
+end
+
+local function object_text(obj)
+  local cls = obj:as_class()
+  if cls then return "class " .. cls.name end
+  return tostring(obj)
+end
+
+-- a path the way LeakCanary draws leak traces
+-- a short name for a path step: "class Foo", "ArrayList", "Object[]"
+local function short(obj)
+  local cls = obj:as_class()
+  if cls then return "class " .. cls.name:match("[^.]+$") end
+  return (obj:class_name():match("[^.]+$"))
+end
+
+local function draw_path(out, path)
+  local first = path[1]
+  out:write("┬───\n")
+  out:write("│ GC Root: ", first.root and first.root:gsub("_", " ") or "?",
+    first.thread and (" (thread " .. first.thread .. ")") or "", "\n")
+  out:write("│\n")
+  for k, st in ipairs(path) do
+    local last = k == #path
+    out:write(last and "╰→ " or "├─ ", printable(object_text(st.object)), "\n")
+    local nxt = path[k + 1]
+    if nxt then
+      local what = nxt.ref == "element" and (short(st.object) .. nxt.label)
+        or nxt.ref == "static" and ("static " .. st.object:as_class().name:match("[^.]+$") .. "." .. nxt.name)
+        or (st.object:class_name():match("[^.]+$") .. "." .. (nxt.name or "?"))
+      out:write("│    ↓ ", printable(what), nxt.low and " (low priority)" or "", "\n")
+    end
+  end
+end
+
+function commands.path(args, out, err)
+  local heap = heap_or_report(args, err)
+  if not heap then return EXIT_BAD_INPUT end
+  local cls = heap:class(args.class)
+  if not cls then
+    err:write("sift: ", printable(args.file), ": no class named '", printable(args.class), "'\n")
+    heap:close()
+    return EXIT_BAD_INPUT
+  end
+  local objs = {}
+  for obj in cls:instances() do
+    if args.limit > 0 and #objs >= args.limit then break end
+    objs[#objs + 1] = obj
+  end
+  if args.retained then
+    with_progress(args, "dominators", function(update) return heap:dominators { model = args.model, progress = update } end)
+  end
+  local paths = heap:path_to_root(objs)
+  local results = {}
+  for i, obj in ipairs(objs) do
+    local r = { id = hex(obj:id()), class = obj:class_name(), shallow = heap:shallow(obj, args.model) }
+    if args.retained then r.retained = heap:retained(obj) end
+    local path = paths[i]
+    if path then
+      r.root = path[1].root
+      r.path = {}
+      for k, st in ipairs(path) do
+        local nxt = path[k + 1]
+        r.path[k] = { id = hex(st.object:id()), class = st.object:as_class() and st.object:as_class().name
+                      or st.object:class_name(), ref = nxt and ref_text(nxt) or nil }
+      end
+    end
+    results[i] = r
+    if not args.json then
+      out:write(printable(object_text(obj)), ": shallow ", group_digits(r.shallow),
+        r.retained and (", retained " .. group_digits(r.retained)) or "", "\n")
+      if path then draw_path(out, path) else out:write("  no strong path from a GC root\n") end
+      out:write("\n")
+    end
+  end
+  if args.json then out:write(json.encode(results), "\n") end
+  if not args.json and #objs == 0 then out:write(("no instances of %s\n"):format(cls.name)) end
+  heap:close()
+  return EXIT_OK
+end
+
+function commands.top(args, out, err)
+  local heap = heap_or_report(args, err)
+  if not heap then return EXIT_BAD_INPUT end
+  local summary = with_progress(args, "dominators", function(update)
+    return heap:dominators { model = args.model, progress = update }
+  end)
+  local rows = heap:top(args.n)
+  if args.json then
+    local list = {}
+    for i, r in ipairs(rows) do
+      list[i] = { id = hex(r.object:id()), class = r.class, shallow = r.shallow, retained = r.retained }
+    end
+    out:write(json.encode(list), "\n")
+  else
+    local objs = {}
+    for i, r in ipairs(rows) do objs[i] = r.object end
+    local paths = heap:path_to_root(objs)
+    out:write(("%14s %10s  %s\n"):format("retained", "shallow", "object (path from a GC root)"))
+    for i, r in ipairs(rows) do
+      out:write(("%14s %10s  %s\n"):format(group_digits(r.retained), group_digits(r.shallow),
+        printable(object_text(r.object))))
+      local path = paths[i]
+      if path and #path > 1 then
+        local parts = {}
+        for k = 1, #path - 1 do parts[k] = short(path[k].object) end
+        out:write(("%26s  via %s\n"):format("", printable(path[1].root .. ": " .. table.concat(parts, " → "))))
+      end
+    end
+    out:write(("%14s %10s  reachable objects: %s; unreachable: %s objects, %s bytes (model %s)\n"):format("", "",
+      group_digits(summary.reachable), group_digits(summary.unreachable), group_digits(summary.unreachable_bytes),
+      summary.model))
+  end
+  heap:close()
+  return EXIT_OK
+end
+
+function commands.dominators(args, out, err)
+  local heap = heap_or_report(args, err)
+  if not heap then return EXIT_BAD_INPUT end
+  with_progress(args, "dominators", function(update)
+    return heap:dominators { model = args.model, progress = update }
+  end)
+  local total = 0
+  for _, obj in ipairs(heap:dominated(nil)) do total = total + heap:retained(obj) end
+  out:write(("%7s %14s  %s\n"):format("%", "retained", "object"))
+  local hidden = 0
+  local function walk(list, depth)
+    for _, obj in ipairs(list) do
+      local retained = heap:retained(obj)
+      local pct = total > 0 and 100 * retained / total or 0
+      if pct < args.min then
+        hidden = hidden + 1
+      else
+        out:write(("%6.2f%% %14s  %s%s\n"):format(pct, group_digits(retained), ("  "):rep(depth),
+          printable(object_text(obj))))
+        if depth + 1 < args.depth then walk(heap:dominated(obj), depth + 1) end
+      end
+    end
+  end
+  walk(heap:dominated(nil), 0)
+  out:write(("%7s %14s  total reachable (%d smaller subtrees hidden; --min %g%%)\n"):format(
+    "100%", group_digits(total), hidden, args.min))
+  heap:close()
+  return EXIT_OK
 end
 
 --- Run the command line.
