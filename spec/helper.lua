@@ -86,6 +86,40 @@ function helper.sift(args, shell_suffix)
   return out, err, code
 end
 
+-- a shell command's success and output; the JDK never runs under the
+-- sanitizer runtime of `make spec-asan`
+local function sh(cmd)
+  local p = io.popen("env -u LD_PRELOAD sh -c " .. helper.quote(cmd) .. " 2>&1")
+  local out = p:read("a")
+  local ok = p:close()
+  return ok, out
+end
+
+--- A heap dump of the Java program `spec/java/<name>.java`: compiled, run
+-- until it prints "ready <pid>", dumped with jcmd (extra jcmd arguments in
+-- `dump_args`) and stopped. Cached in build/jvm/ by the source's checksum.
+-- Returns the path, or nil and why (no JDK).
+function helper.jvm_dump(name, dump_args, java_args)
+  if not sh("command -v javac && command -v jcmd") then return nil, "no JDK (javac, jcmd)" end
+  local source = ("spec/java/%s.java"):format(name)
+  local _, sum = sh("cksum " .. source)
+  local dir = "build/jvm/" .. sum:match("^(%d+)")
+  local path = ("%s/%s.hprof"):format(dir, name)
+  if io.open(path) then return path end
+  assert(os.execute("mkdir -p " .. dir))
+  local ok, out = sh(("javac -encoding UTF-8 -d %s %s"):format(dir, source))
+  assert(ok, out)
+  local java = io.popen(("exec env -u LD_PRELOAD java %s -XX:+UseSerialGC -cp %s %s"):format(
+    java_args or "-Xmx64m", dir, name))
+  local pid = java:read("l"):match("^ready (%d+)$")
+  ok, out = sh(("jcmd %s GC.heap_dump %s %s.tmp"):format(pid, dump_args or "", path))
+  os.execute("kill " .. pid)
+  java:close()
+  assert(ok and out:match("Heap dump file created"), out)
+  assert(os.rename(path .. ".tmp", path))
+  return path
+end
+
 --- Lines of a text.
 function helper.lines(s)
   local t = {}

@@ -4,41 +4,11 @@
 local sift = require "sift"
 local helper = require "spec.helper"
 
-local SOURCE = "spec/java/HeapSample.java"
-
--- the JDK never runs under the sanitizer runtime of `make spec-asan`
-local function sh(cmd)
-  local p = io.popen("env -u LD_PRELOAD sh -c " .. helper.quote(cmd) .. " 2>&1")
-  local out = p:read("a")
-  local ok = p:close()
-  return ok, out
-end
-
--- make (or reuse) the dump; nil and a reason when no JDK is installed
-local function dump()
-  if not sh("command -v javac && command -v jcmd") then return nil, "no JDK (javac, jcmd)" end
-  local _, sum = sh("cksum " .. SOURCE)
-  local dir = "build/jvm/" .. sum:match("^(%d+)")
-  local path = dir .. "/heap-sample.hprof"
-  if io.open(path) then return path end
-  assert(os.execute("mkdir -p " .. dir))
-  local ok, out = sh(("javac -encoding UTF-8 -d %s %s"):format(dir, SOURCE))
-  assert(ok, out)
-  local java = io.popen(("exec env -u LD_PRELOAD java -Xmx64m -XX:+UseSerialGC -cp %s HeapSample"):format(dir))
-  local pid = java:read("l"):match("^ready (%d+)$")
-  ok, out = sh(("jcmd %s GC.heap_dump %s/heap-sample.tmp"):format(pid, dir))
-  os.execute("kill " .. pid)
-  java:close()
-  assert(ok and out:match("Heap dump file created"), out)
-  assert(os.rename(dir .. "/heap-sample.tmp", path))
-  return path
-end
-
 describe("a heap dump of a live JVM (jcmd GC.heap_dump)", function()
   local heap, sample
 
   setup(function()
-    local path, why = dump()
+    local path, why = helper.jvm_dump("HeapSample")
     if path then
       heap = assert(sift.open(path))
       sample = heap:class("HeapSample"):static("ROOT")

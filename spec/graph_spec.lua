@@ -1,0 +1,206 @@
+-- The heap graph: retained sizes against their definition (brute force),
+-- VisualVM's paths and sizes on the JVM fixtures, and structures made at
+-- test time with jcmd (spec/java/GraphSample.java) checked by hand.
+local sift = require "sift"
+local helper = require "spec.helper"
+
+local function open(rel, opts)
+  local path = helper.fixture(rel)
+  return path and assert(sift.open(path, opts))
+end
+
+local function steps(path)
+  local out = {}
+  for i, st in ipairs(path) do out[i] = st.label or "?" end
+  return out
+end
+
+describe("retained sizes", function()
+  -- the retained set of X is what no GC root reaches once X is removed
+  -- (Reference.referent not followed): checked object by object
+  local function check_definition(heap, every)
+    heap:dominators()
+    local n, checked = 0, 0
+    for obj in heap:objects() do
+      n = n + 1
+      if n % every == 0 then
+        local retained = heap:retained(obj)
+        local count, bytes = heap.index:unreachable_without((select(2, require("sift.core").object_parts(obj))))
+        if retained then
+          assert.are.equal(bytes, retained, tostring(obj))
+          assert.are.equal(count, #heap:retained_set(obj), tostring(obj))
+          checked = checked + 1
+        else
+          assert.are.equal(0, count)  -- an unreachable object frees nothing more
+        end
+      end
+    end
+    return checked
+  end
+
+  it("match the definition on every object of a small dump (hprof-32.bin)", function()
+    local heap = open("hprof/hprof-slurp/hprof-32.bin")
+    if not heap then return end
+    assert.is_true(check_definition(heap, 1) > 2000)
+  end)
+
+  it("match the definition on a sample of a JDK 17 dump and an Android dump", function()
+    local jdk = open("hprof/generated-jdk17/leaky_jdk17_all.hprof")
+    if not jdk then return end
+    assert.is_true(check_definition(jdk, 37) > 300)
+    assert.is_true(check_definition(open("hprof/android/ahat/test-dump-base.hprof"), 41) > 300)
+  end)
+
+  it("count each object once per class, and sum to the reachable heap", function()
+    local heap = open("hprof/generated-jdk17/leaky_jdk17_live.hprof")
+    if not heap then return end
+    local summary = heap:dominators()
+    local by_class = {}
+    for _, row in ipairs(heap:retained_by_class()) do by_class[row.class] = row.retained end
+    assert.are.equal(10 * (16 + 10000 + 14 + 8) + (16 + 20000), by_class["LeakyApp$Leaked"])  -- shark sizes
+    local total = 0
+    for _, obj in ipairs(heap:dominated(nil)) do total = total + heap:retained(obj) end
+    local all = 0
+    for obj in heap:objects() do all = all + heap:shallow(obj) end
+    local u = heap:unreachable()
+    assert.are.equal(all - u.bytes, total)
+    assert.are.equal(summary.unreachable, u.count)
+  end)
+end)
+
+describe("VisualVM's nearest-root paths and retained sizes (--model jvm)", function()
+  -- generated-jdk17/*.visualvm-jfluid-heap.txt list, per instance, its
+  -- shallow and retained size and its path to the nearest GC root
+  local ROOTS = { ["sticky class"] = "sticky_class", ["thread object"] = "thread_object",
+                  ["JNI global"] = "jni_global", ["Java frame"] = "java_frame" }
+
+  for _, name in ipairs { "leaky_jdk17_live", "leaky_jdk17_all" } do
+    it("are reproduced on " .. name, function()
+      local heap = open("hprof/generated-jdk17/" .. name .. ".hprof")
+      if not heap then return end
+      heap:dominators { model = "jvm" }
+      local oracle = helper.read(helper.fixture("hprof/generated-jdk17/" .. name .. ".hprof.visualvm-jfluid-heap.txt"))
+      local checked = 0
+      for id, shallow, retained, path in oracle:gmatch("id=0x(%x+) shallow=(%d+) retained=(%d+) path: ([^\n]+)") do
+        local obj = assert(heap:object(tonumber(id, 16)))
+        assert.are.equal(tonumber(shallow), heap:shallow(obj, "jvm"), id)
+        local nodes = select(2, path:gsub(" <%- ", "")) + 1
+        local root = path:match("%[GC root: ([^%]]-)%s*%]")
+        local found = heap:path_to_root(obj)
+        if root then
+          assert.are.equal(nodes, #found, id)
+          assert.are.equal(ROOTS[root], found[1].root, id)
+          assert.are.equal(tonumber(retained), heap:retained(obj), id)
+        else  -- only weakly reachable: no strong path, nothing retained
+          assert.is_nil(found)
+          assert.is_nil(heap:retained(obj))
+          assert.are.equal(0, tonumber(retained))
+        end
+        checked = checked + 1
+      end
+      assert.is_true(checked >= 16)
+    end)
+  end
+end)
+
+describe("paths, dominators and sizes on structures made with jcmd", function()
+  local heap, sample
+
+  setup(function()
+    local path, why = helper.jvm_dump("GraphSample", "-all", "-Xmx256m")
+    if not path then print("graph_spec: skipped: " .. why) return end
+    heap = assert(sift.open(path))
+    heap:dominators()
+    sample = heap:class("GraphSample")
+  end)
+
+  it("static array of items: paths through the static and the index, sizes by hand", function()
+    if not heap then return pending("no JDK") end
+    local cache = sample:static("CACHE")
+    local item = cache[2]
+    local path = heap:path_to_root(item)
+    assert.are.same({ "root sticky_class", "static LauncherHelper.appClass", "static GraphSample.CACHE", "[1]" },
+      steps(path))
+    assert.are.equal(8 + 200, heap:retained(item))                 -- Item: one reference; byte[200]
+    assert.are.equal(3 * 8 + (8 + 100) + (8 + 200) + (8 + 300), heap:retained(cache))
+    assert.are.equal(cache, heap:idom(item))
+  end)
+
+  it("chain of nodes: the path walks it, each node retains the rest", function()
+    if not heap then return pending("no JDK") end
+    local head = sample:static("CHAIN")
+    local last = head.next.next.next.next
+    local path = heap:path_to_root(last.value)
+    assert.are.same({ "static GraphSample.CHAIN", "GraphSample$Node.next", "GraphSample$Node.next",
+      "GraphSample$Node.next", "GraphSample$Node.next", "GraphSample$Node.value" },
+      { table.unpack(steps(path), 3) })
+    assert.are.equal(5 * 16 + 1000, heap:retained(head))            -- Node: two references
+    assert.are.equal(16 + 1000, heap:retained(last))
+  end)
+
+  it("weakly reachable object: no strong path, retained by nobody", function()
+    if not heap then return pending("no JDK") end
+    local weak = sample:static("WEAK")
+    local item = weak.referent
+    assert.is_not_nil(item)
+    assert.is_nil(heap:path_to_root(item))
+    assert.are.same({ nil, "unreachable" }, { heap:idom(item) })
+    assert.are.equal(heap:shallow(weak), heap:retained(weak))  -- the reference keeps only itself
+  end)
+
+  it("cycle: the object the static holds retains both", function()
+    if not heap then return pending("no JDK") end
+    local a = sample:static("CYCLE")
+    assert.are.equal(a, a.b.a)
+    assert.are.equal(16 + 64 + 16 + 32, heap:retained(a))
+    assert.are.equal(16 + 32, heap:retained(a.b))
+    assert.are.equal(a, heap:idom(a.b))
+  end)
+
+  it("object held only by a thread's stack: a Java-frame root with the thread's name", function()
+    if not heap then return pending("no JDK") end
+    local local_item
+    for item in heap:class("GraphSample$Item"):instances() do
+      if #item.payload == 700 then local_item = item end
+    end
+    local path = heap:path_to_root(local_item)
+    assert.are.equal(1, #path)
+    assert.are.same({ "java_frame", "holder-thread" }, { path[1].root, path[1].thread })
+    assert.are.equal(8 + 700, heap:retained(local_item))
+  end)
+
+  it("a million-node list: no stack overflow, exact sizes", function()
+    if not heap then return pending("no JDK") end
+    local head = sample:static("LONG")
+    assert.are.equal(1000000 * 8, heap:retained(head))              -- Link: one reference
+    local node = head
+    for _ = 1, 3 do node = node.next end
+    assert.are.equal((1000000 - 3) * 8, heap:retained(node))
+    assert.are.equal(head.next.next, heap:idom(node))
+  end)
+
+  it("merges shortest paths and lists referrers", function()
+    if not heap then return pending("no JDK") end
+    local cache = sample:static("CACHE")
+    local trees = heap:paths { cache[1], cache[2], cache[3] }
+    assert.are.equal(1, #trees)
+    local node = trees[1]
+    while #node.children == 1 do node = node.children[1] end
+    assert.are.equal(3, #node.children)          -- they part at the array
+    assert.are.equal(cache, node.step.object)
+    assert.are.equal(3, node.count)
+    assert.are.same({ cache }, heap:referrers(cache[2]))
+    assert.are.equal("class GraphSample", tostring(heap:referrers(cache)[1]):match("^class [^@]+"))
+  end)
+
+  it("follows ignored references last or never, as rules say", function()
+    if not heap then return pending("no JDK") end
+    local h2 = assert(sift.open(heap.path))
+    h2:reference_rules { { class = "GraphSample", static = "CACHE", rule = "skip" } }
+    assert.is_nil(h2:path_to_root(h2:class("GraphSample"):static("CACHE")[1]))
+    h2:reference_rules { { class = "GraphSample", static = "CACHE", rule = "low" } }
+    local path = h2:path_to_root(h2:class("GraphSample"):static("CACHE")[1])
+    assert.is_true(path[3].low)
+    h2:close()
+  end)
+end)
