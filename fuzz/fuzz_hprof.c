@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
 #include "hprof.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
@@ -54,6 +55,33 @@ static void read_everything (const hp_Heap *h) {
   }
 }
 
+/* paths to every object and the dominator tree, as the Lua API runs them */
+static void walk_graph (const hp_Heap *h) {
+  hg_Graph g;
+  uint32_t *parent;
+  uint64_t i, count, bytes;
+  if (hg_init(&g, h) != SIFT_OK) {
+    hg_free(&g);
+    return;
+  }
+  if (g.ref_first[h->nclasses] > 0) hg_flag_field(&g, 0, 0, HG_LOW);
+  parent = (uint32_t *)malloc(((size_t)g.n + 1) * sizeof *parent);
+  if (parent != NULL && hg_paths(&g, NULL, 0, parent, NULL) == SIFT_OK)
+    for (i = 0; i < g.n; i++)
+      assert(parent[i] == HG_NONE || parent[i] <= g.n);
+  free(parent);
+  if (hg_dominators(&g, HG_JVM, NULL) == SIFT_OK) {
+    for (i = 0; i < g.n; i++)
+      if (g.idom[i] != HG_NONE) {
+        assert(g.retained[i] >= g.shallow[i]);
+        assert(g.idom[i] <= g.n);
+      }
+    if (g.n > 0 && hg_unreachable_without(&g, 0, &count, &bytes) == SIFT_OK)
+      assert(count <= g.n);
+  }
+  hg_free(&g);
+}
+
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   static const unsigned char header[] = "JAVA PROFILE 1.0.3\0\0\0\0\4"
                                         "\0\0\0\0\0\0\0\0";
@@ -79,7 +107,10 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   }
   memset(&h, 0, sizeof h);
   s = hp_build(&h, buf, n, &opt, NULL, err, sizeof err);
-  if (s == SIFT_OK) read_everything(&h);
+  if (s == SIFT_OK) {
+    read_everything(&h);
+    walk_graph(&h);
+  }
   else assert(memchr(err, '\0', sizeof err) != NULL && err[0] != '\0');
   hp_free(&h);
   free(buf);
