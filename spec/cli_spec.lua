@@ -231,3 +231,54 @@ describe("sift histogram / info / repl on heap dumps", function()
     assert.matches("error: repl:1: boom", err)
   end)
 end)
+
+describe("sift path / top / dominators", function()
+  local dump = "hprof/generated-jdk17/leaky_jdk17_live.hprof"
+
+  it("prints the path JSON contract, with retained sizes on request", function()
+    local path = helper.fixture(dump)
+    if not path then return end
+    local out, err, code = sift { "path", path, "--class", "LeakyApp$Leaked", "--json", "--retained", "--model", "jvm" }
+    assert.are.equal(0, code, err)
+    local t = cjson.decode(out)
+    assert.are.equal(11, #t)
+    assert.are.same({ "0xfd5c0290", "LeakyApp$Leaked", 24, 10088, "sticky_class" },
+      { t[1].id, t[1].class, t[1].shallow, t[1].retained, t[1].root })
+    assert.are.same({
+      { class = "sun.launcher.LauncherHelper", id = "0xfd5bb970", ref = "static appClass" },
+      { class = "LeakyApp", id = "0xfd5bf850", ref = "static CACHE" },
+      { class = "java.util.ArrayList", id = "0xfd5c0138", ref = "field elementData" },
+      { class = "java.lang.Object[]", id = "0xfd5de470", ref = "[0]" },
+      { class = "LeakyApp$Leaked", id = "0xfd5c0290" },
+    }, t[1].path)
+    out = sift { "path", path, "--class", "LeakyApp$Leaked", "--json" }
+    assert.is_nil(cjson.decode(out)[1].retained)
+  end)
+
+  it("draws paths as leak traces", function()
+    local path = helper.fixture(dump)
+    if not path then return end
+    local out, _, code = sift { "path", path, "--class", "LeakyApp$Holder" }
+    assert.are.equal(0, code)
+    assert.matches("│ GC Root: sticky class\n", out, 1, true)
+    assert.matches("│    ↓ static LeakyApp.HOLDER\n", out, 1, true)
+    assert.matches("╰→ LeakyApp$Holder@0xfd5f9960", out, 1, true)
+    local _, err, bad = sift { "path", path, "--class", "No.Such" }
+    assert.are.equal(1, bad)
+    assert.matches("no class named 'No.Such'", err)
+  end)
+
+  it("lists the largest retainers and prints the dominator tree", function()
+    local path = helper.fixture(dump)
+    if not path then return end
+    local out, _, code = sift { "top", path, "-n", "2", "--json", "--model", "jvm" }
+    assert.are.equal(0, code)
+    local t = cjson.decode(out)
+    assert.are.same({ "java.lang.Class", 138544 }, { t[1].class, t[1].retained })
+    assert.is_true(t[1].retained >= t[2].retained)
+    out = sift { "dominators", path, "--depth", "2", "--min", "10" }
+    assert.matches("%d+%.%d+%% +[%d,]+  class LeakyApp\n", out)
+    assert.matches("\n +[%d.]+%% +[%d,]+    java.util.ArrayList@0xfd5c0138\n", out)
+    assert.matches("total reachable", out)
+  end)
+end)
