@@ -51,7 +51,8 @@ local ok, out = sh(("javac -encoding UTF-8 -d %s bench/java/HeapGen.java"):forma
 assert(ok, out)
 local have_visualvm = exists(JAR)
 if have_visualvm then
-  ok, out = sh(("javac -encoding UTF-8 -cp %s -d %s bench/java/VisualVMIndex.java"):format(JAR, CLASSES))
+  ok, out = sh(("javac -encoding UTF-8 -cp %s -d %s bench/java/VisualVMIndex.java bench/java/VisualVMRetained.java")
+    :format(JAR, CLASSES))
   assert(ok, out)
 else
   print("(VisualVM's heap library is missing: `apt-get install visualvm` for the comparison)")
@@ -105,3 +106,33 @@ for _, mb in ipairs(SIZES) do
   ::continue::
 end
 print("B/object: bytes of the per-object index (ids + file offsets); index: every table of the index / objects")
+
+-- the whole analysis on the largest dump: index, graph, BFS, dominators
+local big = ("build/bench/heap-%dM.hprof"):format(SIZES[#SIZES])
+if exists(big) then
+  print("\n== heap analysis: index + references + shortest paths + dominator tree ==")
+  local size = tonumber(select(2, sh("stat -c %s " .. big)))
+  local t, res = best("lua5.4 bench/heap_graph.lua " .. big, 2)
+  if t then
+    local s = fields(res)
+    -- peak RSS counts the mapped file's pages; the analysis's own memory is the rest
+    local own = s.peak_kb * 1024 - size
+    print(("sift: %d objects, %d references: index %d ms, shortest paths (one BFS) %d ms, dominators + retained %d ms;")
+      :format(s.objects, s.edges, s.index_ms, s.bfs_ms, s.dominators_ms))
+    print(("      whole process %.0f ms, peak memory %.0f MB besides the mapped file = %.1f bytes per object")
+      :format(t * 1e3, own / 2^20, own / s.objects))
+    if have_visualvm then
+      local vt, vres = best(("rm -rf %s.hwcache; java -Xmx12g -cp %s:%s VisualVMRetained %s"):format(
+        big, JAR, CLASSES, big), 1)
+      if vt then
+        local v = fields(vres)
+        print(("VisualVM retained sizes: %.0f ms (largest retained %d; sift %d)  VisualVM/sift %.1fx")
+          :format(vt * 1e3, v.top_retained or -1, s.top_retained, vt / t))
+      else
+        print("VisualVM failed: " .. tostring(vres):sub(1, 200))
+      end
+    end
+  else
+    print("sift failed: " .. tostring(res))
+  end
+end

@@ -95,7 +95,6 @@ void hg_free (hg_Graph *g) {
   free(g->pred);
   free(g->idom);
   free(g->retained);
-  free(g->shallow);
   free(g->child_first);
   free(g->children);
   memset(g, 0, sizeof *g);
@@ -351,6 +350,7 @@ static sift_Status build_csr (hg_Graph *g, sift_Progress *pr) {
     if (!sift_progress(pr, i / 2)) return SIFT_ECANCEL;
   }
   g->first[n] = e;
+  g->edges = e;
   if (!ALLOC(g->succ, e)) return SIFT_ENOMEM;
   for (i = 0, e = 0; i < n; i++) {  /* fill */
     hg_refs_begin(&it, g, (uint32_t)i, 1);
@@ -367,46 +367,48 @@ static sift_Status build_csr (hg_Graph *g, sift_Progress *pr) {
 #define SUCC(g, v, k) ((v) == (g)->n ? (g)->root_obj[k] : (g)->succ[k])
 
 sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
-  uint64_t n = g->n, R = 0, i, k, top;
+  uint64_t n = g->n, R = 0, i, k;
   uint32_t *pre = NULL, *vertex = NULL, *parent = NULL, *semi = NULL,
-           *label = NULL, *anc = NULL, *idom = NULL, *stack = NULL;
-  uint64_t *next = NULL, *pf = NULL;
+           *label = NULL, *anc = NULL, *idom = NULL, *next = NULL,
+           *stack = NULL, v;
+  uint64_t *pf = NULL;
   uint32_t *pl = NULL;
   sift_Status s;
   if ((s = build_csr(g, pr)) != SIFT_OK) return s;
-  free(g->idom); free(g->retained); free(g->shallow);
+  free(g->idom); free(g->retained);
   free(g->child_first); free(g->children);
-  g->idom = NULL; g->retained = g->shallow = NULL;
+  g->idom = NULL; g->retained = NULL;
   g->child_first = g->children = NULL;
   if (!ALLOC(pre, n + 1) || !ALLOC(vertex, n + 1) || !ALLOC(parent, n + 1)
-      || !ALLOC(next, n + 1) || !ALLOC(stack, n + 1)) {
+      || !ALLOC(next, n + 1)) {
     s = SIFT_ENOMEM;
     goto out;
   }
-  /* iterative DFS from the virtual root: preorder numbers */
+  /* iterative DFS from the virtual root, numbering nodes in preorder;
+     next[v] counts the successors of v seen, and the way back up is the
+     DFS parent, so no stack is needed */
   for (i = 0; i <= n; i++) pre[i] = HG_NONE;
-  top = 0;
-  stack[top++] = (uint32_t)n;
   pre[n] = 0;
   vertex[0] = (uint32_t)n;
   parent[0] = 0;
-  next[n] = SUCC_BEGIN(g, n);
+  next[n] = 0;
   R = 1;
-  while (top > 0) {
-    uint32_t v = stack[top - 1];
-    if (next[v] < SUCC_END(g, v)) {
-      uint32_t w = SUCC(g, v, next[v]);
+  v = (uint32_t)n;
+  for (;;) {
+    if (SUCC_BEGIN(g, v) + next[v] < SUCC_END(g, v)) {
+      uint32_t w = SUCC(g, v, SUCC_BEGIN(g, v) + next[v]);
       next[v]++;
       if (pre[w] == HG_NONE) {
         pre[w] = (uint32_t)R;
         vertex[R] = w;
         parent[R] = pre[v];
         R++;
-        next[w] = SUCC_BEGIN(g, w);
-        stack[top++] = w;
+        next[w] = 0;
+        v = w;
       }
     }
-    else top--;
+    else if (v == g->n) break;
+    else v = vertex[parent[pre[v]]];
   }
   g->reachable = R - 1;
   free(next);
@@ -415,23 +417,30 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   if (!ALLOC(pf, R + 1)) { s = SIFT_ENOMEM; goto out; }
   memset(pf, 0, (R + 1) * sizeof *pf);
   for (k = 0; k < R; k++) {
-    uint32_t v = vertex[k];
     uint64_t j;
+    v = vertex[k];
     for (j = SUCC_BEGIN(g, v); j < SUCC_END(g, v); j++)
       pf[pre[SUCC(g, v, j)] + 1]++;
   }
   for (k = 0; k < R; k++) pf[k + 1] += pf[k];
   if (!ALLOC(pl, pf[R])) { s = SIFT_ENOMEM; goto out; }
   for (k = 0; k < R; k++) {  /* pf[x] runs ahead while filling */
-    uint32_t v = vertex[k];
     uint64_t j;
+    v = vertex[k];
     for (j = SUCC_BEGIN(g, v); j < SUCC_END(g, v); j++)
       pl[pf[pre[SUCC(g, v, j)]]++] = (uint32_t)k;
   }
   for (k = R; k > 0; k--) pf[k] = pf[k - 1];
   pf[0] = 0;
+  /* the successors are no longer needed (hg_unreachable_without rebuilds
+     them), nor the preorder numbers of nodes */
+  free(g->first); free(g->succ);
+  g->first = NULL; g->succ = NULL;
+  free(pre);
+  pre = NULL;
   /* semi-dominators, by link-eval with path compression (iterative) */
-  if (!ALLOC(semi, R) || !ALLOC(label, R) || !ALLOC(anc, R)) {
+  if (!ALLOC(semi, R) || !ALLOC(label, R) || !ALLOC(anc, R)
+      || !ALLOC(stack, R)) {
     s = SIFT_ENOMEM;
     goto out;
   }
@@ -442,27 +451,29 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   for (k = R - 1; k >= 1; k--) {
     uint64_t j;
     for (j = pf[k]; j < pf[k + 1]; j++) {
-      uint32_t v = pl[j], u;
-      if (anc[v] == HG_NONE) u = v;  /* eval(v) */
+      uint32_t x = pl[j], u;
+      if (anc[x] == HG_NONE) u = x;  /* eval(x) */
       else {
         uint64_t sp = 0;
-        uint32_t x = v;
-        while (anc[anc[x]] != HG_NONE) {  /* compress the path */
-          stack[sp++] = x;
-          x = anc[x];
+        uint32_t y = x;
+        while (anc[anc[y]] != HG_NONE) {  /* compress the path */
+          stack[sp++] = y;
+          y = anc[y];
         }
         while (sp > 0) {
-          uint32_t y = stack[--sp], a = anc[y];
-          if (semi[label[a]] < semi[label[y]]) label[y] = label[a];
-          anc[y] = anc[a];
+          uint32_t z = stack[--sp], a = anc[z];
+          if (semi[label[a]] < semi[label[z]]) label[z] = label[a];
+          anc[z] = anc[a];
         }
-        u = label[v];
+        u = label[x];
       }
       if (semi[u] < semi[k]) semi[k] = semi[u];
     }
     anc[k] = parent[k];  /* link */
     if (!sift_progress(pr, n + (R - k) * n / R)) { s = SIFT_ECANCEL; goto out; }
   }
+  free(pf); free(pl); free(label); free(stack);
+  pf = NULL; pl = NULL; label = NULL; stack = NULL;
   /* immediate dominators: the nearest common ancestor step */
   idom = anc;  /* reuse: anc is done */
   idom[0] = 0;
@@ -472,21 +483,20 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     idom[k] = d;
   }
   /* into object numbers, retained sizes, dominated children */
-  if (!ALLOC(g->idom, n) || !ALLOC(g->retained, n) || !ALLOC(g->shallow, n)
+  if (!ALLOC(g->idom, n) || !ALLOC(g->retained, n)
       || !ALLOC(g->child_first, n + 2)) {
     s = SIFT_ENOMEM;
     goto out;
   }
   for (i = 0; i < n; i++) {
     g->idom[i] = HG_NONE;
-    g->shallow[i] = hg_shallow(g, (uint32_t)i, model);
     g->retained[i] = 0;
   }
   for (k = 1; k < R; k++) g->idom[vertex[k]] = vertex[idom[k]];
   for (k = R - 1; k >= 1; k--) {  /* children before their dominators */
-    uint32_t v = vertex[k], d = vertex[idom[k]];
-    g->retained[v] += g->shallow[v];
-    if (d != g->n) g->retained[d] += g->retained[v];
+    uint32_t w = vertex[k], d = vertex[idom[k]];
+    g->retained[w] += hg_shallow(g, w, model);
+    if (d != g->n) g->retained[d] += g->retained[w];
   }
   memset(g->child_first, 0, (n + 2) * sizeof *g->child_first);
   for (k = 1; k < R; k++) g->child_first[vertex[idom[k]] + 1]++;
@@ -502,9 +512,9 @@ out:
   free(pre); free(vertex); free(parent); free(next); free(stack);
   free(pf); free(pl); free(semi); free(label); free(anc);
   if (s != SIFT_OK) {
-    free(g->idom); free(g->retained); free(g->shallow);
+    free(g->idom); free(g->retained);
     free(g->child_first); free(g->children);
-    g->idom = NULL; g->retained = g->shallow = NULL;
+    g->idom = NULL; g->retained = NULL;
     g->child_first = g->children = NULL;
   }
   return s;
@@ -516,6 +526,7 @@ sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
   uint32_t *q;
   uint8_t *seen;
   if (g->idom == NULL) return SIFT_EUNSUPPORTED;
+  if (build_csr(g, NULL) != SIFT_OK) return SIFT_ENOMEM;
   ALLOC(q, n);
   seen = (uint8_t *)calloc(n / 8 + 1, 1);
   if (!q || !seen) {
@@ -545,7 +556,7 @@ sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
   for (i = 0; i < n; i++)
     if (g->idom[i] != HG_NONE && !BIT(seen, i)) {
       (*count)++;
-      *bytes += g->shallow[i];
+      *bytes += hg_shallow(g, (uint32_t)i, g->model);
     }
   free(q);
   free(seen);

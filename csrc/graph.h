@@ -69,9 +69,9 @@ typedef struct hg_Graph {
   /* the dominator tree */
   uint32_t *idom;          /* HG_NONE: unreachable; n: the virtual root */
   uint64_t *retained;
-  uint64_t *shallow;       /* under the model of the last computation */
-  int model;
+  int model;               /* the size model of the tree */
   uint64_t reachable;      /* objects reachable from the roots */
+  uint64_t edges;          /* references in the dominator model */
   uint32_t *child_first;   /* dominated children (CSR), n + 2 entries */
   uint32_t *children;
 } hg_Graph;

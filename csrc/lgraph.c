@@ -38,9 +38,9 @@ static hg_Graph *checkgraph (lua_State *L) {
 /* forget what depends on which references are followed */
 static void invalidate (hg_Graph *g) {
   free(g->first); free(g->succ); free(g->idom); free(g->retained);
-  free(g->shallow); free(g->child_first); free(g->children);
+  free(g->child_first); free(g->children);
   g->first = NULL; g->succ = NULL; g->idom = NULL; g->retained = NULL;
-  g->shallow = NULL; g->child_first = NULL; g->children = NULL;
+  g->child_first = NULL; g->children = NULL;
 }
 
 static uint32_t checkobj (lua_State *L, hg_Graph *g, int i) {
@@ -401,7 +401,7 @@ static int graph_unreachable (lua_State *L) {
   for (i = 0; i < g->n; i++)
     if (g->idom[i] == HG_NONE) {
       count++;
-      bytes += g->shallow[i];
+      bytes += hg_shallow(g, (uint32_t)i, g->model);
     }
   lua_pushinteger(L, (lua_Integer)count);
   lua_pushinteger(L, (lua_Integer)bytes);
@@ -485,7 +485,7 @@ static int graph_retained_by_class (lua_State *L) {
 static int graph_info (lua_State *L) {
   hg_Graph *g = checkgraph(L);
   lua_createtable(L, 0, 4);
-  lua_pushinteger(L, g->first ? (lua_Integer)g->first[g->n] : 0);
+  lua_pushinteger(L, (lua_Integer)g->edges);
   lua_setfield(L, -2, "edges");
   lua_pushinteger(L, (lua_Integer)g->reachable);
   lua_setfield(L, -2, "reachable");

@@ -73,7 +73,7 @@ static void walk_graph (const hp_Heap *h) {
   if (hg_dominators(&g, HG_JVM, NULL) == SIFT_OK) {
     for (i = 0; i < g.n; i++)
       if (g.idom[i] != HG_NONE) {
-        assert(g.retained[i] >= g.shallow[i]);
+        assert(g.retained[i] >= hg_shallow(&g, (uint32_t)i, HG_JVM));
         assert(g.idom[i] <= g.n);
       }
     if (g.n > 0 && hg_unreachable_without(&g, 0, &count, &bytes) == SIFT_OK)
