@@ -87,6 +87,11 @@ if io.open(leaky) then
   }, " "), leaky))
   sh("lua5.4 examples/heap_tour.lua " .. leaky .. " 'LeakyApp$Leaked' | head -20")
   sh(("bin/sift histogram --top 4 --mapping %s %s"):format(android:gsub("hprof$", "map"), android))
+  section("why is it alive, and what holds the memory")
+  sh("bin/sift path " .. leaky .. " --class 'LeakyApp$Leaked' --limit 1 --retained --model jvm")
+  sh("bin/sift top " .. leaky .. " -n 5")
+  sh("bin/sift dominators " .. leaky .. " --depth 3 --min 3")
+  sh("lua5.4 examples/why_alive.lua " .. leaky .. " 'LeakyApp$Node'")
 else
   print("(no heap dump fixtures here)")
 end

@@ -50,6 +50,17 @@ describe("examples", function()
     assert.matches("sticky_class%s+553", out)
   end)
 
+  it("why_alive.lua merges the paths and counts retained bytes once", function()
+    local dump = helper.fixture("hprof/generated-jdk17/leaky_jdk17_live.hprof")
+    if not dump then return end
+    local out, code = run("why_alive.lua", { dump, "LeakyApp$Node", "--model", "jvm" })
+    assert.are.equal(0, code, out)
+    assert.matches("3 instances of LeakyApp%$Node", out)
+    assert.matches("together they retain 20112 bytes %(model jvm%)", out)  -- the outermost node's size
+    assert.matches("static LeakyApp.HOLDER LeakyApp%$Holder@0xfd5f9960  %(3 below%)", out)
+    assert.matches("its immediate dominator: LeakyApp%$Node@0xfd5f97f0", out)
+  end)
+
   it("hprof_records.lua stops at a truncated record and says where", function()
     local hprof = helper.fixture("hprof/hprof-slurp/hprof-32.bin")
     if not hprof then return end
