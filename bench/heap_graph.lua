@@ -24,11 +24,15 @@ end
 local t2 = clock()
 local paths = heap:path_to_root(targets)
 local t3 = clock()
-local summary = heap:dominators()
+local summary = heap:dominators { model = "jvm" }  -- VisualVM's size model
 local t4 = clock()
 local top = heap:top(10)
+local top_instance = 0  -- VisualVM ranks instances only, not classes
+for _, r in ipairs(top) do
+  if r.object:kind() ~= "class" then top_instance = r.retained break end
+end
 local found = 0
 for _, p in ipairs(paths) do if p then found = found + 1 end end
-print(("objects=%d edges=%d index_ms=%d bfs_ms=%d dominators_ms=%d reachable=%d paths=%d top_retained=%d peak_kb=%d")
+print(("objects=%d edges=%d index_ms=%d bfs_ms=%d dominators_ms=%d reachable=%d paths=%d top_retained=%d top_instance=%d peak_kb=%d")
   :format(info.objects, heap.index:graph_info().edges, (t1 - t0) * 1000 // 1, (t3 - t2) * 1000 // 1, (t4 - t3) * 1000 // 1,
-    summary.reachable, found, top[1].retained, peak_kb()))
+    summary.reachable, found, top[1].retained, top_instance, peak_kb()))

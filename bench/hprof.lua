@@ -126,8 +126,8 @@ if exists(big) then
         big, JAR, CLASSES, big), 1)
       if vt then
         local v = fields(vres)
-        print(("VisualVM retained sizes: %.0f ms (largest retained %d; sift %d)  VisualVM/sift %.1fx")
-          :format(vt * 1e3, v.top_retained or -1, s.top_retained, vt / t))
+        print(("VisualVM retained sizes: %.0f ms  VisualVM/sift %.1fx; largest retained instance: VisualVM %d, sift %d (jvm model)")
+          :format(vt * 1e3, vt / t, v.top_retained or -1, s.top_instance))
       else
         print("VisualVM failed: " .. tostring(vres):sub(1, 200))
       end
