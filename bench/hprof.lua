@@ -117,8 +117,8 @@ if exists(big) then
     local s = fields(res)
     -- peak RSS counts the mapped file's pages; the analysis's own memory is the rest
     local own = s.peak_kb * 1024 - size
-    print(("sift: %d objects, %d references: index %d ms, shortest paths (one BFS) %d ms, dominators + retained %d ms;")
-      :format(s.objects, s.edges, s.index_ms, s.bfs_ms, s.dominators_ms))
+    print(("sift: %d objects, %d references: index %d ms, shortest paths (one BFS) %d ms, graph (CSR) %d ms, "
+      .. "dominators + retained %d ms;"):format(s.objects, s.edges, s.index_ms, s.bfs_ms, s.graph_ms, s.dominators_ms))
     print(("      whole process %.0f ms, peak memory %.0f MB besides the mapped file = %.1f bytes per object")
       :format(t * 1e3, own / 2^20, own / s.objects))
     if have_visualvm then

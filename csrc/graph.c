@@ -337,7 +337,7 @@ out:
 */
 
 /* the strong graph with the dominator model's references, as CSR */
-static sift_Status build_csr (hg_Graph *g, sift_Progress *pr) {
+sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
   uint64_t n = g->n, i, e = 0;
   hg_Iter it;
   hg_Ref ref;
@@ -374,7 +374,7 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   uint64_t *pf = NULL;
   uint32_t *pl = NULL;
   sift_Status s;
-  if ((s = build_csr(g, pr)) != SIFT_OK) return s;
+  if ((s = hg_build(g, pr)) != SIFT_OK) return s;
   free(g->idom); free(g->retained);
   free(g->child_first); free(g->children);
   g->idom = NULL; g->retained = NULL;
@@ -526,7 +526,7 @@ sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
   uint32_t *q;
   uint8_t *seen;
   if (g->idom == NULL) return SIFT_EUNSUPPORTED;
-  if (build_csr(g, NULL) != SIFT_OK) return SIFT_ENOMEM;
+  if (hg_build(g, NULL) != SIFT_OK) return SIFT_ENOMEM;
   ALLOC(q, n);
   seen = (uint8_t *)calloc(n / 8 + 1, 1);
   if (!q || !seen) {

@@ -120,6 +120,10 @@ uint64_t hg_shallow (const hg_Graph *g, uint32_t num, int model);
 sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
                       uint64_t ntargets, uint32_t *parent, uint64_t *via);
 
+/* the references of the dominator model as CSR arrays (first, succ);
+   done by hg_dominators when needed, which releases them afterwards */
+sift_Status hg_build (hg_Graph *g, sift_Progress *pr);
+
 /* the dominator tree and retained sizes under `model` */
 sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr);
 
