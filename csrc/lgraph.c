@@ -339,6 +339,19 @@ static int graph_dominated (lua_State *L) {
   return 1;
 }
 
+/* restore the min-heap order (by retained size) below position i */
+static void sift_down (uint32_t *heap, uint64_t size, uint64_t i,
+                       const uint64_t *retained) {
+  for (;;) {
+    uint64_t l = 2 * i + 1, m = i;
+    if (l < size && retained[heap[l]] < retained[heap[m]]) m = l;
+    if (l + 1 < size && retained[heap[l + 1]] < retained[heap[m]]) m = l + 1;
+    if (m == i) return;
+    { uint32_t x = heap[i]; heap[i] = heap[m]; heap[m] = x; }
+    i = m;
+  }
+}
+
 /* heap:top(n) -> the n objects with the largest retained sizes, largest
    first (a min-heap of n over one pass) */
 static int graph_top (lua_State *L) {
@@ -360,34 +373,17 @@ static int graph_top (lua_State *L) {
         i = (i - 1) / 2;
       }
     }
-    else if (g->retained[v] > RET(0)) {  /* replace the smallest, sift down */
+    else if (g->retained[v] > RET(0)) {  /* replace the smallest */
       heap[0] = v;
-      i = 0;
-      for (;;) {
-        uint64_t l = 2 * i + 1, m = i;
-        if (l < size && RET(l) < RET(m)) m = l;
-        if (l + 1 < size && RET(l + 1) < RET(m)) m = l + 1;
-        if (m == i) break;
-        { uint32_t x = heap[i]; heap[i] = heap[m]; heap[m] = x; }
-        i = m;
-      }
+      sift_down(heap, size, 0, g->retained);
     }
   }
   lua_createtable(L, (int)size, 0);
   while (size > 0) {  /* pop smallest first into the back of the list */
-    uint64_t i = 0, last = size - 1;
     lua_pushinteger(L, (lua_Integer)heap[0] + 1);
     lua_rawseti(L, -2, (lua_Integer)size);
-    heap[0] = heap[last];
-    size = last;
-    for (;;) {
-      uint64_t l = 2 * i + 1, m = i;
-      if (l < size && RET(l) < RET(m)) m = l;
-      if (l + 1 < size && RET(l + 1) < RET(m)) m = l + 1;
-      if (m == i) break;
-      { uint32_t x = heap[i]; heap[i] = heap[m]; heap[m] = x; }
-      i = m;
-    }
+    heap[0] = heap[--size];
+    sift_down(heap, size, 0, g->retained);
   }
 #undef RET
   return 1;
@@ -421,6 +417,17 @@ static int graph_unreachable_without (lua_State *L) {
   return 2;
 }
 
+/* the group of an object for retained_by_class: its class, its primitive
+   element type, or "class objects and unknown classes" (not reported) */
+static uint64_t class_slot (const hp_Heap *h, uint32_t num) {
+  hp_ObjInfo o;
+  hp_object(h, num, &o);
+  if (o.kind == HP_CLASS_DUMP) return h->nclasses + 12;
+  if (o.kind == HP_PRIM_ARRAY_DUMP || o.kind == HP_PRIM_ARRAY_NODATA)
+    return h->nclasses + (uint64_t)o.elem;
+  return o.cls >= 0 ? (uint64_t)o.cls : h->nclasses + 12;
+}
+
 /*
 ** heap:retained_by_class() -> { [class number or element type] = bytes }:
 ** per class, the retained sizes of its instances that no other instance of
@@ -445,29 +452,14 @@ static int graph_retained_by_class (lua_State *L) {
     uint32_t v = stack[top - 1];
     if (pos[top - 1] < g->child_first[v + 1]) {
       uint32_t c = g->children[pos[top - 1]++];
-      hp_ObjInfo o;
-      uint64_t slot;
-      hp_object(h, c, &o);
-      slot = o.kind == HP_CLASS_DUMP ? h->nclasses + 12
-           : (o.kind == HP_PRIM_ARRAY_DUMP || o.kind == HP_PRIM_ARRAY_NODATA)
-             ? h->nclasses + (uint64_t)o.elem
-           : o.cls >= 0 ? (uint64_t)o.cls : h->nclasses + 12;
+      uint64_t slot = class_slot(h, c);
       if (active[slot]++ == 0) sum[slot] += g->retained[c];
       stack[top] = c;
       pos[top++] = g->child_first[c];
     }
     else {  /* leave v */
       top--;
-      if (v != g->n) {
-        hp_ObjInfo o;
-        uint64_t slot;
-        hp_object(h, v, &o);
-        slot = o.kind == HP_CLASS_DUMP ? h->nclasses + 12
-             : (o.kind == HP_PRIM_ARRAY_DUMP || o.kind == HP_PRIM_ARRAY_NODATA)
-               ? h->nclasses + (uint64_t)o.elem
-             : o.cls >= 0 ? (uint64_t)o.cls : h->nclasses + 12;
-        active[slot]--;
-      }
+      if (v != g->n) active[class_slot(h, v)]--;
     }
   }
   lua_newtable(L);
