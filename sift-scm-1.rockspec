@@ -44,6 +44,7 @@ build = {
     ["sift.detect"] = "lua/sift/detect.lua",
     ["sift.hprof"] = "lua/sift/hprof.lua",
     ["sift.json"] = "lua/sift/json.lua",
+    ["sift.leaks"] = "lua/sift/leaks.lua",
     ["sift.progress"] = "lua/sift/progress.lua",
     ["sift.repl"] = "lua/sift/repl.lua",
   },

@@ -69,7 +69,8 @@ sift_Status hg_init (hg_Graph *g, const hp_Heap *h) {
     }
   }
   /* the roots that point at objects of the dump */
-  if (!ALLOC(g->root_obj, h->nroots) || !ALLOC(g->root_rec, h->nroots))
+  if (!ALLOC(g->root_obj, h->nroots) || !ALLOC(g->root_rec, h->nroots)
+      || !(g->root_obj_flags = (uint8_t *)calloc(h->nroots + 1, 1)))
     return SIFT_ENOMEM;
   for (i = 0; i < h->nroots; i++) {
     uint32_t num = hg_find(g, h->roots[i].id);
@@ -89,6 +90,7 @@ void hg_free (hg_Graph *g) {
   free(g->bucket);
   free(g->root_obj);
   free(g->root_rec);
+  free(g->root_obj_flags);
   free(g->first);
   free(g->succ);
   free(g->pfirst);
@@ -276,7 +278,8 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
   for (i = 0; i < n; i++) parent[i] = HG_NONE;
   for (i = 0; i < g->nroots; i++) {  /* the roots, in file order */
     uint32_t r = g->root_obj[i];
-    int flags = g->root_flags[g->h->roots[g->root_rec[i]].kind];
+    int flags = g->root_flags[g->h->roots[g->root_rec[i]].kind]
+              | g->root_obj_flags[i];
     if (flags & HG_SKIP) continue;
     if (flags & HG_LOW) {
       if (parent[r] != HG_NONE) continue;

@@ -60,6 +60,7 @@ typedef struct hg_Graph {
   /* the GC roots as object numbers, in file order, and their records */
   uint32_t *root_obj;
   uint64_t *root_rec;      /* index into h->roots */
+  uint8_t *root_obj_flags; /* flags of each of these roots (by its object) */
   uint64_t nroots;
   /* the strong graph for dominators (CSR), and its predecessors */
   uint64_t *first;

@@ -55,13 +55,23 @@ static int checkmodel (lua_State *L, int i) {
 /*
 ** heap:flag("field" | "static", class, index, flags)
 ** heap:flag("root", kind name, flags)
+** heap:flag("root_object", object number, flags): the roots that hold it
 ** Flags (1 never followed, 2 skipped by paths, 4 low priority) replace
 ** what the reference had; changing 'never' drops the dominator tree.
 */
 static int graph_flag (lua_State *L) {
-  static const char *const what[] = {"field", "static", "root", NULL};
+  static const char *const what[] = {"field", "static", "root", "root_object",
+                                     NULL};
   hg_Graph *g = checkgraph(L);
   int which = luaL_checkoption(L, 2, NULL, what);
+  if (which == 3) {
+    uint32_t num = checkobj(L, g, 3);
+    int flags = (int)luaL_checkinteger(L, 4);
+    uint64_t i;
+    for (i = 0; i < g->nroots; i++)
+      if (g->root_obj[i] == num) g->root_obj_flags[i] = (uint8_t)flags;
+    return 0;
+  }
   if (which == 2) {
     const char *kind = luaL_checkstring(L, 3);
     int flags = (int)luaL_checkinteger(L, 4), tag;
@@ -171,7 +181,7 @@ static uint64_t root_record (const hg_Graph *g, uint32_t r) {
   for (i = 0; i < g->nroots; i++) {
     int flags;
     if (g->root_obj[i] != r) continue;
-    flags = g->root_flags[g->h->roots[g->root_rec[i]].kind];
+    flags = g->root_flags[g->h->roots[g->root_rec[i]].kind] | g->root_obj_flags[i];
     if (flags & HG_SKIP) continue;
     if (!(flags & HG_LOW)) return g->root_rec[i];
     if (low == HG_NONE) low = g->root_rec[i];

@@ -70,6 +70,15 @@ local function build_parser()
   model_option(top)
   top:flag("--json", "Print JSON: a list of {id, class, shallow, retained}.")
 
+  local leaks = parser:command("leaks", "Find leaking objects and explain them as LeakCanary does.")
+  heap_options(leaks)
+  leaks:option("--finder", "Which objects should be dead: keyed (KeyedWeakReference), android (destroyed "
+    .. "Activities, Fragments, ViewModels) or all.", "all"):choices { "keyed", "android", "all" }
+  leaks:option("--where", "Treat instances for which this Lua expression is true as leaking; 'obj' is the "
+    .. "object (e.g. \"obj.mDestroyed\"). With --class, only that class's instances are tested.")
+  leaks:option("--class", "With --where: the class whose instances to test.")
+  leaks:flag("--json", "Print JSON (application_leaks, library_leaks, unreachable, metadata).")
+
   local doms = parser:command("dominators", "Print the dominator tree: what holds the memory, indented.")
   heap_options(doms)
   doms:option("--depth", "Levels to show.", "3"):convert(tonumber)
@@ -401,6 +410,30 @@ function commands.dominators(args, out, err)
   walk(heap:dominated(nil), 0)
   out:write(("%7s %14s  total reachable (%d smaller subtrees hidden; --min %g%%)\n"):format(
     "100%", group_digits(total), hidden, args.min))
+  heap:close()
+  return EXIT_OK
+end
+
+function commands.leaks(args, out, err)
+  local leaks = require "sift.leaks"
+  local finder = args.finder
+  if args.where then
+    local fn, msg = load("local obj = ...; return " .. args.where, "=--where", "t", setmetatable({}, { __index = _G }))
+    if not fn then
+      err:write("sift: --where: ", msg, "\n")
+      return EXIT_USAGE
+    end
+    finder = leaks.where(function(obj)
+      local ok, v = pcall(fn, obj)
+      return ok and v and true or false
+    end, args.class)
+  end
+  local heap = heap_or_report(args, err)
+  if not heap then return EXIT_BAD_INPUT end
+  local report = leaks.analyze(heap, { finder = finder,
+    reason = args.where and ("--where " .. args.where) or nil })
+  if args.json then out:write(json.encode(leaks.to_json(report)), "\n")
+  else out:write(leaks.render(report), "\n") end
   heap:close()
   return EXIT_OK
 end

@@ -378,7 +378,8 @@ end
 --- Add reference rules for path finding (and, with "never", for the
 -- dominator tree). Each rule is `{ class = name, field = name | static =
 -- name, rule = "never" | "skip" | "low" | "normal", pattern = true? }` or
--- `{ root = kind, rule = ... }`. A field rule covers the subclasses that
+-- `{ root = kind, rule = ... }` or `{ root_class = name, rule = ... }`
+-- (the roots that hold an instance of that class). A field rule covers the subclasses that
 -- inherit the field. This is how leak catalogues say which references to
 -- ignore or to follow last.
 -- @tparam table rules
@@ -393,6 +394,17 @@ function Heap:reference_rules(rules)
     if not flags then error(("bad rule '%s' (never, skip, low or normal)"):format(tostring(r.rule)), 2) end
     if r.root then
       index:flag("root", r.root, flags)
+    elseif r.root_class then  -- roots that hold an instance of the class
+      local cls = self:class(r.root_class)
+      if cls then
+        for _, root in ipairs(index:roots()) do
+          local num = index:find(root.id)
+          if num then
+            local obj = object_at(self, num)
+            if obj:kind() == "instance" and obj:is_instance_of(cls) then index:flag("root_object", num, flags) end
+          end
+        end
+      end
     elseif r.static then
       for _, c in ipairs(rule_classes(self, r)) do
         for i, st in ipairs(raw(c).statics) do
@@ -410,7 +422,7 @@ function Heap:reference_rules(rules)
         end
       end
     else
-      error("a rule needs 'field', 'static' or 'root'", 2)
+      error("a rule needs 'field', 'static', 'root' or 'root_class'", 2)
     end
   end
 end

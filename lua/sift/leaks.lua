@@ -1,0 +1,565 @@
+--- Leak analysis in the manner of LeakCanary's Shark, on sift's heap graph.
+--
+--     local leaks = require "sift.leaks"
+--     local report = leaks.analyze(heap)          -- { application_leaks, library_leaks, metadata }
+--     print(leaks.render(report))                 -- LeakCanary's text
+--
+-- Finders say which objects should be dead (KeyedWeakReference referents,
+-- destroyed Activities and Fragments, or any Lua predicate). For each, the
+-- shortest strong path from a GC root is found (one search for all), every
+-- object on it is inspected (LEAKING / NOT_LEAKING / UNKNOWN with reasons),
+-- statuses are propagated along the trace, the references between the last
+-- NOT_LEAKING and the first LEAKING object are the suspects, and traces with
+-- the same suspects (SHA-1 signature) are one leak.
+-- @module sift.leaks
+
+local M = {}
+
+local format, concat = string.format, table.concat
+
+--- {======================================================
+-- SHA-1 (signatures of leaks)
+-- =======================================================
+
+--- The SHA-1 of a string, as 40 lowercase hex digits.
+function M.sha1(msg)
+  local function rol(x, n) return ((x << n) | (x >> (32 - n))) & 0xffffffff end
+  local h0, h1, h2, h3, h4 = 0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0
+  local len = #msg
+  msg = msg .. "\128" .. ("\0"):rep((55 - len) % 64) .. string.pack(">I8", len * 8)
+  for chunk = 1, #msg, 64 do
+    local w = { string.unpack((">I4"):rep(16), msg, chunk) }
+    w[17] = nil
+    for i = 17, 80 do w[i] = rol(w[i - 3] ~ w[i - 8] ~ w[i - 14] ~ w[i - 16], 1) end
+    local a, b, c, d, e = h0, h1, h2, h3, h4
+    for i = 1, 80 do
+      local f, k
+      if i <= 20 then f, k = (b & c) | (~b & d), 0x5A827999
+      elseif i <= 40 then f, k = b ~ c ~ d, 0x6ED9EBA1
+      elseif i <= 60 then f, k = (b & c) | (b & d) | (c & d), 0x8F1BBCDC
+      else f, k = b ~ c ~ d, 0xCA62C1D6 end
+      local t = (rol(a, 5) + (f & 0xffffffff) + e + k + w[i]) & 0xffffffff
+      a, b, c, d, e = t, a, rol(b, 30), c, d
+    end
+    h0, h1, h2, h3, h4 = (h0 + a) & 0xffffffff, (h1 + b) & 0xffffffff, (h2 + c) & 0xffffffff,
+      (h3 + d) & 0xffffffff, (h4 + e) & 0xffffffff
+  end
+  return format("%08x%08x%08x%08x%08x", h0, h1, h2, h3, h4)
+end
+
+-- }======================================================
+
+
+--- {======================================================
+-- Finders: the objects that should be dead
+-- =======================================================
+
+local KEYED = { "leakcanary.KeyedWeakReference", "com.squareup.leakcanary.KeyedWeakReference" }
+
+local function field_or_nil(obj, name)
+  local ok, v = pcall(obj.field, obj, name)
+  if ok then return v end
+end
+
+local function text(v)
+  if type(v) == "userdata" then return v:string() end
+  return v
+end
+
+-- KeyedWeakReferences whose referent is still there and that were
+-- retained (retainedUptimeMillis != -1, where the field exists)
+local function keyed_refs(heap)
+  local out = {}
+  for _, name in ipairs(KEYED) do
+    for _, cls in ipairs(heap:classes_named(name)) do
+      local uptime = cls:statics().heapDumpUptimeMillis
+      for ref in cls:instances { subclasses = true } do
+        local referent = field_or_nil(ref, "referent")
+        local retained_at = field_or_nil(ref, "retainedUptimeMillis")
+        if referent and retained_at ~= -1 then
+          out[#out + 1] = { ref = ref, object = referent, key = text(field_or_nil(ref, "key")),
+            name = text(field_or_nil(ref, "name")), watched_at = field_or_nil(ref, "watchUptimeMillis"),
+            retained_at = retained_at, dump_uptime = uptime }
+        end
+      end
+    end
+  end
+  return out
+end
+
+--- Finders by name: each returns a list of objects.
+M.finders = {}
+
+function M.finders.keyed(heap)
+  local out = {}
+  for i, k in ipairs(keyed_refs(heap)) do out[i] = k.object end
+  return out
+end
+
+local FRAGMENTS = { "android.app.Fragment", "android.support.v4.app.Fragment", "androidx.fragment.app.Fragment" }
+
+--- Android objects whose lifecycle has ended: destroyed Activities,
+-- Fragments without a FragmentManager, cleared ViewModels.
+function M.finders.android(heap)
+  local out = {}
+  local act = heap:class("android.app.Activity")
+  if act then
+    for a in act:instances { subclasses = true } do
+      if field_or_nil(a, "mDestroyed") == true then out[#out + 1] = a end
+    end
+  end
+  for _, name in ipairs(FRAGMENTS) do
+    local f = heap:class(name)
+    if f then
+      for frag in f:instances { subclasses = true } do
+        if field_or_nil(frag, "mFragmentManager") == nil and field_or_nil(frag, "mCalled") ~= nil then
+          out[#out + 1] = frag
+        end
+      end
+    end
+  end
+  local vm = heap:class("androidx.lifecycle.ViewModel")
+  if vm then
+    for m in vm:instances { subclasses = true } do
+      if field_or_nil(m, "mCleared") == true then out[#out + 1] = m end
+    end
+  end
+  return out
+end
+
+function M.finders.all(heap)
+  local seen, out = {}, {}
+  for _, finder in ipairs { M.finders.keyed, M.finders.android } do
+    for _, obj in ipairs(finder(heap)) do
+      if not seen[obj:id()] then
+        seen[obj:id()] = true
+        out[#out + 1] = obj
+      end
+    end
+  end
+  return out
+end
+
+--- A finder from a predicate over objects: every instance (of `class`,
+-- when given) for which `fn(obj)` is true.
+function M.where(fn, class)
+  return function(heap)
+    local out = {}
+    local iter
+    if class then
+      local c = heap:class(class)
+      if not c then return out end
+      iter = c:instances { subclasses = true }
+    else
+      iter = heap:objects()
+    end
+    for obj in iter do
+      if obj:kind() ~= "class" and fn(obj) then out[#out + 1] = obj end
+    end
+    return out
+  end
+end
+
+-- }======================================================
+
+
+--- {======================================================
+-- Inspectors: what each object on a trace says about itself
+-- =======================================================
+
+--- The catalogue: each inspector is `{ name, class = name?, fn(obj, report,
+-- heap) }`; `class` limits it to instances of that class and its
+-- subclasses. `report` has `labels`, `leaking` and `not_leaking` lists.
+M.inspectors = {}
+
+local function add(name, class, fn)
+  M.inspectors[#M.inspectors + 1] = { name = name, class = class, fn = fn }
+  M.inspectors[name] = M.inspectors[#M.inspectors]
+end
+
+add("keyed_weak_reference", nil, function(obj, report, heap)
+  for _, k in ipairs(heap._watched or {}) do
+    if k.object == obj then
+      local because = k.name and k.name ~= "" and (" because " .. k.name) or ""
+      report.leaking[#report.leaking + 1] = "ObjectWatcher was watching this" .. because
+      if k.key then report.labels[#report.labels + 1] = "key = " .. k.key end
+      if k.dump_uptime and k.watched_at then
+        report.labels[#report.labels + 1] = "watchDurationMillis = " .. (k.dump_uptime - k.watched_at)
+      end
+      if k.dump_uptime and k.retained_at then
+        report.labels[#report.labels + 1] = "retainedDurationMillis = " .. (k.dump_uptime - k.retained_at)
+      end
+    end
+  end
+end)
+
+add("class", nil, function(obj, report)
+  if obj:kind() == "class" then report.not_leaking[#report.not_leaking + 1] = "a class is never leaking" end
+end)
+
+add("class_loader", "java.lang.ClassLoader", function(_, report)
+  report.not_leaking[#report.not_leaking + 1] = "A ClassLoader is never leaking"
+end)
+
+add("thread", "java.lang.Thread", function(obj, report)
+  local name = text(field_or_nil(obj, "name"))
+  if name then report.labels[#report.labels + 1] = format("Thread name: '%s'", name) end
+end)
+
+add("application", "android.app.Application", function(_, report)
+  report.not_leaking[#report.not_leaking + 1] = "Application is a singleton"
+end)
+
+add("activity", "android.app.Activity", function(obj, report)
+  local destroyed = field_or_nil(obj, "mDestroyed")
+  if destroyed == true then report.leaking[#report.leaking + 1] = "Activity#mDestroyed is true"
+  elseif destroyed == false then report.not_leaking[#report.not_leaking + 1] = "Activity#mDestroyed is false" end
+end)
+
+for _, fragment in ipairs(FRAGMENTS) do
+  add(fragment, fragment, function(obj, report)
+    local manager = field_or_nil(obj, "mFragmentManager")
+    if manager == nil then report.leaking[#report.leaking + 1] = "Fragment.mFragmentManager is null"
+    else report.not_leaking[#report.not_leaking + 1] = "Fragment.mFragmentManager is not null" end
+    local tag = text(field_or_nil(obj, "mTag"))
+    if tag and tag ~= "" then report.labels[#report.labels + 1] = "Fragment.mTag=" .. tag end
+  end)
+end
+
+add("view_model", "androidx.lifecycle.ViewModel", function(obj, report)
+  if field_or_nil(obj, "mCleared") == true then report.leaking[#report.leaking + 1] = "ViewModel#mCleared is true"
+  elseif field_or_nil(obj, "mCleared") == false then
+    report.not_leaking[#report.not_leaking + 1] = "ViewModel#mCleared is false"
+  end
+end)
+
+add("message_queue", "android.os.MessageQueue", function(obj, report)
+  local quitting = field_or_nil(obj, "mQuitting")
+  if quitting == true then report.leaking[#report.leaking + 1] = "MessageQueue#mQuitting is true"
+  elseif quitting == false then report.not_leaking[#report.not_leaking + 1] = "MessageQueue#mQuitting is false" end
+end)
+
+add("main_thread", "java.lang.Thread", function(obj, report)
+  if text(field_or_nil(obj, "name")) == "main" then
+    report.not_leaking[#report.not_leaking + 1] = "the main thread always runs"
+  end
+end)
+
+-- }======================================================
+
+
+--- {======================================================
+-- Traces
+-- =======================================================
+
+local ROOT_DESCRIPTIONS = {
+  jni_global = "Global variable in native code", jni_local = "Local variable in native code",
+  java_frame = "Java local variable", native_stack = "Input or output parameters in native code",
+  sticky_class = "System class", thread_block = "Thread block",
+  monitor_used = "Monitor (anything that called the wait() or notify() methods, or that is synchronized.)",
+  thread_object = "Thread object", jni_monitor = "Root JNI monitor",
+}
+M.root_descriptions = ROOT_DESCRIPTIONS
+
+local function simple(name) return (name:match("[^.]+$")) end
+
+-- what a trace shows for an object: its class name and type
+local function describe(obj)
+  local cls = obj:as_class()
+  if cls then return cls.name, "class" end
+  local kind = obj:kind()
+  return obj:class_name(), (kind == "object_array" or kind == "primitive_array") and "array" or "instance"
+end
+
+-- run the inspectors on one object
+local function inspect(heap, obj, inspectors)
+  local report = { labels = {}, leaking = {}, not_leaking = {} }
+  for _, ins in ipairs(inspectors) do
+    if not ins.class or obj:is_instance_of(ins.class) then ins.fn(obj, report, heap) end
+  end
+  local status, reason = "UNKNOWN", nil
+  if #report.not_leaking > 0 then
+    status, reason = "NOT_LEAKING", concat(report.not_leaking, " and ")
+    if #report.leaking > 0 then reason = reason .. ". Conflicts with " .. concat(report.leaking, " and ") end
+  elseif #report.leaking > 0 then
+    status, reason = "LEAKING", concat(report.leaking, " and ")
+  end
+  return status, reason, report.labels
+end
+
+-- a trace from a path (steps from the root object down to the leaking one)
+local function make_trace(heap, path, inspectors, found_reason)
+  local elements = {}
+  for k, st in ipairs(path) do
+    local class_name, type_name = describe(st.object)
+    local status, reason, labels = inspect(heap, st.object, inspectors)
+    elements[k] = { object = st.object, class = class_name, type = type_name, status = status,
+                    reason = reason, labels = labels }
+    local nxt = path[k + 1]
+    if nxt then  -- the reference from this object to the next
+      local e = elements[k]
+      if nxt.ref == "static" then
+        e.ref_type, e.ref_name, e.owner = "static", nxt.name, st.object:as_class().name
+      elseif nxt.ref == "field" then
+        e.ref_type, e.ref_name, e.owner = "field", nxt.name, nxt.class
+      else
+        e.ref_type, e.ref_name, e.owner = "element", nxt.label, class_name
+      end
+      -- signatures name array slots generically, so that leaks through
+      -- different slots of one array are the same leak
+      e.ref_generic = e.ref_type == "element" and "[x]" or e.ref_name
+    end
+  end
+  local last = elements[#elements]  -- what the finder knows comes first
+  if last.status == "NOT_LEAKING" then last.reason = found_reason .. ". Conflicts with " .. last.reason
+  elseif last.status == "UNKNOWN" then last.reason = found_reason end
+  last.status = "LEAKING"
+  -- propagate: before the last NOT_LEAKING, nothing leaks; after the first
+  -- LEAKING, everything does
+  local n = #elements
+  local last_not, first_leaking = 0, n
+  for k = 1, n - 1 do
+    if elements[k].status == "NOT_LEAKING" then last_not = k end
+  end
+  for k = n - 1, 1, -1 do
+    if elements[k].status == "LEAKING" and k > last_not then first_leaking = k end
+  end
+  for k = 1, last_not - 1 do
+    local e = elements[k]
+    if e.status ~= "NOT_LEAKING" then
+      local nxt
+      for j = k + 1, last_not do
+        if elements[j].status == "NOT_LEAKING" then nxt = elements[j] break end
+      end
+      local why = simple(nxt.class) .. "↓ is not leaking"
+      e.reason = e.status == "LEAKING" and (why .. ". Conflicts with " .. e.reason) or why
+      e.status = "NOT_LEAKING"
+    end
+  end
+  for k = first_leaking + 1, n - 1 do
+    local e = elements[k]
+    if e.status ~= "LEAKING" then
+      local prev
+      for j = k - 1, first_leaking, -1 do
+        if elements[j].status == "LEAKING" then prev = elements[j] break end
+      end
+      local why = simple(prev.class) .. "↑ is leaking"
+      e.reason = e.status == "NOT_LEAKING" and (why .. ". Conflicts with " .. e.reason) or why
+      e.status = "LEAKING"
+    end
+  end
+  -- suspects: references from UNKNOWN objects, and from the last NOT_LEAKING
+  -- one before a non-NOT_LEAKING one
+  local signature = {}
+  for k = 1, n - 1 do
+    local e, nxt = elements[k], elements[k + 1]
+    e.suspect = e.status == "UNKNOWN"
+      or (e.status == "NOT_LEAKING" and (k == n - 1 or nxt.status ~= "NOT_LEAKING"))
+    if e.suspect then signature[#signature + 1] = e.class .. e.ref_generic end
+  end
+  return {
+    root = path[1].root, thread = path[1].thread, elements = elements,
+    signature = M.sha1(concat(signature)), leaking = elements[n],
+  }
+end
+
+-- }======================================================
+
+
+--- Analyse a heap: find the leaking objects, their traces, group them.
+-- @param heap an open heap
+-- @tparam[opt] table opts `finder` (a name from `finders` or a function
+--   (heap) -> objects; default "all"), `inspectors` (a list; default all of
+--   `inspectors`), `retained` (compute retained sizes; default true),
+--   `rules` (extra reference rules, see `heap:reference_rules`),
+--   `library` (library-leak rules: `{ class, field|static, description }`
+--   or `{ root_class, description }`,
+--   references followed last and, when a trace goes through one, reported
+--   as a library leak)
+-- @return `{ application_leaks, library_leaks, unreachable, metadata }`
+function M.analyze(heap, opts)
+  opts = opts or {}
+  local finder = opts.finder or "all"
+  if type(finder) == "string" then
+    finder = M.finders[finder] or error(format("unknown finder '%s' (keyed, android, all)", finder), 2)
+  end
+  local inspectors = opts.inspectors or M.inspectors
+  heap._watched = keyed_refs(heap)
+  if opts.rules then heap:reference_rules(opts.rules) end
+  local library = opts.library or {}
+  for _, rule in ipairs(library) do
+    heap:reference_rules { { class = rule.class, field = rule.field, static = rule.static, rule = "low",
+                             pattern = rule.pattern, root_class = rule.root_class } }
+  end
+  local found = opts.reason or ({ keyed = "ObjectWatcher was watching this",
+    android = "its lifecycle has ended" })[opts.finder or "all"] or "a finder says it should be dead"
+  local objects = finder(heap)
+  local paths = heap:path_to_root(objects)
+  if opts.retained ~= false and #objects > 0 then heap:dominators() end
+  local groups, order, unreachable = {}, {}, {}
+  for i, obj in ipairs(objects) do
+    local path = paths[i]
+    if not path then
+      unreachable[#unreachable + 1] = obj
+    else
+      local trace = make_trace(heap, path, inspectors, found)
+      -- a trace through a library-leak reference is a library leak
+      local lib
+      for _, rule in ipairs(library) do  -- a root the library rule names
+        if rule.root_class and path[1].object:is_instance_of(rule.root_class) then lib = rule end
+      end
+      for k = 2, #path do
+        local st = path[k]
+        for _, rule in ipairs(library) do
+          if st.low and st.name == (rule.field or rule.static)
+             and (st.class == rule.class or (rule.pattern and st.class:match(rule.class))) then
+            lib = rule
+          end
+        end
+      end
+      trace.retained = opts.retained ~= false and heap:retained(obj) or nil
+      local key = (lib and "lib:" or "app:") .. trace.signature
+      local group = groups[key]
+      if not group then
+        group = { signature = trace.signature, traces = {}, retained = 0, library = lib }
+        groups[key] = group
+        order[#order + 1] = group
+      end
+      group.traces[#group.traces + 1] = trace
+      group.retained = group.retained + (trace.retained or 0)
+    end
+  end
+  local report = { application_leaks = {}, library_leaks = {}, unreachable = unreachable,
+                   metadata = M.metadata(heap) }
+  for _, g in ipairs(order) do
+    local first = g.traces[1]
+    g.description = format("%s %s", first.leaking.class, first.leaking.type)
+    if g.library then
+      g.pattern = g.library.root_class and ("root " .. g.library.root_class)
+        or (g.library.class .. "#" .. (g.library.field or g.library.static))
+      g.description = g.library.description or g.description
+      report.library_leaks[#report.library_leaks + 1] = g
+    else
+      report.application_leaks[#report.application_leaks + 1] = g
+    end
+  end
+  return report
+end
+
+--- What the dump says about where it comes from: Android's build, the
+-- LeakCanary version when present, the dump's own facts.
+function M.metadata(heap)
+  local info = heap:info()
+  local meta = { hprof_version = info.version, id_size = info.id_size, time = info.time }
+  local build = heap:class("android.os.Build")
+  if build then
+    local s = build:statics()
+    meta.manufacturer = text(s.MANUFACTURER)
+    local version = heap:class("android.os.Build$VERSION")
+    if version then meta.sdk_int = version:statics().SDK_INT end
+  end
+  return meta
+end
+
+--- {======================================================
+-- Rendering
+-- =======================================================
+
+local ZWSP = "\u{200B}"
+
+local function node_text(e, first_prefix, prefix, type_name)
+  local status = e.status == "UNKNOWN" and "UNKNOWN"
+    or format("%s (%s)", e.status == "LEAKING" and "YES" or "NO", e.reason)
+  local lines = { first_prefix .. e.class .. " " .. (type_name or e.type), prefix .. "Leaking: " .. status }
+  for _, label in ipairs(e.labels) do lines[#lines + 1] = prefix .. label end
+  return concat(lines, "\n")
+end
+
+--- One trace as LeakCanary draws it.
+function M.render_trace(trace)
+  local out = { "┬───", "│ GC Root: " .. (ROOT_DESCRIPTIONS[trace.root] or trace.root or "?"), "│" }
+  local n = #trace.elements
+  for k = 1, n - 1 do
+    local e = trace.elements[k]
+    out[#out + 1] = node_text(e, "├─ ", "│    ")
+    local line = format("    ↓%s %s.%s", e.ref_type == "static" and " static" or "", simple(e.owner), e.ref_name)
+    out[#out + 1] = "│" .. line
+    if e.suspect then
+      local before = utf8.len(line:match("^(.*%.)"))
+      out[#out + 1] = "│" .. (" "):rep(before) .. ("~"):rep(utf8.len(line) - before)
+    end
+  end
+  out[#out + 1] = node_text(trace.elements[n], "╰→ ", ZWSP .. "     ")
+  return concat(out, "\n")
+end
+
+--- The whole report as text: application leaks, library leaks, objects
+-- that should be dead but that no root reaches, metadata.
+function M.render(report)
+  local out = {}
+  local function section(title, leaks)
+    out[#out + 1] = "===================================="
+    out[#out + 1] = format("%d %s", #leaks, title)
+    out[#out + 1] = ""
+    for _, leak in ipairs(leaks) do
+      out[#out + 1] = format("%d bytes retained by leaking objects", leak.retained)
+      if leak.pattern then out[#out + 1] = "Leak pattern: " .. leak.pattern end
+      out[#out + 1] = "Description: " .. leak.description
+      out[#out + 1] = "Signature: " .. leak.signature
+      for _, trace in ipairs(leak.traces) do out[#out + 1] = M.render_trace(trace) end
+      out[#out + 1] = ""
+    end
+  end
+  section("APPLICATION LEAKS", report.application_leaks)
+  section("LIBRARY LEAKS", report.library_leaks)
+  out[#out + 1] = "===================================="
+  out[#out + 1] = format("%d UNREACHABLE OBJECTS (should be dead and are: no strong path from a GC root)",
+    #report.unreachable)
+  for _, obj in ipairs(report.unreachable) do out[#out + 1] = tostring(obj) end
+  out[#out + 1] = "===================================="
+  out[#out + 1] = "METADATA"
+  local keys = {}
+  for k in pairs(report.metadata) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do out[#out + 1] = format("%s: %s", k, tostring(report.metadata[k])) end
+  out[#out + 1] = "===================================="
+  return concat(out, "\n")
+end
+
+--- The report as plain tables for JSON (the `sift leaks --json` contract).
+function M.to_json(report)
+  local function trace_json(t)
+    local elements = {}
+    for i, e in ipairs(t.elements) do
+      local ref
+      if e.ref_type == "static" then ref = "static " .. e.ref_name
+      elseif e.ref_type == "field" then ref = "field " .. e.ref_name
+      else ref = e.ref_name end
+      elements[i] = { class = e.class, id = format("0x%x", e.object:id()), ref = ref, status = e.status,
+                      reason = e.reason, suspect = e.suspect or nil }
+    end
+    return { root = t.root, leaking_class = t.leaking.class, leaking_id = format("0x%x", t.leaking.object:id()),
+             retained = t.retained, elements = elements }
+  end
+  local function leaks_json(list)
+    local out = {}
+    for i, g in ipairs(list) do
+      local traces = {}
+      for j, t in ipairs(g.traces) do traces[j] = trace_json(t) end
+      out[i] = { signature = g.signature, description = g.description, retained = g.retained,
+                 pattern = g.pattern, traces = traces }
+    end
+    return out
+  end
+  local unreachable = {}
+  for i, obj in ipairs(report.unreachable) do
+    unreachable[i] = { class = obj:class_name(), id = format("0x%x", obj:id()) }
+  end
+  return { application_leaks = leaks_json(report.application_leaks),
+           library_leaks = leaks_json(report.library_leaks), unreachable = unreachable,
+           metadata = report.metadata }
+end
+
+-- }======================================================
+
+return M

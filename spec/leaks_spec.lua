@@ -1,0 +1,234 @@
+-- Leak analysis: the scenarios Shark's tests check (leakcanary/EXPECTED.md)
+-- on dumps written by spec/hprof_writer.lua, and the LeakCanary 1.x dumps.
+local sift = require "sift"
+local leaks = require "sift.leaks"
+local helper = require "spec.helper"
+local writer = dofile("spec/hprof_writer.lua")
+
+local KEY = "39efcc1a-67bf-2040-e7ab-3fc9f94731dc"
+
+-- a JVM-style dump with java.lang.String, Reference and LeakCanary's
+-- KeyedWeakReference, as Shark's HprofWriterHelper writes them
+local function base()
+  local w = writer.new { version = "1.0.2", id_size = 8 }
+  local t = { w = w }
+  t.object = w:class("java.lang.Object")
+  t.char_array = w:class("char[]", { super = t.object })
+  t.string = w:class("java.lang.String", { super = t.object, fields = { { "value", "object" }, { "hash", "int" } } })
+  t.reference = w:class("java.lang.ref.Reference", { super = t.object, fields = { { "referent", "object" } } })
+  t.weak = w:class("java.lang.ref.WeakReference", { super = t.reference })
+  t.keyed = w:class("leakcanary.KeyedWeakReference", { super = t.weak,
+    fields = { { "key", "object" }, { "name", "object" }, { "watchUptimeMillis", "long" },
+               { "retainedUptimeMillis", "long" } },
+    statics = { { "heapDumpUptimeMillis", "long", 30000 } } })
+  t.leaking = w:class("Leaking", { super = t.object })
+  function t.str(s)
+    local chars = {}
+    for _, c in utf8.codes(s) do chars[#chars + 1] = utf8.char(c) end
+    return w:instance(t.string, { value = w:primitive_array("char", chars), hash = 0 })
+  end
+  function t.watch(obj)
+    return w:instance(t.keyed, { [t.keyed] = { key = t.str(KEY), name = t.str("its lifecycle has ended"),
+      watchUptimeMillis = 5000, retainedUptimeMillis = 20000 }, [t.reference] = { referent = obj } })
+  end
+  function t.open(opts)
+    local path = helper.tmpfile(w:bytes())
+    local heap = assert(sift.open(path))
+    local report = leaks.analyze(heap, opts)
+    return report, heap
+  end
+  return t
+end
+
+local KEYED_ONLY = { leaks.inspectors.keyed_weak_reference }
+
+describe("leak analysis on Shark's synthetic scenarios", function()
+  it("renders a static-field leak byte for byte as LeakCanary does", function()
+    local t = base()
+    local root = t.w:class("GcRoot", { super = t.object, statics = { { "leak", "object" } } })
+    local leak = t.w:instance(t.leaking, {})
+    t.w:set_static(root, "leak", leak)
+    t.w:root("sticky_class", root)
+    t.watch(leak)
+    local report = t.open { finder = "keyed", inspectors = KEYED_ONLY }
+    assert.are.equal(1, #report.application_leaks)
+    assert.are.equal(table.concat({
+      "┬───",
+      "│ GC Root: System class",
+      "│",
+      "├─ GcRoot class",
+      "│    Leaking: UNKNOWN",
+      "│    ↓ static GcRoot.leak",
+      "│                    ~~~~",
+      "╰→ Leaking instance",
+      "\u{200B}     Leaking: YES (ObjectWatcher was watching this because its lifecycle has ended)",
+      "\u{200B}     key = " .. KEY,
+      "\u{200B}     watchDurationMillis = 25000",
+      "\u{200B}     retainedDurationMillis = 10000",
+    }, "\n"), leaks.render_trace(report.application_leaks[1].traces[1]))
+    assert.are.equal(leaks.sha1("GcRootleak"), report.application_leaks[1].signature)
+  end)
+
+  it("takes the shortest of two paths", function()
+    local t = base()
+    local holder = t.w:class("Holder", { super = t.object, fields = { { "leak", "object" } } })
+    local root = t.w:class("GcRoot", { super = t.object, statics = { { "shortPath", "object" }, { "longPath", "object" } } })
+    local leak = t.w:instance(t.leaking, {})
+    t.w:set_static(root, "longPath", t.w:instance(holder, { leak = leak }))
+    t.w:set_static(root, "shortPath", leak)
+    t.w:root("sticky_class", root)
+    t.watch(leak)
+    local report = t.open { finder = "keyed" }
+    local trace = report.application_leaks[1].traces[1]
+    assert.are.equal(2, #trace.elements)
+    assert.are.equal("shortPath", trace.elements[1].ref_name)
+  end)
+
+  it("finds no leak without a path, or when the weak reference was cleared", function()
+    local t = base()
+    t.watch(t.w:instance(t.leaking, {}))   -- nothing points at it
+    local report = t.open { finder = "keyed" }
+    assert.are.same({ 0, 1 }, { #report.application_leaks, #report.unreachable })
+    local t2 = base()
+    t2.watch(0)                              -- cleared: referent null
+    report = t2.open { finder = "keyed" }
+    assert.are.same({ 0, 0 }, { #report.application_leaks, #report.unreachable })
+  end)
+
+  it("groups five identical leaks into one with five traces", function()
+    local t = base()
+    local holder = t.w:class("Holder", { super = t.object, fields = { { "leak", "object" } } })
+    local items = {}
+    for i = 1, 5 do
+      local leak = t.w:instance(t.leaking, {})
+      items[i] = t.w:instance(holder, { leak = leak })
+      t.watch(leak)
+    end
+    local arr_class = t.w:class("Holder[]", { super = t.object })
+    local root = t.w:class("GcRoot", { super = t.object, statics = { { "holders", "object" } } })
+    t.w:set_static(root, "holders", t.w:object_array(arr_class, items))
+    t.w:root("sticky_class", root)
+    local report = t.open { finder = "keyed", inspectors = KEYED_ONLY }
+    assert.are.equal(1, #report.application_leaks)
+    assert.are.equal(5, #report.application_leaks[1].traces)
+  end)
+
+  it("takes a Java-local path only when there is no other", function()
+    local t = base()
+    local thread_class = t.w:class("java.lang.Thread", { super = t.object, fields = { { "name", "object" } } })
+    local thread = t.w:instance(thread_class, { name = t.str("worker") })
+    t.w:root("thread_object", thread, 1, 0)
+    local leak = t.w:instance(t.leaking, {})
+    t.w:root("java_frame", leak, 1, 0)
+    local holder = t.w:class("Holder", { super = t.object, fields = { { "leak", "object" } } })
+    local root = t.w:class("GcRoot", { super = t.object, statics = { { "holder", "object" } } })
+    t.w:set_static(root, "holder", t.w:instance(holder, { leak = leak }))
+    t.w:root("sticky_class", root)
+    t.watch(leak)
+    local report = t.open { finder = "keyed" }
+    local trace = report.application_leaks[1].traces[1]
+    assert.are.equal("sticky_class", trace.root)       -- the 2-hop static path wins
+    assert.are.equal(3, #trace.elements)
+  end)
+
+  it("reports a leak held by a JNI global root", function()
+    local t = base()
+    local leak = t.w:instance(t.leaking, {})
+    t.w:root("jni_global", leak)
+    t.watch(leak)
+    local report = t.open { finder = "keyed" }
+    assert.are.equal(1, #report.application_leaks)
+    assert.matches("│ GC Root: Global variable in native code", leaks.render_trace(report.application_leaks[1].traces[1]))
+  end)
+
+  it("separates library leaks by their pattern", function()
+    local t = base()
+    local root = t.w:class("android.os.Looper", { super = t.object, statics = { { "sThreadLocal", "object" } } })
+    local leak = t.w:instance(t.leaking, {})
+    t.w:set_static(root, "sThreadLocal", leak)
+    t.w:root("sticky_class", root)
+    t.watch(leak)
+    local report = t.open { finder = "keyed", library = {
+      { class = "android.os.Looper", static = "sThreadLocal", description = "A known Looper leak" } } }
+    assert.are.same({ 0, 1 }, { #report.application_leaks, #report.library_leaks })
+    assert.are.same({ "android.os.Looper#sThreadLocal", "A known Looper leak" },
+      { report.library_leaks[1].pattern, report.library_leaks[1].description })
+  end)
+
+  it("propagates statuses: nothing leaks before the last NOT_LEAKING object", function()
+    local t = base()
+    local app = t.w:class("android.app.Application", { super = t.object, fields = { { "cache", "object" } } })
+    local box = t.w:class("Box", { super = t.object, fields = { { "item", "object" } } })
+    local leak = t.w:instance(t.leaking, {})
+    local root = t.w:class("GcRoot", { super = t.object, statics = { { "app", "object" } } })
+    t.w:set_static(root, "app", t.w:instance(app, { cache = t.w:instance(box, { item = leak }) }))
+    t.w:root("sticky_class", root)
+    t.watch(leak)
+    local trace = t.open { finder = "keyed" }.application_leaks[1].traces[1]
+    local statuses, suspects = {}, {}
+    for i, e in ipairs(trace.elements) do statuses[i], suspects[i] = e.status, e.suspect or false end
+    assert.are.same({ "NOT_LEAKING", "NOT_LEAKING", "UNKNOWN", "LEAKING" }, statuses)
+    assert.are.same({ false, true, true, false }, suspects)
+    assert.are.equal("a class is never leaking", trace.elements[1].reason)
+    assert.are.equal("Application is a singleton", trace.elements[2].reason)
+  end)
+end)
+
+describe("leak analysis on LeakCanary 1.x dumps", function()
+  it("finds the LeakyService from its KeyedWeakReference key, through the static field", function()
+    local path = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
+    if not path then return end
+    local heap = assert(sift.open(path))
+    local report = leaks.analyze(heap, { finder = "keyed",
+      rules = { { class = "android.os.Binder", field = "mObject", rule = "normal" } } })
+    local found
+    for _, leak in ipairs(report.application_leaks) do
+      for _, trace in ipairs(leak.traces) do
+        if trace.leaking.object:id() == 0xb0fa7cb0 then found = trace end
+      end
+    end
+    assert.truthy(found, "LeakyService@b0fa7cb0 not reported")
+    assert.are.equal("com.example.leakcanary.LeakyService", found.leaking.class)
+    assert.matches("key = b3abfae6%-2c53%-42e1%-b8c1%-96b0558dbeae", table.concat(found.leaking.labels, "\n"))
+  end)
+end)
+
+describe("leak analysis with LeakCanary 1.x's Binder exclusion", function()
+  local BINDER = { root_class = "android.os.Binder" }
+
+  it("goes around Binder roots when always excluded, and finds the static path (378 bytes)", function()
+    local path = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
+    if not path then return end
+    local heap = assert(sift.open(path))
+    local report = leaks.analyze(heap, { finder = "keyed",
+      rules = { { root_class = BINDER.root_class, rule = "skip" } } })
+    local leak = report.application_leaks[1]
+    assert.are.same({ 1, 0, 378 }, { #report.application_leaks, #report.library_leaks, leak.retained })
+    local first = leak.traces[1].elements[1]
+    assert.are.same({ "com.example.leakcanary.LeakyService", "class", "static", "leakAllTheBinders" },
+      { first.class, first.type, first.ref_type, first.ref_name })
+  end)
+
+  it("reports the 'ignored' dump as a library leak when Binders are low priority, and no leak when excluded", function()
+    local path = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof")
+    if not path then return end
+    local report = leaks.analyze(assert(sift.open(path)), { finder = "keyed",
+      library = { { root_class = BINDER.root_class, description = "Binder roots" } } })
+    assert.are.same({ 0, 1, 378 }, { #report.application_leaks, #report.library_leaks, report.library_leaks[1].retained })
+    local first = report.library_leaks[1].traces[1].elements[1]
+    assert.are.same({ "com.example.leakcanary.LeakyService$MyBinder", "instance", "field", "service" },
+      { first.class, first.type, first.ref_type, first.ref_name })
+    report = leaks.analyze(assert(sift.open(path)), { finder = "keyed",
+      rules = { { root_class = BINDER.root_class, rule = "skip" } } })
+    assert.are.same({ 0, 0, 1 }, { #report.application_leaks, #report.library_leaks, #report.unreachable })
+  end)
+end)
+
+describe("leak analysis: sha1", function()
+  it("matches the standard test vectors", function()
+    assert.are.equal("da39a3ee5e6b4b0d3255bfef95601890afd80709", leaks.sha1(""))
+    assert.are.equal("a9993e364706816aba3e25717850c26c9cd0d89d", leaks.sha1("abc"))
+    assert.are.equal("84983e441c3bd26ebaae4aa1f95129e5e54670f1",
+      leaks.sha1("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"))
+  end)
+end)
