@@ -92,6 +92,9 @@ if io.open(leaky) then
   sh("bin/sift top " .. leaky .. " -n 5")
   sh("bin/sift dominators " .. leaky .. " --depth 3 --min 3")
   sh("lua5.4 examples/why_alive.lua " .. leaky .. " 'LeakyApp$Node'")
+  section("leaks, as LeakCanary reports them")
+  sh("bin/sift leaks " .. fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder.hprof --finder keyed | head -20")
+  sh("bin/sift leaks " .. leaky .. " --class 'LeakyApp$Leaked' --where '#obj.payload > 15000' | head -24")
 else
   print("(no heap dump fixtures here)")
 end

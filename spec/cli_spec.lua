@@ -282,3 +282,37 @@ describe("sift path / top / dominators", function()
     assert.matches("total reachable", out)
   end)
 end)
+
+describe("sift leaks", function()
+  it("prints the JSON contract for a KeyedWeakReference leak", function()
+    local path = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
+    if not path then return end
+    local out, err, code = sift { "leaks", path, "--finder", "keyed", "--json" }
+    assert.are.equal(0, code, err)
+    local t = cjson.decode(out)
+    local leak = t.application_leaks[1]
+    assert.are.same({ 1, 0, 378 }, { #t.application_leaks, #t.library_leaks, leak.retained })
+    assert.are.equal(40, #leak.signature)
+    local trace = leak.traces[1]
+    assert.are.same({ "jni_global", "com.example.leakcanary.LeakyService", "0xb0fa7cb0" },
+      { trace.root, trace.leaking_class, trace.leaking_id })
+    assert.are.same({ class = "com.example.leakcanary.LeakyService$MyBinder", id = trace.elements[1].id,
+      ref = "field service", status = "UNKNOWN", suspect = true }, trace.elements[1])
+    assert.are.same({ "LEAKING", "ObjectWatcher was watching this" },
+      { trace.elements[2].status, trace.elements[2].reason })
+    assert.are.equal(19, t.metadata.sdk_int)
+  end)
+
+  it("treats what a --where expression selects as leaking", function()
+    local path = helper.fixture("hprof/generated-jdk17/leaky_jdk17_live.hprof")
+    if not path then return end
+    local out, _, code = sift { "leaks", path, "--class", "LeakyApp$Leaked", "--where", "#obj.payload > 15000" }
+    assert.are.equal(0, code)
+    assert.matches("1 APPLICATION LEAKS", out)
+    assert.matches("╰→ LeakyApp%$Leaked instance\n\u{200B}     Leaking: YES %(%-%-where #obj.payload > 15000%)", out)
+    assert.matches("↓ LeakyApp%$Node.value", out)
+    local _, err, bad = sift { "leaks", path, "--where", "obj.(" }
+    assert.are.equal(2, bad)
+    assert.matches("^sift: %-%-where:", err)
+  end)
+end)

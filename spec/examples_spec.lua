@@ -61,6 +61,15 @@ describe("examples", function()
     assert.matches("its immediate dominator: LeakyApp%$Node@0xfd5f97f0", out)
   end)
 
+  it("leaks.lua reports the KeyedWeakReference leak with its retained size", function()
+    local dump = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
+    if not dump then return end
+    local out, code = run("leaks.lua", { dump })
+    assert.are.equal(0, code, out)
+    assert.matches("1 APPLICATION LEAKS\n\n378 bytes retained by leaking objects", out)
+    assert.matches("key = b3abfae6%-2c53%-42e1%-b8c1%-96b0558dbeae", out)
+  end)
+
   it("hprof_records.lua stops at a truncated record and says where", function()
     local hprof = helper.fixture("hprof/hprof-slurp/hprof-32.bin")
     if not hprof then return end

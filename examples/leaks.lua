@@ -1,0 +1,28 @@
+-- Find leaks the way LeakCanary does, and add a rule of your own.
+--
+--   lua5.4 examples/leaks.lua app.hprof            (KeyedWeakReference and Android lifecycles)
+--   lua5.4 examples/leaks.lua app.hprof Session    (also: Session objects whose 'closed' is true)
+local sift = require "sift"
+local leaks = require "sift.leaks"
+
+local path, extra = arg[1], arg[2]
+assert(path, "usage: lua5.4 examples/leaks.lua DUMP [CLASS]")
+local heap <close> = assert(sift.open(path))
+
+-- an inspector is a few lines: label what you know, say whether it leaks
+local inspectors = { table.unpack(leaks.inspectors) }
+inspectors[#inspectors + 1] = { name = "closed flag", fn = function(obj, report)
+  local ok, closed = pcall(obj.field, obj, "closed")
+  if ok and closed == true then report.leaking[#report.leaking + 1] = "closed is true" end
+end }
+
+local finder = "all"
+if extra then  -- a finder is any function returning the objects that should be dead
+  finder = leaks.where(function(obj)
+    local ok, closed = pcall(obj.field, obj, "closed")
+    return ok and closed == true
+  end, extra)
+end
+
+local report = leaks.analyze(heap, { finder = finder, inspectors = inspectors })
+print(leaks.render(report))
