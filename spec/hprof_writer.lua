@@ -62,7 +62,7 @@ end
 function writer:class(name, opts)
   opts = opts or {}
   self.serial = self.serial + 1
-  local c = { id = self:id(), name = name, super = opts.super, fields = opts.fields or {},
+  local c = { id = opts.id or self:id(), name = name, super = opts.super, fields = opts.fields or {},
               statics = opts.statics or {}, serial = self.serial, loader = opts.loader or 0 }
   self:string_id(name)
   self.classes[#self.classes + 1] = c
@@ -129,6 +129,14 @@ function writer:root(kind, target, thread, frame)
   elseif tag == 0x02 or tag == 0x03 or tag == 0x08 then rec = rec .. string.pack(">I4I4", thread or 0, frame or 0)
   elseif tag == 0x04 or tag == 0x06 then rec = rec .. string.pack(">I4", thread or 0) end
   self.roots[#self.roots + 1] = rec
+end
+
+--- A root written among the objects, after any heap switch so far
+-- (`root` writes roots before every object).
+function writer:root_here(kind, target, thread, frame)
+  local before = #self.roots
+  self:root(kind, target, thread, frame)
+  self.records[#self.records + 1] = table.remove(self.roots, before + 1)
 end
 
 --- An Android heap switch (0xFE) before the records that follow.

@@ -174,6 +174,43 @@ describe("leak analysis on Shark's synthetic scenarios", function()
   end)
 end)
 
+describe("leak analysis on odd dumps", function()
+  it("chooses the sticky class among duplicate (unloaded) classes of one name", function()
+    local t = base()
+    local unloaded = t.w:class("android.widget.Toast$TN", { super = t.object, statics = { { "leak", "object" } } })
+    local live = t.w:class("android.widget.Toast$TN", { super = t.object, statics = { { "leak", "object" } } })
+    t.w:root("sticky_class", live)
+    local _, heap = t.open { finder = "keyed" }
+    assert.are.equal(2, #heap:classes_named("android.widget.Toast$TN"))
+    assert.are.equal(live.id, heap:class("android.widget.Toast$TN").id)
+    assert.are_not.equal(unloaded.id, heap:class("android.widget.Toast$TN").id)
+  end)
+
+  it("skips a GC root that points at an object missing from the dump", function()
+    local t = base()
+    t.w:root("jni_global", 0xDEAD0)           -- no such object
+    local leak = t.w:instance(t.leaking, {})
+    t.w:root("jni_global", leak)
+    t.watch(leak)
+    local report = t.open { finder = "keyed" }
+    assert.are.equal(1, #report.application_leaks)
+  end)
+
+  it("honours roots written after a HEAP_DUMP_INFO switch to another heap", function()
+    local t = base()
+    t.w.version = "1.0.3"
+    t.w:heap("Z", "zygote")
+    local leak = t.w:instance(t.leaking, {})
+    t.w:heap("A", "app")
+    t.w:root_here("jni_global", leak)
+    t.watch(leak)
+    local report, heap = t.open { finder = "keyed" }
+    assert.are.equal(1, #report.application_leaks)
+    assert.are.equal("zygote", report.application_leaks[1].traces[1].leaking.object:heap())
+    assert.are.equal(1, heap:info().roots.jni_global)
+  end)
+end)
+
 describe("leak analysis on LeakCanary 1.x dumps", function()
   it("finds the LeakyService from its KeyedWeakReference key, through the static field", function()
     local path = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")

@@ -171,15 +171,33 @@ function Heap:class_at(n)
   return cls
 end
 
--- name -> list of class numbers, built once
+-- name -> list of class numbers, built once. When a name repeats (classes
+-- unloaded and loaded again), a class held by a sticky-class root comes
+-- first: that is the live one.
 local function names(heap)
   if not heap._names then
-    local by_name = {}
+    local by_name, repeated = {}, false
     for n = 1, heap.index:nclasses() do
       local name = heap:class_at(n).name
       local list = by_name[name]
-      if not list then list = {} by_name[name] = list end
+      if not list then list = {} by_name[name] = list
+      else repeated = true end
       list[#list + 1] = n
+    end
+    if repeated then
+      local sticky = {}
+      for _, root in ipairs(heap.index:roots()) do
+        if root.kind == "sticky_class" then sticky[root.id] = true end
+      end
+      for _, list in pairs(by_name) do
+        if #list > 1 then
+          table.sort(list, function(a, b)
+            local sa, sb = sticky[heap:class_at(a).id] or false, sticky[heap:class_at(b).id] or false
+            if sa ~= sb then return sa end
+            return a < b
+          end)
+        end
+      end
     end
     heap._names = by_name
   end
