@@ -269,3 +269,62 @@ describe("leak analysis: sha1", function()
       leaks.sha1("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"))
   end)
 end)
+
+describe("leak analysis shows collections as entries", function()
+  -- java.util classes as JDK 8 lays them out, enough for the folding
+  local function jdk(t)
+    local w = t.w
+    t.list = w:class("java.util.ArrayList", { super = t.object, fields = { { "elementData", "object" }, { "size", "int" } } })
+    t.objects = w:class("java.lang.Object[]", { super = t.object })
+    t.map = w:class("java.util.HashMap", { super = t.object, fields = { { "table", "object" }, { "size", "int" } } })
+    t.node = w:class("java.util.HashMap$Node", { super = t.object,
+      fields = { { "key", "object" }, { "value", "object" }, { "next", "object" } } })
+    t.nodes = w:class("java.util.HashMap$Node[]", { super = t.object })
+  end
+
+  local function trace_of(t)
+    local report = t.open { finder = "keyed" }
+    return report.application_leaks[1].traces[1], report
+  end
+
+  it("folds ArrayList.elementData[i] into the list's entry [i]", function()
+    local t = base()
+    jdk(t)
+    local leak = t.w:instance(t.leaking, {})
+    local list = t.w:instance(t.list, { elementData = t.w:object_array(t.objects, { 0, 0, leak }), size = 3 })
+    local root = t.w:class("GcRoot", { super = t.object, statics = { { "list", "object" } } })
+    t.w:set_static(root, "list", list)
+    t.w:root("sticky_class", root)
+    t.watch(leak)
+    local trace = trace_of(t)
+    assert.are.equal(3, #trace.elements)
+    assert.matches("│    ↓ ArrayList.%[2%]\n", require("sift.leaks").render_trace(trace))
+  end)
+
+  it("names a HashMap value by its String key, and a key as key()", function()
+    local t = base()
+    jdk(t)
+    local leak, other = t.w:instance(t.leaking, {}), t.w:instance(t.leaking, {})
+    local inner = t.w:instance(t.node, { key = t.str("leaking"), value = leak })
+    local chained = t.w:instance(t.node, { key = other, value = 0, next = inner })
+    local map = t.w:instance(t.map, { table = t.w:object_array(t.nodes, { 0, chained }), size = 2 })
+    local root = t.w:class("GcRoot", { super = t.object, statics = { { "map", "object" } } })
+    t.w:set_static(root, "map", map)
+    t.w:root("sticky_class", root)
+    t.watch(leak)
+    t.watch(other)
+    local report = t.open { finder = "keyed" }
+    assert.are.equal(1, #report.application_leaks)  -- entries are "[x]" in signatures: one leak
+    local names = {}
+    for _, trace in ipairs(report.application_leaks[1].traces) do
+      names[#names + 1] = trace.elements[#trace.elements - 1].entry
+    end
+    table.sort(names)
+    assert.are.same({ '"leaking"', "key()" }, names)
+    local json = require("sift.leaks").to_json(report)
+    local refs = {}
+    for _, t2 in ipairs(json.application_leaks[1].traces) do refs[#refs + 1] = t2.elements[2].ref end
+    table.sort(refs)
+    assert.are.same({ '"leaking"', "key()" }, refs)
+  end)
+end)

@@ -287,8 +287,111 @@ local function inspect(heap, obj, inspectors)
   return status, reason, report.labels
 end
 
+--- {======================================================
+-- Collections as people think of them
+-- =======================================================
+
+local function is(obj, names)
+  local name = obj:class_name()
+  for _, n in ipairs(names) do if name == n then return true end end
+  return false
+end
+
+local function quoted_or(obj, default)
+  local s = obj and obj:string()
+  if s then return '"' .. s .. '"' end
+  return default
+end
+
+-- a virtual step: `owner` holds `target` through an entry named `name`
+local function virtual(target_step, name, display)
+  return { object = target_step.object, ref = "entry", name = name, label = display or ("[" .. name .. "]"),
+           low = target_step.low, virtual = true }
+end
+
+local LISTS = { "java.util.ArrayList", "java.util.Vector", "java.util.concurrent.CopyOnWriteArrayList" }
+local MAPS = { "java.util.HashMap", "java.util.LinkedHashMap", "java.util.HashSet", "java.util.LinkedHashSet" }
+local MAP_NODES = { "java.util.HashMap$Node", "java.util.HashMap$TreeNode", "java.util.LinkedHashMap$Entry",
+                    "java.util.HashMap$HashMapEntry", "java.util.LinkedHashMap$LinkedHashMapEntry" }
+local SAFE_MAPS = { "androidx.arch.core.internal.FastSafeIterableMap", "androidx.arch.core.internal.SafeIterableMap",
+                    "android.arch.core.internal.FastSafeIterableMap", "android.arch.core.internal.SafeIterableMap" }
+
+-- try to read, from path[k] (a collection), the steps an entry takes; return
+-- the virtual step and the index of the path step it replaces up to
+local function collapse(path, k)
+  local owner, a, b = path[k].object, path[k + 1], path[k + 2]
+  if not a then return nil end
+  if is(owner, LISTS) and a.name == "elementData" or is(owner, { "java.util.concurrent.CopyOnWriteArrayList" })
+     and a.name == "array" then
+    if b and b.ref == "element" then return virtual(b, tostring(b.index - 1)), k + 2 end
+  elseif is(owner, { "android.util.ArraySet" }) and a.name == "mArray" and b and b.ref == "element" then
+    return virtual(b, "element()"), k + 2
+  elseif is(owner, { "android.util.ArrayMap" }) and a.name == "mArray" and b and b.ref == "element" then
+    local i = b.index - 1
+    if i % 2 == 0 then return virtual(b, "key()"), k + 2 end
+    return virtual(b, quoted_or(a.object[i], "value()")), k + 2
+  elseif is(owner, MAPS) and (a.name == "table" or a.name == "map") then
+    -- HashSet -> map -> HashMap -> table -> [i] -> node (-> next)* -> key | value
+    local j = k + 1
+    if a.name == "map" then
+      if not (path[j + 1] and path[j + 1].name == "table") then return nil end
+      j = j + 1
+    end
+    if not (path[j + 1] and path[j + 1].ref == "element") then return nil end
+    j = j + 2
+    while path[j] and path[j].name == "next" and is(path[j].object, MAP_NODES) do j = j + 1 end
+    local node_step, last = path[j - 1], path[j]
+    if not last or not is(node_step.object, MAP_NODES) then return nil end
+    if last.name == "key" then
+      return virtual(last, a.name == "map" and "element()" or "key()"), j
+    elseif last.name == "value" then
+      return virtual(last, quoted_or(node_step.object.key, "value()")), j
+    end
+  elseif is(owner, { "java.util.LinkedList" }) and a.name == "first" then
+    local j, index = k + 2, 0
+    while path[j] and path[j].name == "next" do j, index = j + 1, index + 1 end
+    if path[j] and path[j].name == "item" then return virtual(path[j], tostring(index)), j end
+  elseif is(owner, { "android.os.MessageQueue" }) and a.name == "mMessages" then
+    local j, index = k + 2, 0
+    while path[j] and path[j].name == "next" and is(path[j].object, { "android.os.Message" }) do
+      j, index = j + 1, index + 1
+    end
+    return virtual(path[j - 1], tostring(index)), j - 1
+  elseif is(owner, SAFE_MAPS) and (a.name == "mStart" or a.name == "mEnd") then
+    local j = k + 2
+    while path[j] and (path[j].name == "mNext" or path[j].name == "mPrevious") do j = j + 1 end
+    local entry, last = path[j - 1], path[j]
+    if last and last.name == "mKey" then return virtual(last, "key()"), j end
+    if last and last.name == "mValue" then return virtual(last, quoted_or(entry.object.mKey, "value()")), j end
+  end
+  return nil
+end
+
+--- A path with the internals of collections (ArrayList, HashMap, HashSet,
+-- LinkedList, ArrayMap, ArraySet, MessageQueue, SafeIterableMap) folded
+-- into entry references: `[3]`, `key()`, `"name"` (a String key),
+-- `element()`.
+function M.virtualize(path)
+  local out, k = {}, 1
+  while k <= #path do
+    out[#out + 1] = path[k]
+    local step, upto = collapse(path, k)
+    if step then
+      out[#out + 1] = step
+      k = upto + 1
+    else
+      k = k + 1
+    end
+  end
+  return out
+end
+
+-- }======================================================
+
+
 -- a trace from a path (steps from the root object down to the leaking one)
 local function make_trace(heap, path, inspectors, found_reason)
+  path = M.virtualize(path)
   local elements = {}
   for k, st in ipairs(path) do
     local class_name, type_name = describe(st.object)
@@ -302,6 +405,8 @@ local function make_trace(heap, path, inspectors, found_reason)
         e.ref_type, e.ref_name, e.owner = "static", nxt.name, st.object:as_class().name
       elseif nxt.ref == "field" then
         e.ref_type, e.ref_name, e.owner = "field", nxt.name, nxt.class
+      elseif nxt.virtual then
+        e.ref_type, e.ref_name, e.owner, e.entry = "element", nxt.label, class_name, nxt.name
       else
         e.ref_type, e.ref_name, e.owner = "element", nxt.label, class_name
       end
@@ -534,6 +639,7 @@ function M.to_json(report)
       local ref
       if e.ref_type == "static" then ref = "static " .. e.ref_name
       elseif e.ref_type == "field" then ref = "field " .. e.ref_name
+      elseif e.entry and not e.entry:match("^%d+$") then ref = e.entry  -- key(), "name", element()
       else ref = e.ref_name end
       elements[i] = { class = e.class, id = format("0x%x", e.object:id()), ref = ref, status = e.status,
                       reason = e.reason, suspect = e.suspect or nil }
