@@ -328,3 +328,39 @@ describe("leak analysis shows collections as entries", function()
     assert.are.same({ '"leaking"', "key()" }, refs)
   end)
 end)
+
+describe("leak inspectors", function()
+  it("number at least 25 and label Android objects as Shark's do", function()
+    assert.is_true(#leaks.inspectors >= 25)
+    local t = base()
+    local app = t.w:class("com.example.ExampleApplication", { super = t.w:class("android.app.Application",
+      { super = t.object }) })
+    local toast = t.w:class("android.widget.Toast", { super = t.object, fields = { { "mContext", "object" } } })
+    local activity = t.w:class("android.app.Activity", { super = t.object, fields = { { "mDestroyed", "boolean" } } })
+    local dialog = t.w:class("android.app.Dialog", { super = t.object,
+      fields = { { "mDecor", "object" }, { "mContext", "object" } } })
+    local live = t.w:instance(activity, { mDestroyed = false })
+    local leak = t.w:instance(dialog, { mDecor = 0, mContext = live })
+    local holder = t.w:class("Holder", { super = t.object, fields = { { "toast", "object" }, { "activity", "object" } } })
+    local root = t.w:class("GcRoot", { super = t.object, statics = { { "h", "object" } } })
+    local h = t.w:instance(holder, { toast = t.w:instance(toast, { mContext = t.w:instance(app, {}) }), activity = live })
+    t.w:set_static(root, "h", h)
+    t.w:root("sticky_class", root)
+    t.w:root("jni_global", leak)
+    t.watch(leak)
+    local report, heap = t.open { finder = "keyed" }
+    local trace = report.application_leaks[1].traces[1]
+    assert.are.same({ "LEAKING", "ObjectWatcher was watching this because its lifecycle has ended and Dialog.mDecor is null" },
+      { trace.leaking.status, trace.leaking.reason })
+    assert.matches("mContext instance of android.app.Activity", table.concat(trace.leaking.labels, "\n"))
+    -- inspect any object directly
+    local toast_obj = heap:class("GcRoot"):static("h").toast
+    local labels = {}
+    for _, ins in ipairs(leaks.inspectors) do
+      local r = { labels = {}, leaking = {}, not_leaking = {} }
+      if not ins.class or toast_obj:is_instance_of(ins.class) then ins.fn(toast_obj, r, heap) end
+      for _, l in ipairs(r.labels) do labels[#labels + 1] = l end
+    end
+    assert.are.same({ "mContext instance of com.example.ExampleApplication" }, labels)
+  end)
+end)

@@ -239,6 +239,130 @@ add("message_queue", "android.os.MessageQueue", function(obj, report)
   elseif quitting == false then report.not_leaking[#report.not_leaking + 1] = "MessageQueue#mQuitting is false" end
 end)
 
+add("anonymous_class", nil, function(obj, report)
+  if obj:kind() ~= "instance" then return end
+  local cls = obj:class()
+  if cls and cls.name:match("%$%d+$") and cls.super then
+    report.labels[#report.labels + 1] = "Anonymous subclass of " .. cls.super.name
+  end
+end)
+
+add("context_field", nil, function(obj, report)
+  if obj:kind() ~= "instance" then return end
+  local ctx = field_or_nil(obj, "mContext")
+  if type(ctx) == "userdata" then
+    report.labels[#report.labels + 1] = "mContext instance of " .. ctx:class_name()
+  end
+end)
+
+-- singletons of the Android framework
+for name, why in pairs {
+  ["android.app.ActivityThread"] = "ActivityThread is a singleton",
+  ["android.view.inputmethod.InputMethodManager"] = "InputMethodManager is a singleton",
+  ["android.view.WindowManagerGlobal"] = "WindowManagerGlobal is a singleton",
+  ["android.view.Choreographer"] = "Choreographer is a per-thread singleton",
+} do
+  add(name, name, function(_, report) report.not_leaking[#report.not_leaking + 1] = why end)
+end
+
+add("context_wrapper", "android.content.ContextWrapper", function(obj, report)
+  local base = field_or_nil(obj, "mBase")
+  if type(base) == "userdata" then report.labels[#report.labels + 1] = "mBase instance of " .. base:class_name() end
+end)
+
+add("context_impl", "android.app.ContextImpl", function(obj, report)
+  local outer = field_or_nil(obj, "mOuterContext")
+  if type(outer) == "userdata" then
+    report.labels[#report.labels + 1] = "mOuterContext instance of " .. outer:class_name()
+    if outer:is_instance_of("android.app.Activity") then
+      local destroyed = field_or_nil(outer, "mDestroyed")
+      if destroyed == true then report.leaking[#report.leaking + 1] = "ContextImpl.mOuterContext is a destroyed Activity"
+      elseif destroyed == false then
+        report.not_leaking[#report.not_leaking + 1] = "ContextImpl.mOuterContext is an Activity not destroyed"
+      end
+    end
+  end
+end)
+
+add("view", "android.view.View", function(obj, report)
+  local attach = field_or_nil(obj, "mAttachInfo")
+  if attach ~= nil then report.not_leaking[#report.not_leaking + 1] = "View attached"
+  elseif field_or_nil(obj, "mParent") == nil and field_or_nil(obj, "mAttachInfo") == nil
+         and field_or_nil(obj, "mWindowAttachCount") and field_or_nil(obj, "mWindowAttachCount") > 0 then
+    report.leaking[#report.leaking + 1] = "View detached and has no parent"
+  end
+  local count = field_or_nil(obj, "mWindowAttachCount")
+  if count then report.labels[#report.labels + 1] = "View.mWindowAttachCount = " .. count end
+end)
+
+add("view_root_impl", "android.view.ViewRootImpl", function(obj, report)
+  if field_or_nil(obj, "mView") == nil then report.leaking[#report.leaking + 1] = "ViewRootImpl#mView is null"
+  else report.not_leaking[#report.not_leaking + 1] = "ViewRootImpl#mView is not null" end
+end)
+
+add("window", "android.view.Window", function(obj, report)
+  local destroyed = field_or_nil(obj, "mDestroyed")
+  if destroyed == true then report.leaking[#report.leaking + 1] = "Window#mDestroyed is true"
+  elseif destroyed == false then report.not_leaking[#report.not_leaking + 1] = "Window#mDestroyed is false" end
+end)
+
+add("dialog", "android.app.Dialog", function(obj, report)
+  if field_or_nil(obj, "mDecor") == nil then report.leaking[#report.leaking + 1] = "Dialog.mDecor is null"
+  else report.not_leaking[#report.not_leaking + 1] = "Dialog.mDecor is not null" end
+end)
+
+add("toast", "android.widget.Toast", function(obj, report)
+  local tn = field_or_nil(obj, "mTN")
+  local view = tn and field_or_nil(tn, "mView")
+  if tn and view == nil then report.leaking[#report.leaking + 1] = "Toast.mTN.mView is null" end
+end)
+
+add("message", "android.os.Message", function(obj, report)
+  for _, f in ipairs { "what", "when", "arg1", "arg2" } do
+    local v = field_or_nil(obj, f)
+    if v ~= nil then report.labels[#report.labels + 1] = format("Message.%s = %s", f, tostring(v)) end
+  end
+  for _, f in ipairs { "obj", "callback", "target" } do
+    local v = field_or_nil(obj, f)
+    if type(v) == "userdata" then report.labels[#report.labels + 1] = format("Message.%s = %s", f, tostring(v)) end
+  end
+end)
+
+add("lifecycle_registry", "androidx.lifecycle.LifecycleRegistry", function(obj, report)
+  local state = field_or_nil(obj, "mState") or field_or_nil(obj, "state")
+  local name = type(state) == "userdata" and text(field_or_nil(state, "name"))
+  if name == "DESTROYED" then report.leaking[#report.leaking + 1] = "LifecycleRegistry state is DESTROYED"
+  elseif name then report.not_leaking[#report.not_leaking + 1] = "LifecycleRegistry state is " .. name end
+end)
+
+add("recomposer", "androidx.compose.runtime.Recomposer", function(obj, report)
+  local flow = field_or_nil(obj, "_state")
+  local state = type(flow) == "userdata" and field_or_nil(flow, "_state")
+  local name = type(state) == "userdata" and text(field_or_nil(state, "name"))
+  if name == "ShutDown" or name == "ShuttingDown" then
+    report.leaking[#report.leaking + 1] = "Recomposer is in state " .. name
+  elseif name then
+    report.not_leaking[#report.not_leaking + 1] = "Recomposer is in state " .. name
+  end
+end)
+
+add("composition", "androidx.compose.runtime.CompositionImpl", function(obj, report)
+  local disposed = field_or_nil(obj, "disposed")
+  if disposed == true then report.leaking[#report.leaking + 1] = "Composition disposed"
+  elseif disposed == false then report.not_leaking[#report.not_leaking + 1] = "Composition not disposed" end
+end)
+
+add("android_compose_view", "androidx.compose.ui.platform.AndroidComposeView", function(obj, report)
+  if field_or_nil(obj, "mAttachInfo") == nil then
+    report.leaking[#report.leaking + 1] = "AndroidComposeView detached"
+  end
+end)
+
+add("service", "android.app.Service", function(obj, report)
+  local app = field_or_nil(obj, "mApplication")
+  if type(app) == "userdata" then report.labels[#report.labels + 1] = "mApplication instance of " .. app:class_name() end
+end)
+
 add("main_thread", "java.lang.Thread", function(obj, report)
   if text(field_or_nil(obj, "name")) == "main" then
     report.not_leaking[#report.not_leaking + 1] = "the main thread always runs"
