@@ -316,3 +316,28 @@ describe("sift leaks", function()
     assert.matches("^sift: %-%-where:", err)
   end)
 end)
+
+describe("sift leaks --suspects and --html", function()
+  it("lists MAT-style suspects in text and JSON, and writes an HTML report", function()
+    local path = helper.fixture("hprof/generated-jdk17/leaky_jdk17_live.hprof")
+    if not path then return end
+    local out, _, code = sift { "leaks", path, "--suspects" }
+    assert.are.equal(0, code)
+    assert.matches("1 LEAK SUSPECTS", out)
+    assert.matches("One java.util.ArrayList %(java.util.ArrayList@0xfd5c0138%) retains 100476 bytes", out)
+    assert.matches("The memory accumulates in java.lang.Object%[10%]@0xfd5de470", out)
+    out = sift { "leaks", path, "--suspects", "--json" }
+    local t = cjson.decode(out)
+    assert.are.same({ "object", "java.util.ArrayList", "0xfd5c0138" }, { t.suspects[1].kind, t.suspects[1].class, t.suspects[1].id })
+    assert.are.equal("java.lang.Object[]", t.suspects[1].accumulation.class)
+    local html = os.tmpname()
+    local k = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
+    _, _, code = sift { "leaks", k, "--finder", "keyed", "--html", html }
+    assert.are.equal(0, code)
+    local page = helper.read(html)
+    os.remove(html)
+    assert.matches("^<!DOCTYPE html>", page)
+    assert.matches("<details open><summary>com.example.leakcanary.LeakyService instance — 378 bytes retained", page)
+    assert.matches('class="suspect"', page)
+  end)
+end)

@@ -364,3 +364,38 @@ describe("leak inspectors", function()
     assert.are.same({ "mContext instance of com.example.ExampleApplication" }, labels)
   end)
 end)
+
+describe("leak analysis on a planted JVM leak (spec/java/LeakySample.java, jcmd)", function()
+  local heap
+
+  setup(function()
+    local path, why = helper.jvm_dump("LeakySample")
+    if path then heap = assert(sift.open(path)) else print("leaks_spec: skipped: " .. why) end
+  end)
+
+  it("finds the closed sessions with a predicate, as one leak through the map", function()
+    if not heap then return pending("no JDK") end
+    local report = leaks.analyze(heap, { finder = leaks.where(function(obj) return obj.closed end, "LeakySample$Session") })
+    assert.are.equal(1, #report.application_leaks)
+    local leak = report.application_leaks[1]
+    assert.are.equal(2000, #leak.traces)
+    assert.are.equal(2000 * (17 + 4096), leak.retained)     -- Session fields + its buffer; the key is shared
+    local trace = leak.traces[1]
+    local labels = {}
+    for i, e in ipairs(trace.elements) do labels[i] = e.ref_name or "" end
+    assert.are.same({ "appClass", "SESSIONS" }, { labels[1], labels[2] })
+    assert.matches('^%["user%-%d+"%]$', labels[3])              -- the HashMap entry, by its String key
+    assert.are.equal("LeakySample$Session", trace.leaking.class)
+  end)
+
+  it("names the map as the leak suspect, with the memory in its table", function()
+    if not heap then return pending("no JDK") end
+    local suspects, total = leaks.suspects(heap)
+    local top = suspects[1]
+    assert.are.same({ "object", "java.util.HashMap" }, { top.kind, top.class })
+    assert.is_true(top.share > 0.5)
+    assert.are.equal("java.util.HashMap$Node[]", top.accumulation.object:class_name())
+    assert.are.equal("static LeakySample.SESSIONS", top.path[#top.path].label)
+    assert.is_true(total > top.retained)
+  end)
+end)

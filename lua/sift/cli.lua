@@ -77,7 +77,9 @@ local function build_parser()
   leaks:option("--where", "Treat instances for which this Lua expression is true as leaking; 'obj' is the "
     .. "object (e.g. \"obj.mDestroyed\"). With --class, only that class's instances are tested.")
   leaks:option("--class", "With --where: the class whose instances to test.")
-  leaks:flag("--json", "Print JSON (application_leaks, library_leaks, unreachable, metadata).")
+  leaks:flag("--json", "Print JSON (application_leaks, library_leaks, unreachable, suspects, metadata).")
+  leaks:option("--html", "Also write a self-contained HTML report to this file.")
+  leaks:flag("--suspects", "Also report MAT-style leak suspects: what holds more than a tenth of the heap.")
 
   local doms = parser:command("dominators", "Print the dominator tree: what holds the memory, indented.")
   heap_options(doms)
@@ -430,8 +432,18 @@ function commands.leaks(args, out, err)
   end
   local heap = heap_or_report(args, err)
   if not heap then return EXIT_BAD_INPUT end
-  local report = leaks.analyze(heap, { finder = finder,
+  local report = leaks.analyze(heap, { finder = finder, suspects = args.suspects,
     reason = args.where and ("--where " .. args.where) or nil })
+  if args.html then
+    local f, msg = io.open(args.html, "w")
+    if not f then
+      err:write("sift: ", msg, "\n")
+      heap:close()
+      return EXIT_BAD_INPUT
+    end
+    f:write(leaks.html(report, "sift leaks: " .. args.file))
+    f:close()
+  end
   if args.json then out:write(json.encode(leaks.to_json(report)), "\n")
   else out:write(leaks.render(report), "\n") end
   heap:close()

@@ -660,6 +660,7 @@ function M.analyze(heap, opts)
   end
   local report = { application_leaks = {}, library_leaks = {}, unreachable = unreachable,
                    metadata = M.metadata(heap) }
+  if opts.suspects then report.suspects, report.reachable_bytes = M.suspects(heap, opts) end
   for _, g in ipairs(order) do
     local first = g.traces[1]
     g.description = format("%s %s", first.leaking.class, first.leaking.type)
@@ -674,6 +675,112 @@ function M.analyze(heap, opts)
   end
   return report
 end
+
+--- {======================================================
+-- Leak suspects (beyond Shark): where the memory accumulates
+-- =======================================================
+
+-- from obj, follow the dominator tree while one child holds most of the
+-- memory: where that stops is where the memory accumulates
+local function accumulation_point(heap, obj)
+  local node = obj
+  while true do
+    local children = heap:dominated(node)
+    local biggest = children[1]
+    if not biggest or heap:retained(biggest) < 0.8 * heap:retained(node) then return node end
+    node = biggest
+  end
+end
+
+--- MAT-style leak suspects: single objects that retain more than
+-- `threshold` (default 0.1) of the reachable heap (none nested in another),
+-- and classes whose instances pile up under one holder and together retain
+-- that much; each with its share, the point where the memory accumulates
+-- and the shortest path to it.
+-- @return list of `{ kind = "object" | "class", object, class, retained,
+--   share, count, holder, accumulation = { object, retained }, path }`,
+--   largest first, and the reachable bytes
+function M.suspects(heap, opts)
+  local threshold = opts and opts.threshold or 0.1
+  heap:dominators { model = opts and opts.model }
+  local total = 0
+  for _, obj in ipairs(heap:dominated(nil)) do total = total + heap:retained(obj) end
+  local out = {}
+  if total == 0 then return out, total end
+  local chosen = {}
+  local function inside_chosen(obj)
+    local d = heap:idom(obj)
+    while d do
+      if chosen[d:id()] then return true end
+      d = heap:idom(d)
+    end
+    return false
+  end
+  for _, row in ipairs(heap:top(20)) do  -- largest first: outer objects come before inner ones
+    if row.retained >= threshold * total and row.object:kind() ~= "class" and not inside_chosen(row.object) then
+      chosen[row.object:id()] = true
+      local point = accumulation_point(heap, row.object)
+      out[#out + 1] = { kind = "object", object = row.object, class = row.class, retained = row.retained,
+        share = row.retained / total, accumulation = { object = point, retained = heap:retained(point) } }
+    end
+  end
+  for _, row in ipairs(heap:retained_by_class()) do
+    local cls = row.retained >= threshold * total and heap:class(row.class)
+    if cls and row.class ~= "java.lang.Class" then
+      local sum, count, holder_of, has_chosen = {}, {}, {}, {}
+      for obj in cls:instances() do
+        local d = heap:idom(obj)
+        local key = d and d:id() or 0
+        sum[key] = (sum[key] or 0) + (heap:retained(obj) or 0)
+        count[key] = (count[key] or 0) + 1
+        holder_of[key] = d
+        if chosen[obj:id()] then has_chosen[key] = true end
+      end
+      local best
+      for key in pairs(sum) do
+        if key ~= 0 and (not best or sum[key] > sum[best]) then best = key end
+      end
+      -- many instances under one holder that no object suspect covers
+      if best and count[best] > 1 and sum[best] >= threshold * total and not has_chosen[best]
+         and not chosen[best] and not inside_chosen(holder_of[best]) then
+        local holder = holder_of[best]
+        out[#out + 1] = { kind = "class", class = row.class, retained = sum[best], share = sum[best] / total,
+          count = count[best], object = holder, holder = holder,
+          accumulation = { object = holder, retained = heap:retained(holder) } }
+      end
+    end
+  end
+  table.sort(out, function(x, y) return x.retained > y.retained end)
+  local targets = {}
+  for i, sus in ipairs(out) do targets[i] = sus.object end
+  for i, path in ipairs(heap:path_to_root(targets)) do out[i].path = path or nil end
+  return out, total
+end
+
+local function suspect_text(sus, total)
+  local lines = {}
+  if sus.kind == "object" then
+    lines[1] = format("One %s (%s) retains %d bytes (%.1f%% of %d reachable bytes).", sus.class,
+      tostring(sus.object), sus.retained, 100 * sus.share, total)
+  else
+    lines[1] = format("%d instances of %s, all held by %s, retain %d bytes (%.1f%% of %d reachable bytes).",
+      sus.count, sus.class, tostring(sus.holder), sus.retained, 100 * sus.share, total)
+  end
+  if sus.accumulation.object ~= sus.object then
+    lines[#lines + 1] = format("The memory accumulates in %s (%d bytes).", tostring(sus.accumulation.object),
+      sus.accumulation.retained)
+  end
+  if sus.path then
+    local parts = {}
+    for k, st in ipairs(sus.path) do parts[k] = k == 1 and ("root " .. tostring(st.root)) or st.label end
+    lines[#lines + 1] = "Path: " .. concat(parts, " → ")
+  end
+  return concat(lines, "\n")
+end
+M.suspect_text = suspect_text
+
+-- }======================================================
+
 
 --- What the dump says about where it comes from: Android's build, the
 -- LeakCanary version when present, the dump's own facts.
@@ -745,6 +852,14 @@ function M.render(report)
   out[#out + 1] = format("%d UNREACHABLE OBJECTS (should be dead and are: no strong path from a GC root)",
     #report.unreachable)
   for _, obj in ipairs(report.unreachable) do out[#out + 1] = tostring(obj) end
+  if report.suspects then
+    out[#out + 1] = "===================================="
+    out[#out + 1] = format("%d LEAK SUSPECTS (what holds more than a tenth of the reachable heap)", #report.suspects)
+    for i, sus in ipairs(report.suspects) do
+      out[#out + 1] = ""
+      out[#out + 1] = format("Suspect %d. %s", i, suspect_text(sus, report.reachable_bytes))
+    end
+  end
   out[#out + 1] = "===================================="
   out[#out + 1] = "METADATA"
   local keys = {}
@@ -785,9 +900,83 @@ function M.to_json(report)
   for i, obj in ipairs(report.unreachable) do
     unreachable[i] = { class = obj:class_name(), id = format("0x%x", obj:id()) }
   end
+  local suspects
+  if report.suspects then
+    suspects = {}
+    for i, sus in ipairs(report.suspects) do
+      local path = {}
+      for k, st in ipairs(sus.path or {}) do
+        path[k] = { class = st.object:as_class() and st.object:as_class().name or st.object:class_name(),
+                    id = format("0x%x", st.object:id()), ref = k > 1 and st.label or nil, root = st.root }
+      end
+      suspects[i] = { kind = sus.kind, class = sus.class, id = format("0x%x", sus.object:id()),
+        retained = sus.retained, share = sus.share, count = sus.count,
+        accumulation = { class = sus.accumulation.object:class_name(),
+                         id = format("0x%x", sus.accumulation.object:id()), retained = sus.accumulation.retained },
+        path = path }
+    end
+  end
   return { application_leaks = leaks_json(report.application_leaks),
            library_leaks = leaks_json(report.library_leaks), unreachable = unreachable,
-           metadata = report.metadata }
+           suspects = suspects, metadata = report.metadata }
+end
+
+--- The report as one self-contained HTML page: a section per leak, each
+-- trace collapsible, statuses coloured, suspects underlined.
+function M.html(report, title)
+  local function esc(v)
+    return (tostring(v):gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" }))
+  end
+  local out = { "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>", esc(title or "sift leaks"),
+    "</title><style>body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}",
+    "pre{background:#f6f6f6;padding:1em;overflow-x:auto}summary{cursor:pointer;font-weight:600}",
+    ".LEAKING{color:#b00}.NOT_LEAKING{color:#070}.UNKNOWN{color:#555}.suspect{text-decoration:underline wavy #b00}",
+    "li{margin:.3em 0}</style></head><body><h1>", esc(title or "sift leaks"), "</h1>" }
+  local function section(name, list)
+    out[#out + 1] = format("<h2>%d %s</h2>", #list, name)
+    for _, leak in ipairs(list) do
+      out[#out + 1] = format("<details open><summary>%s — %d bytes retained, %d trace%s%s</summary>",
+        esc(leak.description), leak.retained, #leak.traces, #leak.traces == 1 and "" or "s",
+        leak.pattern and (" — pattern " .. esc(leak.pattern)) or "")
+      out[#out + 1] = "<p>Signature <code>" .. leak.signature .. "</code></p>"
+      for i, trace in ipairs(leak.traces) do
+        out[#out + 1] = format("<details%s><summary>Trace %d: GC root %s</summary><ol>", i == 1 and " open" or "", i,
+          esc(ROOT_DESCRIPTIONS[trace.root] or trace.root))
+        for _, e in ipairs(trace.elements) do
+          out[#out + 1] = format("<li><b>%s</b> %s <span class=\"%s\">%s%s</span>", esc(e.class), e.type, e.status,
+            e.status, e.reason and (" (" .. esc(e.reason) .. ")") or "")
+          for _, label in ipairs(e.labels) do out[#out + 1] = "<br>" .. esc(label) end
+          if e.ref_name then
+            out[#out + 1] = format("<br>↓ %s<span%s>%s</span>", e.ref_type == "static" and "static " or "",
+              e.suspect and " class=\"suspect\"" or "", esc(simple(e.owner) .. "." .. e.ref_name))
+          end
+          out[#out + 1] = "</li>"
+        end
+        out[#out + 1] = "</ol><pre>" .. esc(M.render_trace(trace)) .. "</pre></details>"
+      end
+      out[#out + 1] = "</details>"
+    end
+  end
+  section("application leaks", report.application_leaks)
+  section("library leaks", report.library_leaks)
+  if report.suspects then
+    out[#out + 1] = format("<h2>%d leak suspects</h2><ol>", #report.suspects)
+    for _, sus in ipairs(report.suspects) do
+      out[#out + 1] = "<li>" .. esc(suspect_text(sus, report.reachable_bytes)):gsub("\n", "<br>") .. "</li>"
+    end
+    out[#out + 1] = "</ol>"
+  end
+  out[#out + 1] = format("<h2>%d unreachable objects</h2><ul>", #report.unreachable)
+  for _, obj in ipairs(report.unreachable) do out[#out + 1] = "<li>" .. esc(tostring(obj)) .. "</li>" end
+  out[#out + 1] = "</ul><h2>Metadata</h2><table>"
+  local keys = {}
+  for k in pairs(report.metadata) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    out[#out + 1] = format("<tr><td>%s</td><td>%s</td></tr>", esc(k), esc(report.metadata[k]))
+  end
+  out[#out + 1] = "</table></body></html>\n"
+  return concat(out)
 end
 
 -- }======================================================
