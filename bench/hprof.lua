@@ -136,3 +136,19 @@ if exists(big) then
     print("sift failed: " .. tostring(res))
   end
 end
+
+-- the full leak analysis beside the index-only time
+if exists(big) then
+  print("\n== leak analysis: finders + paths + inspectors + retained sizes + suspects ==")
+  local size = tonumber(select(2, sh("stat -c %s " .. big)))
+  local ti = best("lua5.4 bench/heap_index.lua " .. big, 2)
+  local t, res = best("lua5.4 bench/heap_leaks.lua " .. big, 1)
+  if t and ti then
+    local s = fields(res)
+    print(("sift leaks --suspects: %.0f ms (index only: %.0f ms), %d leak suspects (largest retains %d bytes), "
+      .. "peak memory %.0f MB besides the mapped file"):format(t * 1e3, ti * 1e3, s.suspects,
+      s.top_suspect_retained, (s.peak_kb * 1024 - size) / 2^20))
+  else
+    print("sift leaks failed: " .. tostring(res))
+  end
+end

@@ -492,6 +492,53 @@ static int graph_build (lua_State *L) {
   return 1;
 }
 
+static int cmp_pair (const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/*
+** heap:holders(class) -> holder, count, retained: the object that
+** immediately dominates the most retained bytes of the class's instances
+** (0 when only the roots do, nil when the class has none), how many
+** instances it holds and their retained bytes together
+*/
+static int graph_holders (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  const hp_Heap *h = g->h;
+  lua_Integer c = luaL_checkinteger(L, 2);
+  uint64_t i, n = 0, *pairs, best_sum = 0, best_count = 0, best = 0;
+  int found = 0;
+  luaL_argcheck(L, c >= 1 && (lua_Unsigned)c <= h->nclasses, 2, "no such class number");
+  pairs = (uint64_t *)lua_newuserdatauv(L, 2 * ((size_t)g->n + 1) * sizeof *pairs, 0);
+  for (i = 0; i < g->n; i++) {  /* (holder, retained) of each reachable instance */
+    hp_ObjInfo o;
+    if (g->idom[i] == HG_NONE) continue;
+    hp_object(h, i, &o);
+    if (o.kind == HP_CLASS_DUMP || o.cls != c - 1) continue;
+    pairs[2 * n] = g->idom[i];
+    pairs[2 * n + 1] = g->retained[i];
+    n++;
+  }
+  qsort(pairs, n, 2 * sizeof *pairs, cmp_pair);
+  for (i = 0; i < n; ) {  /* the holder with the most bytes */
+    uint64_t j = i, sum = 0;
+    while (j < n && pairs[2 * j] == pairs[2 * i]) sum += pairs[2 * j++ + 1];
+    if (!found || sum > best_sum) {
+      best = pairs[2 * i];
+      best_sum = sum;
+      best_count = j - i;
+      found = 1;
+    }
+    i = j;
+  }
+  if (!found) return 0;
+  lua_pushinteger(L, best == g->n ? 0 : (lua_Integer)best + 1);
+  lua_pushinteger(L, (lua_Integer)best_count);
+  lua_pushinteger(L, (lua_Integer)best_sum);
+  return 3;
+}
+
 /* heap:graph_info() -> sizes of what the graph holds, in bytes */
 static int graph_info (lua_State *L) {
   hg_Graph *g = checkgraph(L);
@@ -521,6 +568,7 @@ static const luaL_Reg graph_methods[] = {
   {"retained_by_class", graph_retained_by_class},
   {"graph_info", graph_info},
   {"build_graph", graph_build},
+  {"holders", graph_holders},
   {NULL, NULL}
 };
 

@@ -727,25 +727,13 @@ function M.suspects(heap, opts)
   for _, row in ipairs(heap:retained_by_class()) do
     local cls = row.retained >= threshold * total and heap:class(row.class)
     if cls and row.class ~= "java.lang.Class" then
-      local sum, count, holder_of, has_chosen = {}, {}, {}, {}
-      for obj in cls:instances() do
-        local d = heap:idom(obj)
-        local key = d and d:id() or 0
-        sum[key] = (sum[key] or 0) + (heap:retained(obj) or 0)
-        count[key] = (count[key] or 0) + 1
-        holder_of[key] = d
-        if chosen[obj:id()] then has_chosen[key] = true end
-      end
-      local best
-      for key in pairs(sum) do
-        if key ~= 0 and (not best or sum[key] > sum[best]) then best = key end
-      end
+      local holder_num, count, sum = heap.index:holders(cls.number)
+      local holder = holder_num and holder_num > 0 and heap:object((heap.index:object(holder_num))) or nil
       -- many instances under one holder that no object suspect covers
-      if best and count[best] > 1 and sum[best] >= threshold * total and not has_chosen[best]
-         and not chosen[best] and not inside_chosen(holder_of[best]) then
-        local holder = holder_of[best]
-        out[#out + 1] = { kind = "class", class = row.class, retained = sum[best], share = sum[best] / total,
-          count = count[best], object = holder, holder = holder,
+      if holder and count > 1 and sum >= threshold * total and not chosen[holder:id()]
+         and not inside_chosen(holder) then
+        out[#out + 1] = { kind = "class", class = row.class, retained = sum, share = sum / total,
+          count = count, object = holder, holder = holder,
           accumulation = { object = holder, retained = heap:retained(holder) } }
       end
     end
