@@ -399,3 +399,39 @@ describe("leak analysis on a planted JVM leak (spec/java/LeakySample.java, jcmd)
     assert.is_true(total > top.retained)
   end)
 end)
+
+describe("reachability on ahat's test dump (its tests' expectations)", function()
+  local heap, stuff
+
+  setup(function()
+    local path = helper.fixtures() and helper.fixtures() .. "/hprof/android/ahat/test-dump.hprof"
+    if path then
+      heap = assert(sift.open(path, { mapping = path:gsub("hprof$", "map") }))
+      stuff = heap:class("Main"):static("stuff")
+    end
+  end)
+
+  it("grades the reference chain strong, strong, soft, soft, weak, weak, phantom", function()
+    if not heap then return pending("no fixtures") end
+    local node, grades = stuff.reachabilityReferenceChain, {}
+    for i = 1, 7 do
+      grades[i] = heap:reachability(node)
+      node = node.referent
+    end
+    assert.are.same({ "strong", "strong", "soft", "soft", "weak", "weak", "phantom" }, grades)
+    assert.are.same({ "strong", "soft" }, { heap:reachability(stuff.anObject), heap:reachability(stuff.aSoftReference.referent) })
+    assert.is_nil(heap:path_to_root(stuff.aSoftReference.referent))  -- the rules are back in place
+  end)
+
+  it("prefers the longer strong path to the sample object over a weak one", function()
+    if not heap then return pending("no fixtures") end
+    local r = stuff.aLongStrongPathToSamplePathObject
+    local sample = r.referent.referent.referent
+    local path = heap:path_to_root(sample)
+    local labels = {}
+    for i = #path - 3, #path do labels[#labels + 1] = path[i].label end
+    assert.are.same({ "DumpedStuff.aLongStrongPathToSamplePathObject", "DumpedStuff$Reference.referent",
+      "DumpedStuff$Reference.referent", "DumpedStuff$Reference.referent" }, labels)
+    assert.are.equal(r.referent.referent, path[#path - 1].object)   -- "strong3" holds it
+  end)
+end)

@@ -429,12 +429,17 @@ function Heap:reference_rules(rules)
           if st.name == r.static then index:flag("static", c.number, i, flags) end
         end
       end
-    elseif r.field then
+    elseif r.field then  -- the field, as the class and its subclasses see it
       for _, owner in ipairs(rule_classes(self, r)) do
         for c in self:classes() do
           if c:is_subclass_of(owner) then
             for i, f in ipairs(raw(c).fields) do
-              if f.name == r.field and f.owner == owner.number then index:flag("field", c.number, i, flags) end
+              if f.name == r.field and self:class_at(f.owner):is_subclass_of(owner) == false then
+                -- declared above the named class (Reference.referent seen from SoftReference)
+                index:flag("field", c.number, i, flags)
+              elseif f.name == r.field and f.owner == owner.number then
+                index:flag("field", c.number, i, flags)
+              end
             end
           end
         end
@@ -553,6 +558,33 @@ function Heap:paths(list, opts)
     end
   end
   return roots
+end
+
+local REFERENCE_KINDS = {
+  { "soft", "java.lang.ref.SoftReference" },
+  { "weak", "java.lang.ref.WeakReference" },
+  { "phantom", "java.lang.ref.PhantomReference" },
+  { "phantom", "java.lang.ref.FinalReference" },
+}
+
+--- How strongly obj is reachable: "strong" (a strong path from a root),
+-- "soft", "weak" or "phantom" (only through referents of such references,
+-- the weakest on the best path counting), or "unreachable". Each level is
+-- a search that also follows the referents of the previous kinds.
+function Heap:reachability(obj)
+  if self:path_to_root(obj) then return "strong" end
+  local answer, opened = "unreachable", {}
+  for _, kind in ipairs(REFERENCE_KINDS) do
+    if self:class(kind[2]) then
+      self:reference_rules { { class = kind[2], field = "referent", rule = "normal" } }
+      opened[#opened + 1] = kind[2]
+      if self:path_to_root(obj) then answer = kind[1] break end
+    end
+  end
+  for _, class in ipairs(opened) do  -- back to never following referents
+    self:reference_rules { { class = class, field = "referent", rule = "never" } }
+  end
+  return answer
 end
 
 --- Objects that hold a reference to obj ("who points at this?"); the
