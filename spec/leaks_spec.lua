@@ -131,6 +131,24 @@ describe("leak analysis on Shark's synthetic scenarios", function()
     assert.are.equal(3, #trace.elements)
   end)
 
+  it("shows the thread first when only a local variable holds the leak", function()
+    local t = base()
+    local thread_class = t.w:class("java.lang.Thread", { super = t.object, fields = { { "name", "object" } } })
+    local thread = t.w:instance(thread_class, { name = t.str("worker") })
+    t.w:root("thread_object", thread, 7, 0)
+    local leak = t.w:instance(t.leaking, {})
+    t.w:root("java_frame", leak, 7, 0)
+    t.watch(leak)
+    local report = t.open { finder = "keyed" }
+    local trace = report.application_leaks[1].traces[1]
+    assert.are.equal("java_frame", trace.root)
+    local first = trace.elements[1]
+    assert.are.same({ "java.lang.Thread", "thread", "local" }, { first.class, first.type, first.ref_type })
+    local text = leaks.render_trace(trace)
+    assert.matches("│ GC Root: Java local variable\n│\n├─ java.lang.Thread thread\n", text)
+    assert.matches("│    Thread name: 'worker'\n│    ↓ Thread.<Java Local>\n", text)
+  end)
+
   it("reports a leak held by a JNI global root", function()
     local t = base()
     local leak = t.w:instance(t.leaking, {})

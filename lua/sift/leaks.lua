@@ -539,6 +539,19 @@ local function make_trace(heap, path, inspectors, found_reason)
       e.ref_generic = e.ref_type == "element" and "[x]" or e.ref_name
     end
   end
+  -- a local variable's root: the thread comes first, holding it as a local
+  if path[1].root == "java_frame" and path[1].thread_serial then
+    local thread
+    for _, t in ipairs(heap:threads()) do
+      if t.serial == path[1].thread_serial then thread = t.object end
+    end
+    if thread then
+      local status, reason, labels = inspect(heap, thread, inspectors)
+      table.insert(elements, 1, { object = thread, class = thread:class_name(), type = "thread", status = status,
+        reason = reason, labels = labels, ref_type = "local", ref_name = "<Java Local>",
+        ref_generic = "<Java Local>", owner = thread:class_name() })
+    end
+  end
   local last = elements[#elements]  -- what the finder knows comes first
   if last.status == "NOT_LEAKING" then last.reason = found_reason .. ". Conflicts with " .. last.reason
   elseif last.status == "UNKNOWN" then last.reason = found_reason end
@@ -866,6 +879,7 @@ function M.to_json(report)
       local ref
       if e.ref_type == "static" then ref = "static " .. e.ref_name
       elseif e.ref_type == "field" then ref = "field " .. e.ref_name
+      elseif e.ref_type == "local" then ref = "local"
       elseif e.entry and not e.entry:match("^%d+$") then ref = e.entry  -- key(), "name", element()
       else ref = e.ref_name end
       elements[i] = { class = e.class, id = format("0x%x", e.object:id()), ref = ref, status = e.status,
