@@ -45,6 +45,7 @@ build = {
     ["sift.hprof"] = "lua/sift/hprof.lua",
     ["sift.json"] = "lua/sift/json.lua",
     ["sift.leaks"] = "lua/sift/leaks.lua",
+    ["sift.known_leaks"] = "lua/sift/known_leaks.lua",
     ["sift.progress"] = "lua/sift/progress.lua",
     ["sift.repl"] = "lua/sift/repl.lua",
   },

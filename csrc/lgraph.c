@@ -56,20 +56,28 @@ static int checkmodel (lua_State *L, int i) {
 ** heap:flag("field" | "static", class, index, flags)
 ** heap:flag("root", kind name, flags)
 ** heap:flag("root_object", object number, flags): the roots that hold it
+** heap:flag("thread", thread serial, flags): that thread's local variables
 ** Flags (1 never followed, 2 skipped by paths, 4 low priority) replace
 ** what the reference had; changing 'never' drops the dominator tree.
 */
 static int graph_flag (lua_State *L) {
   static const char *const what[] = {"field", "static", "root", "root_object",
-                                     NULL};
+                                     "thread", NULL};
   hg_Graph *g = checkgraph(L);
   int which = luaL_checkoption(L, 2, NULL, what);
-  if (which == 3) {
-    uint32_t num = checkobj(L, g, 3);
+  if (which >= 3) {
+    lua_Integer key = which == 3 ? (lua_Integer)checkobj(L, g, 3)
+                                 : luaL_checkinteger(L, 3);
     int flags = (int)luaL_checkinteger(L, 4);
     uint64_t i;
-    for (i = 0; i < g->nroots; i++)
-      if (g->root_obj[i] == num) g->root_obj_flags[i] = (uint8_t)flags;
+    for (i = 0; i < g->nroots; i++) {
+      const hp_Root *r = &g->h->roots[g->root_rec[i]];
+      int hit = which == 3 ? g->root_obj[i] == (uint32_t)key
+        : r->thread == (uint64_t)key && strcmp(sift_root_name(r->kind), "java_frame") == 0;
+      if (!hit) continue;
+      if ((g->root_obj_flags[i] ^ flags) & HG_NEVER) invalidate(g);
+      g->root_obj_flags[i] = (uint8_t)flags;
+    }
     return 0;
   }
   if (which == 2) {

@@ -173,6 +173,52 @@ describe("leak analysis on Shark's synthetic scenarios", function()
       { report.library_leaks[1].pattern, report.library_leaks[1].description })
   end)
 
+  -- an Android dump from `maker` at `sdk`, where Samsung's AudioManager
+  -- static mContext_static holds the watched object
+  local function android(maker, sdk)
+    local t = base()
+    local build = t.w:class("android.os.Build", { super = t.object, statics = { { "MANUFACTURER", "object" } } })
+    t.w:set_static(build, "MANUFACTURER", t.str(maker))
+    t.w:class("android.os.Build$VERSION", { super = t.object, statics = { { "SDK_INT", "int", sdk } } })
+    local audio = t.w:class("android.media.AudioManager", { super = t.object,
+      statics = { { "mContext_static", "object" } } })
+    local leak = t.w:instance(t.leaking, {})
+    t.w:set_static(audio, "mContext_static", leak)
+    t.w:root("sticky_class", audio)
+    t.watch(leak)
+    return t, leak
+  end
+
+  it("knows Android's library leaks by manufacturer and version", function()
+    local function counts(maker, sdk, opts)
+      local report = android(maker, sdk).open(opts or { finder = "keyed" })
+      return { #report.application_leaks, #report.library_leaks, report.metadata.sdk_int }, report
+    end
+    local c, report = counts("samsung", 19)
+    assert.are.same({ 0, 1, 19 }, c)
+    assert.are.same({ "android.media.AudioManager#mContext_static", "samsung" },
+      { report.library_leaks[1].pattern, report.metadata.manufacturer })
+    assert.matches("Samsung's AudioManager", report.library_leaks[1].description)
+    assert.are.same({ 1, 0, 23 }, (counts("samsung", 23)))   -- outside the version range
+    assert.are.same({ 1, 0, 19 }, (counts("Google", 19)))    -- another manufacturer
+    assert.are.same({ 1, 0, 19 }, (counts("samsung", 19, { finder = "keyed", known = false })))
+  end)
+
+  it("ignores the main thread's locals on Android, not on the JVM", function()
+    local function held_by_main(t)
+      local thread_class = t.w:class("java.lang.Thread", { super = t.object, fields = { { "name", "object" } } })
+      t.w:root("thread_object", t.w:instance(thread_class, { name = t.str("main") }), 1, 0)
+      local leak = t.w:instance(t.leaking, {})
+      t.w:root("java_frame", leak, 1, 0)
+      t.watch(leak)
+      return t.open { finder = "keyed" }
+    end
+    local on_android = held_by_main((android("Google", 30)))  -- its AudioManager leak stays
+    assert.are.same({ 1, 0, 1 }, { #on_android.application_leaks, #on_android.library_leaks, #on_android.unreachable })
+    local on_jvm = held_by_main(base())
+    assert.are.same({ 1, 0 }, { #on_jvm.application_leaks, #on_jvm.unreachable })
+  end)
+
   it("propagates statuses: nothing leaks before the last NOT_LEAKING object", function()
     local t = base()
     local app = t.w:class("android.app.Application", { super = t.object, fields = { { "cache", "object" } } })

@@ -80,6 +80,8 @@ local function build_parser()
   leaks:flag("--json", "Print JSON (application_leaks, library_leaks, unreachable, suspects, metadata).")
   leaks:option("--html", "Also write a self-contained HTML report to this file.")
   leaks:flag("--suspects", "Also report MAT-style leak suspects: what holds more than a tenth of the heap.")
+  leaks:flag("--no-known", "Leave out the catalogue of known Android and vendor leaks (sift.known_leaks): "
+    .. "their traces then count as application leaks.")
 
   local doms = parser:command("dominators", "Print the dominator tree: what holds the memory, indented.")
   heap_options(doms)
@@ -432,7 +434,7 @@ function commands.leaks(args, out, err)
   end
   local heap = heap_or_report(args, err)
   if not heap then return EXIT_BAD_INPUT end
-  local report = leaks.analyze(heap, { finder = finder, suspects = args.suspects,
+  local report = leaks.analyze(heap, { finder = finder, suspects = args.suspects, known = not args.no_known,
     reason = args.where and ("--where " .. args.where) or nil })
   if args.html then
     local f, msg = io.open(args.html, "w")

@@ -397,7 +397,8 @@ end
 -- dominator tree). Each rule is `{ class = name, field = name | static =
 -- name, rule = "never" | "skip" | "low" | "normal", pattern = true? }` or
 -- `{ root = kind, rule = ... }` or `{ root_class = name, rule = ... }`
--- (the roots that hold an instance of that class). A field rule covers the subclasses that
+-- (the roots that hold an instance of that class) or `{ thread = name,
+-- rule = ... }` (the local variables of that thread). A field rule covers the subclasses that
 -- inherit the field. This is how leak catalogues say which references to
 -- ignore or to follow last.
 -- @tparam table rules
@@ -423,6 +424,10 @@ function Heap:reference_rules(rules)
           end
         end
       end
+    elseif r.thread then  -- the local variables of the threads so named
+      for _, t in ipairs(self:threads()) do
+        if t.name == r.thread then index:flag("thread", t.serial, flags) end
+      end
     elseif r.static then
       for _, c in ipairs(rule_classes(self, r)) do
         for i, st in ipairs(raw(c).statics) do
@@ -445,7 +450,7 @@ function Heap:reference_rules(rules)
         end
       end
     else
-      error("a rule needs 'field', 'static', 'root' or 'root_class'", 2)
+      error("a rule needs 'field', 'static', 'root', 'root_class' or 'thread'", 2)
     end
   end
 end

@@ -13,6 +13,8 @@
 -- the same suspects (SHA-1 signature) are one leak.
 -- @module sift.leaks
 
+local known_leaks = require "sift.known_leaks"
+
 local M = {}
 
 local format, concat = string.format, table.concat
@@ -617,7 +619,8 @@ end
 --   `library` (library-leak rules: `{ class, field|static, description }`
 --   or `{ root_class, description }`,
 --   references followed last and, when a trace goes through one, reported
---   as a library leak)
+--   as a library leak; added to those of `sift.known_leaks` that apply to
+--   the dump), `known` (false: leave out the known-leak catalogue)
 -- @return `{ application_leaks, library_leaks, unreachable, metadata }`
 function M.analyze(heap, opts)
   opts = opts or {}
@@ -627,8 +630,12 @@ function M.analyze(heap, opts)
   end
   local inspectors = opts.inspectors or M.inspectors
   heap._watched = keyed_refs(heap)
+  local metadata = M.metadata(heap)
+  local library, ignored = {}, {}
+  if opts.known ~= false then library, ignored = known_leaks.rules(metadata) end
+  heap:reference_rules(ignored)
   if opts.rules then heap:reference_rules(opts.rules) end
-  local library = opts.library or {}
+  for _, rule in ipairs(opts.library or {}) do library[#library + 1] = rule end
   for _, rule in ipairs(library) do
     heap:reference_rules { { class = rule.class, field = rule.field, static = rule.static, rule = "low",
                              pattern = rule.pattern, root_class = rule.root_class } }
@@ -672,7 +679,7 @@ function M.analyze(heap, opts)
     end
   end
   local report = { application_leaks = {}, library_leaks = {}, unreachable = unreachable,
-                   metadata = M.metadata(heap) }
+                   metadata = metadata }
   if opts.suspects then report.suspects, report.reachable_bytes = M.suspects(heap, opts) end
   for _, g in ipairs(order) do
     local first = g.traces[1]
@@ -791,10 +798,16 @@ function M.metadata(heap)
   local build = heap:class("android.os.Build")
   if build then
     local s = build:statics()
-    meta.manufacturer = text(s.MANUFACTURER)
+    meta.android, meta.manufacturer = true, text(s.MANUFACTURER)
     local version = heap:class("android.os.Build$VERSION")
     if version then meta.sdk_int = version:statics().SDK_INT end
   end
+  local activity_thread = heap:class("android.app.ActivityThread")
+  local current = activity_thread and activity_thread:statics().sCurrentActivityThread
+  local bound = type(current) == "userdata" and field_or_nil(current, "mBoundApplication")
+  if type(bound) == "userdata" then meta.process = text(field_or_nil(bound, "processName")) end
+  local lc = heap:class("leakcanary.internal.InternalLeakCanary")
+  if lc then meta.leakcanary_version = text(lc:statics().version) end
   return meta
 end
 
