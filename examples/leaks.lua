@@ -24,5 +24,14 @@ if extra then  -- a finder is any function returning the objects that should be 
   end, extra)
 end
 
+-- Android's known library leaks for this dump's SDK and manufacturer
+-- apply by default; your own go in `library`
+local known = require "sift.known_leaks"
+local meta = leaks.metadata(heap)
+if meta.android then
+  print(("%d known library-leak patterns apply to SDK %s (%s)"):format(
+    #known.rules(meta), tostring(meta.sdk_int), tostring(meta.manufacturer)))
+end
+
 local report = leaks.analyze(heap, { finder = finder, inspectors = inspectors })
 print(leaks.render(report))

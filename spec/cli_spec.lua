@@ -298,9 +298,9 @@ describe("sift leaks", function()
       { trace.root, trace.leaking_class, trace.leaking_id })
     assert.are.same({ class = "com.example.leakcanary.LeakyService$MyBinder", id = trace.elements[1].id,
       ref = "field service", status = "UNKNOWN", suspect = true }, trace.elements[1])
-    assert.are.same({ "LEAKING", "ObjectWatcher was watching this" },
+    assert.are.same({ "LEAKING", "ObjectWatcher was watching this and Service not held by ActivityThread" },
       { trace.elements[2].status, trace.elements[2].reason })
-    assert.are.equal(19, t.metadata.sdk_int)
+    assert.are.same({ 19, "com.example.leakcanary:leakyprocess" }, { t.metadata.sdk_int, t.metadata.process })
   end)
 
   it("treats what a --where expression selects as leaking", function()

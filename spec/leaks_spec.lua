@@ -325,6 +325,42 @@ describe("leak analysis with LeakCanary 1.x's Binder exclusion", function()
   end)
 end)
 
+describe("the Android finder on real dumps", function()
+  -- the steps of a trace as "Class.reference" lines
+  local function steps(trace)
+    local out = {}
+    for k = 1, #trace.elements - 1 do
+      local e = trace.elements[k]
+      out[k] = e.class:match("[^.]+$") .. "." .. e.ref_name
+    end
+    return out
+  end
+
+  it("finds the Dialer's finished service kept by a singleton's context (perflib dump)", function()
+    local path = helper.fixture("hprof/android/perflib/dialer.android-hprof")
+    if not path then return end
+    local report = leaks.analyze(assert(sift.open(path)), { finder = "android" })
+    assert.are.same({ 1, 0, 836 }, { #report.application_leaks, #report.library_leaks,
+      report.application_leaks[1].retained })
+    local trace = report.application_leaks[1].traces[1]
+    assert.are.same({ "DefaultVoicemailNotifier.sInstance", "DefaultVoicemailNotifier.mContext" }, steps(trace))
+    assert.are.same({ "com.android.dialer.calllog.CallLogNotificationsService", "LEAKING",
+      "Service not held by ActivityThread" }, { trace.leaking.class, trace.leaking.status, trace.leaking.reason })
+  end)
+
+  it("finds both stopped LeakyServices, one through Android's ArrayList as an entry [0]", function()
+    local path = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
+    if not path then return end
+    local report = leaks.analyze(assert(sift.open(path)), { finder = "android" })
+    assert.are.equal(2, #report.application_leaks)
+    local all = {}
+    for _, leak in ipairs(report.application_leaks) do all[#all + 1] = table.concat(steps(leak.traces[1]), " ") end
+    table.sort(all)
+    assert.are.same({ "LeakyService$MyBinder.service",
+      "LeakyService.leakAllTheBinders ArrayList.[0] LeakyService$MyBinder.service" }, all)
+  end)
+end)
+
 describe("leak analysis: sha1", function()
   it("matches the standard test vectors", function()
     assert.are.equal("da39a3ee5e6b4b0d3255bfef95601890afd80709", leaks.sha1(""))

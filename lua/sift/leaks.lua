@@ -100,32 +100,70 @@ end
 
 local FRAGMENTS = { "android.app.Fragment", "android.support.v4.app.Fragment", "androidx.fragment.app.Fragment" }
 
---- Android objects whose lifecycle has ended: destroyed Activities,
--- Fragments without a FragmentManager, cleared ViewModels.
+-- the Services ActivityThread still runs (ActivityThread.mServices, an
+-- ArrayMap of token -> Service), as a set of ids; nil when the dump has none
+local function running_services(heap)
+  local at = heap:class("android.app.ActivityThread")
+  local current = at and at:statics().sCurrentActivityThread
+  local map = type(current) == "userdata" and field_or_nil(current, "mServices")
+  local array = type(map) == "userdata" and field_or_nil(map, "mArray")
+  if type(array) ~= "userdata" then return nil end
+  local running = {}
+  for _, v in ipairs(array:elements()) do
+    if v then running[v:id()] = true end
+  end
+  return running
+end
+
+-- the Activity behind a context, unwrapping ContextWrappers
+local function activity_of(ctx)
+  for _ = 1, 10 do
+    if type(ctx) ~= "userdata" or ctx:kind() ~= "instance" then return nil end
+    if ctx:is_instance_of("android.app.Activity") then return ctx end
+    ctx = field_or_nil(ctx, "mBase")
+  end
+end
+
+local function destroyed_activity(ctx)
+  local a = activity_of(ctx)
+  return a ~= nil and field_or_nil(a, "mDestroyed") == true
+end
+
+-- instances of the class and its subclasses for which test(obj) is true
+local function instances_where(heap, class_name, test, out)
+  local cls = heap:class(class_name)
+  if not cls then return end
+  for obj in cls:instances { subclasses = true } do
+    if test(obj) then out[#out + 1] = obj end
+  end
+end
+
+--- Android objects whose lifecycle has ended: destroyed Activities and
+-- Windows, Fragments without a FragmentManager, cleared ViewModels,
+-- Services ActivityThread no longer runs, root Views of destroyed
+-- Activities, disposed Compositions.
 function M.finders.android(heap)
   local out = {}
-  local act = heap:class("android.app.Activity")
-  if act then
-    for a in act:instances { subclasses = true } do
-      if field_or_nil(a, "mDestroyed") == true then out[#out + 1] = a end
-    end
-  end
+  instances_where(heap, "android.app.Activity", function(a) return field_or_nil(a, "mDestroyed") == true end, out)
   for _, name in ipairs(FRAGMENTS) do
-    local f = heap:class(name)
-    if f then
-      for frag in f:instances { subclasses = true } do
-        if field_or_nil(frag, "mFragmentManager") == nil and field_or_nil(frag, "mCalled") ~= nil then
-          out[#out + 1] = frag
-        end
-      end
-    end
+    instances_where(heap, name, function(f)
+      return field_or_nil(f, "mFragmentManager") == nil and field_or_nil(f, "mCalled") ~= nil
+    end, out)
   end
-  local vm = heap:class("androidx.lifecycle.ViewModel")
-  if vm then
-    for m in vm:instances { subclasses = true } do
-      if field_or_nil(m, "mCleared") == true then out[#out + 1] = m end
-    end
+  instances_where(heap, "androidx.lifecycle.ViewModel", function(m) return field_or_nil(m, "mCleared") == true end, out)
+  instances_where(heap, "android.view.Window", function(w) return field_or_nil(w, "mDestroyed") == true end, out)
+  local running = running_services(heap)
+  if running then
+    instances_where(heap, "android.app.Service", function(svc) return not running[svc:id()] end, out)
   end
+  -- one View per hierarchy: the root (no parent, or a ViewRootImpl parent)
+  instances_where(heap, "android.view.View", function(v)
+    local parent = field_or_nil(v, "mParent")
+    local is_root = parent == nil or (type(parent) == "userdata" and not parent:is_instance_of("android.view.View"))
+    return is_root and destroyed_activity(field_or_nil(v, "mContext"))
+  end, out)
+  instances_where(heap, "androidx.compose.runtime.CompositionImpl",
+    function(c) return field_or_nil(c, "disposed") == true end, out)
   return out
 end
 
@@ -293,6 +331,9 @@ add("view", "android.view.View", function(obj, report)
          and field_or_nil(obj, "mWindowAttachCount") and field_or_nil(obj, "mWindowAttachCount") > 0 then
     report.leaking[#report.leaking + 1] = "View detached and has no parent"
   end
+  if destroyed_activity(field_or_nil(obj, "mContext")) then
+    report.leaking[#report.leaking + 1] = "View.mContext references a destroyed activity"
+  end
   local count = field_or_nil(obj, "mWindowAttachCount")
   if count then report.labels[#report.labels + 1] = "View.mWindowAttachCount = " .. count end
 end)
@@ -360,9 +401,19 @@ add("android_compose_view", "androidx.compose.ui.platform.AndroidComposeView", f
   end
 end)
 
-add("service", "android.app.Service", function(obj, report)
+add("service", "android.app.Service", function(obj, report, heap)
   local app = field_or_nil(obj, "mApplication")
   if type(app) == "userdata" then report.labels[#report.labels + 1] = "mApplication instance of " .. app:class_name() end
+  local running = heap._running_services
+  if running == nil then
+    running = running_services(heap) or false
+    heap._running_services = running
+  end
+  if running and running[obj:id()] then
+    report.not_leaking[#report.not_leaking + 1] = "Service held by ActivityThread"
+  elseif running then
+    report.leaking[#report.leaking + 1] = "Service not held by ActivityThread"
+  end
 end)
 
 add("main_thread", "java.lang.Thread", function(obj, report)
@@ -447,8 +498,10 @@ local SAFE_MAPS = { "androidx.arch.core.internal.FastSafeIterableMap", "androidx
 local function collapse(path, k)
   local owner, a, b = path[k].object, path[k + 1], path[k + 2]
   if not a then return nil end
-  if is(owner, LISTS) and a.name == "elementData" or is(owner, { "java.util.concurrent.CopyOnWriteArrayList" })
-     and a.name == "array" then
+  -- OpenJDK's lists keep elementData; Android's libcore ArrayList, like
+  -- CopyOnWriteArrayList, keeps array
+  if (is(owner, LISTS) or is(owner, { "java.util.concurrent.CopyOnWriteArrayList" }))
+     and (a.name == "elementData" or a.name == "array") then
     if b and b.ref == "element" then return virtual(b, tostring(b.index - 1)), k + 2 end
   elseif is(owner, { "android.util.ArraySet" }) and a.name == "mArray" and b and b.ref == "element" then
     return virtual(b, "element()"), k + 2
