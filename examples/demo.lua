@@ -95,6 +95,8 @@ if io.open(leaky) then
   section("leaks, as LeakCanary reports them")
   sh("bin/sift leaks " .. fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder.hprof --finder keyed | head -20")
   sh("bin/sift leaks " .. leaky .. " --class 'LeakyApp$Leaked' --where '#obj.payload > 15000' | head -24")
+  section("Android lifecycles: a finished service a singleton keeps (perflib's Dialer dump)")
+  sh("bin/sift leaks " .. fixtures .. "/hprof/android/perflib/dialer.android-hprof --finder android | sed -n 1,36p")
 else
   print("(no heap dump fixtures here)")
 end

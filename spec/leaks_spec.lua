@@ -488,6 +488,19 @@ describe("leak analysis on a planted JVM leak (spec/java/LeakySample.java, jcmd)
     assert.are.equal("LeakySample$Session", trace.leaking.class)
   end)
 
+  it("names the method whose local variable holds an object (main's args)", function()
+    if not heap then return pending("no JDK") end
+    local args
+    for _, r in ipairs(heap.index:roots()) do
+      local o = r.kind == "java_frame" and heap:object(r.id)
+      if o and o:class_name() == "java.lang.String[]" then args = o end
+    end
+    local report = leaks.analyze(heap, { finder = function() return { args } end, retained = false })
+    local text = leaks.render_trace(report.application_leaks[1].traces[1])
+    assert.matches("│    Thread name: 'main'\n│    Local variable in LeakySample.main%(LeakySample.java:31%)\n"
+      .. "│    ↓ Thread.<Java Local>\n", text)
+  end)
+
   it("names the map as the leak suspect, with the memory in its table", function()
     if not heap then return pending("no JDK") end
     local suspects, total = leaks.suspects(heap)

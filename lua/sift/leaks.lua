@@ -596,12 +596,19 @@ local function make_trace(heap, path, inspectors, found_reason)
   end
   -- a local variable's root: the thread comes first, holding it as a local
   if path[1].root == "java_frame" and path[1].thread_serial then
-    local thread
+    local thread, frame
     for _, t in ipairs(heap:threads()) do
-      if t.serial == path[1].thread_serial then thread = t.object end
+      if t.serial == path[1].thread_serial then
+        thread, frame = t.object, path[1].frame and t.frames[path[1].frame + 1]
+      end
     end
     if thread then
       local status, reason, labels = inspect(heap, thread, inspectors)
+      if frame then  -- the method whose local variable it is (frame 0 is the top)
+        local line = frame.line and frame.line > 0 and (":" .. frame.line) or ""
+        labels[#labels + 1] = format("Local variable in %s.%s(%s%s)", frame.class or "?", frame.method or "?",
+          frame.source or "Unknown Source", line)
+      end
       table.insert(elements, 1, { object = thread, class = thread:class_name(), type = "thread", status = status,
         reason = reason, labels = labels, ref_type = "local", ref_name = "<Java Local>",
         ref_generic = "<Java Local>", owner = thread:class_name() })
