@@ -180,6 +180,9 @@ describe("leak analysis on Shark's synthetic scenarios", function()
     local build = t.w:class("android.os.Build", { super = t.object, statics = { { "MANUFACTURER", "object" } } })
     t.w:set_static(build, "MANUFACTURER", t.str(maker))
     t.w:class("android.os.Build$VERSION", { super = t.object, statics = { { "SDK_INT", "int", sdk } } })
+    local lc = t.w:class("leakcanary.internal.InternalLeakCanary", { super = t.object,
+      statics = { { "version", "object" } } })
+    t.w:set_static(lc, "version", t.str("2.14"))
     local audio = t.w:class("android.media.AudioManager", { super = t.object,
       statics = { { "mContext_static", "object" } } })
     local leak = t.w:instance(t.leaking, {})
@@ -199,6 +202,7 @@ describe("leak analysis on Shark's synthetic scenarios", function()
     assert.are.same({ "android.media.AudioManager#mContext_static", "samsung" },
       { report.library_leaks[1].pattern, report.metadata.manufacturer })
     assert.matches("Samsung's AudioManager", report.library_leaks[1].description)
+    assert.are.same({ true, "2.14" }, { report.metadata.android, report.metadata.leakcanary_version })
     assert.are.same({ 1, 0, 23 }, (counts("samsung", 23)))   -- outside the version range
     assert.are.same({ 1, 0, 19 }, (counts("Google", 19)))    -- another manufacturer
     assert.are.same({ 1, 0, 19 }, (counts("samsung", 19, { finder = "keyed", known = false })))
