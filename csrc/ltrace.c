@@ -1,0 +1,320 @@
+/*
+** sift.Trace: an Android method trace with its call trees, for Lua.
+** Node and method numbers are 1-based on the Lua side.
+*/
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+
+#include "lsift.h"
+#include "trace.h"
+
+#define SIFT_TRACE_T "sift.Trace"
+
+typedef struct LTrace {
+  mt_Trace t;
+  int built;
+} LTrace;
+
+static mt_Trace *checktrace (lua_State *L) {
+  LTrace *lt = (LTrace *)luaL_checkudata(L, 1, SIFT_TRACE_T);
+  luaL_argcheck(L, lt->built, 1, "trace is closed");
+  return &lt->t;
+}
+
+#define SETINT(key, v) \
+  (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, key))
+
+/* core.trace(source [, progress]) -> trace | nil, message, code */
+static int trace_open (lua_State *L) {
+  size_t n;
+  const sift_Map *map;
+  const unsigned char *p = sift_checksource(L, 1, &n, &map);
+  sift_Progress progress;
+  sift_LuaProgress lp;
+  LTrace *lt;
+  char err[256];
+  sift_Status s;
+  sift_progress_lua(L, 2, &lp, &progress, 0);
+  lt = (LTrace *)lua_newuserdatauv(L, sizeof(LTrace), 1);
+  memset(lt, 0, sizeof *lt);
+  luaL_setmetatable(L, SIFT_TRACE_T);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);
+  lt->built = 1;
+  s = mt_build(&lt->t, p, n, &progress, err, sizeof err);
+  if (s != SIFT_OK) {
+    mt_free(&lt->t);
+    lt->built = 0;
+    sift_progress_rethrow(&lp);
+    return sift_pushfail(L, s, "%s", err);
+  }
+  return 1;
+}
+
+static int trace_close (lua_State *L) {
+  LTrace *lt = (LTrace *)luaL_checkudata(L, 1, SIFT_TRACE_T);
+  if (lt->built) mt_free(&lt->t);
+  lt->built = 0;
+  lua_pushnil(L);
+  lua_setiuservalue(L, 1, 1);
+  return 0;
+}
+
+/* trace:info() -> the binary layout and the counts */
+static int trace_info (lua_State *L) {
+  mt_Trace *t = checktrace(L);
+  lua_createtable(L, 0, 12);
+  SETINT("version", t->version);
+  lua_pushboolean(L, t->streaming);
+  lua_setfield(L, -2, "streaming");
+  lua_pushstring(L, t->dual ? "dual" : t->clock == MT_WALL ? "wall" : "thread-cpu");
+  lua_setfield(L, -2, "clock");
+  SETINT("record_size", t->recsize);
+  SETINT("data_offset", t->data);
+  SETINT("start_us", t->start_us);
+  SETINT("records", t->records);
+  SETINT("threads", t->nthreads);
+  SETINT("methods", t->nmethods - t->unknown);
+  SETINT("unknown_methods", t->unknown);
+  SETINT("orphan_exits", t->orphans);
+  SETINT("mismatched_exits", t->anomalies);
+  SETINT("nodes", t->nnodes);
+  return 1;
+}
+
+/* trace:header() -> the text block (a streaming file's summary) */
+static int trace_header (lua_State *L) {
+  mt_Trace *t = checktrace(L);
+  lua_pushlstring(L, t->header ? t->header : "", t->headerlen);
+  return 1;
+}
+
+static void push_field (lua_State *L, const mt_Method *m, int k, const char *key) {
+  const char *s;
+  size_t len = mt_method_field(m, k, &s);
+  if (len == 0) return;
+  lua_pushlstring(L, s, len);
+  lua_setfield(L, -2, key);
+}
+
+static void push_times (lua_State *L, const uint64_t incl[2], const uint64_t excl[2]) {
+  SETINT("cpu_incl", incl[MT_CPU]);
+  SETINT("cpu_excl", excl[MT_CPU]);
+  SETINT("wall_incl", incl[MT_WALL]);
+  SETINT("wall_excl", excl[MT_WALL]);
+}
+
+/* trace:methods() -> { {id, class, name, signature, source, line, calls,
+   recursive_calls, cpu_incl, cpu_excl, wall_incl, wall_excl}... } */
+static int trace_methods (lua_State *L) {
+  mt_Trace *t = checktrace(L);
+  uint32_t i;
+  lua_createtable(L, (int)t->nmethods, 0);
+  for (i = 0; i < t->nmethods; i++) {
+    const mt_Method *m = &t->methods[i];
+    lua_createtable(L, 0, 12);
+    SETINT("id", m->id);
+    push_field(L, m, 0, "class");
+    push_field(L, m, 1, "name");
+    push_field(L, m, 2, "signature");
+    push_field(L, m, 3, "source");
+    push_field(L, m, 4, "line");
+    SETINT("calls", m->calls);
+    SETINT("recursive_calls", m->recursive);
+    push_times(L, m->incl, m->excl);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+/* trace:threads() -> { {tid, name, records, root, cpu, wall}... } */
+static int trace_threads (lua_State *L) {
+  mt_Trace *t = checktrace(L);
+  uint32_t i;
+  lua_createtable(L, (int)t->nthreads, 0);
+  for (i = 0; i < t->nthreads; i++) {
+    const mt_Thread *th = &t->threads[i];
+    lua_createtable(L, 0, 6);
+    SETINT("tid", th->tid);
+    if (th->name) {
+      lua_pushlstring(L, th->name, th->namelen);
+      lua_setfield(L, -2, "name");
+    }
+    SETINT("records", th->records);
+    SETINT("root", th->root + 1);
+    SETINT("cpu", th->last[MT_CPU] - th->first[MT_CPU]);
+    SETINT("wall", th->last[MT_WALL] - th->first[MT_WALL]);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+static uint32_t checknode (lua_State *L, const mt_Trace *t, int arg) {
+  lua_Integer i = luaL_checkinteger(L, arg);
+  luaL_argcheck(L, i >= 1 && (lua_Unsigned)i <= t->nnodes, arg, "no such node");
+  return (uint32_t)(i - 1);
+}
+
+/* trace:node(i) -> {method, parent, calls, cpu_incl, ...} (method nil for
+   a thread's root) */
+static int trace_node (lua_State *L) {
+  mt_Trace *t = checktrace(L);
+  const mt_Node *nd = &t->nodes[checknode(L, t, 2)];
+  lua_createtable(L, 0, 7);
+  if (nd->method != MT_NONE) SETINT("method", nd->method + 1);
+  if (nd->parent != MT_NONE) SETINT("parent", nd->parent + 1);
+  SETINT("calls", nd->calls);
+  push_times(L, nd->incl, nd->excl);
+  return 1;
+}
+
+/* trace:children(i) -> node numbers, most inclusive CPU time first */
+static int trace_children (lua_State *L) {
+  mt_Trace *t = checktrace(L);
+  uint32_t k = t->nodes[checknode(L, t, 2)].child;
+  lua_Integer n = 0;
+  lua_newtable(L);
+  for (; k != MT_NONE; k = t->nodes[k].next) {
+    lua_pushinteger(L, (lua_Integer)k + 1);
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
+/* a growable byte buffer in C memory (the walk below keeps the Lua stack
+   free of buffer boxes) */
+typedef struct Bytes {
+  char *p;
+  size_t n, cap;
+} Bytes;
+
+static int put (Bytes *b, const char *s, size_t len) {
+  if (b->cap - b->n < len) {
+    size_t ncap = b->cap ? b->cap : 256;
+    char *np;
+    while (ncap - b->n < len) {
+      if (ncap > SIZE_MAX / 2) return 0;
+      ncap *= 2;
+    }
+    if ((np = (char *)realloc(b->p, ncap)) == NULL) return 0;
+    b->p = np;
+    b->cap = ncap;
+  }
+  memcpy(b->p + b->n, s, len);
+  b->n += len;
+  return 1;
+}
+
+/* a frame's name: the class (slashes as dots), a dot, the method */
+static int put_frame (Bytes *b, const mt_Method *m) {
+  const char *s;
+  size_t len = mt_method_field(m, 0, &s), start = b->n, i;
+  char id[32];
+  if (len == 0) {
+    snprintf(id, sizeof id, "unknown@%#llx", (unsigned long long)m->id);
+    return put(b, id, strlen(id));
+  }
+  if (!put(b, s, len)) return 0;
+  for (i = start; i < b->n; i++)
+    if (b->p[i] == '/') b->p[i] = '.';
+  len = mt_method_field(m, 1, &s);
+  return put(b, ".", 1) && put(b, s, len);
+}
+
+/*
+** trace:fold(root, clock [, label [, skip]]) -> folded stacks of the tree
+** under a root, one line per node with self time: "a;b;c 123". label is
+** the first frame; skip (a table: method number -> true) names methods
+** whose frames fold into their caller.
+*/
+static int trace_fold (lua_State *L) {
+  static const char *const clocks[] = {"cpu", "wall", NULL};
+  mt_Trace *t = checktrace(L);
+  uint32_t root = checknode(L, t, 2), k = root;
+  int clock = luaL_checkoption(L, 3, "cpu", clocks);
+  size_t labellen = 0;
+  const char *label = luaL_optlstring(L, 4, NULL, &labellen);
+  int skip = !lua_isnoneornil(L, 5), ok = 1;
+  Bytes out = {NULL, 0, 0}, path = {NULL, 0, 0};
+  uint32_t *stack = NULL;   /* stack[d]: the node at depth d */
+  size_t *ends = NULL;      /* ends[d]: the path's length there */
+  size_t depth = 0, cap = 0;
+  if (skip) luaL_checktype(L, 5, LUA_TTABLE);
+  if (label) ok = put(&path, label, labellen);
+  while (ok) {  /* preorder walk */
+    const mt_Node *nd = &t->nodes[k];
+    int hidden = 0;
+    if (depth == cap) {
+      size_t ncap = cap ? cap * 2 : 64;
+      uint32_t *ns = (uint32_t *)realloc(stack, ncap * sizeof *ns);
+      size_t *ne = ns ? (size_t *)realloc(ends, ncap * sizeof *ne) : NULL;
+      if (ns) stack = ns;
+      if (ne == NULL) { ok = 0; break; }
+      ends = ne;
+      cap = ncap;
+    }
+    stack[depth] = k;
+    path.n = depth > 0 ? ends[depth - 1] : (label ? labellen : 0);
+    if (nd->method != MT_NONE && skip) {
+      lua_rawgeti(L, 5, (lua_Integer)nd->method + 1);
+      hidden = lua_toboolean(L, -1);
+      lua_pop(L, 1);
+    }
+    if (nd->method != MT_NONE && !hidden)
+      ok = (path.n == 0 || put(&path, ";", 1)) && put_frame(&path, &t->methods[nd->method]);
+    ends[depth] = path.n;
+    if (ok && nd->excl[clock] > 0 && path.n > 0) {
+      char num[32];
+      snprintf(num, sizeof num, " %llu\n", (unsigned long long)nd->excl[clock]);
+      ok = put(&out, path.p, path.n) && put(&out, num, strlen(num));
+    }
+    if (nd->child != MT_NONE) {
+      k = nd->child;
+      depth++;
+      continue;
+    }
+    while (depth > 0 && t->nodes[stack[depth]].next == MT_NONE) depth--;
+    if (depth == 0) break;
+    k = t->nodes[stack[depth]].next;
+  }
+  free(stack);
+  free(ends);
+  free(path.p);
+  if (!ok) {
+    free(out.p);
+    return luaL_error(L, "fold: out of memory");
+  }
+  lua_pushlstring(L, out.p ? out.p : "", out.n);
+  free(out.p);
+  return 1;
+}
+
+static const luaL_Reg trace_methods_reg[] = {
+  {"info", trace_info},
+  {"header", trace_header},
+  {"methods", trace_methods},
+  {"threads", trace_threads},
+  {"node", trace_node},
+  {"children", trace_children},
+  {"fold", trace_fold},
+  {"close", trace_close},
+  {NULL, NULL}
+};
+
+static const luaL_Reg trace_metamethods[] = {
+  {"__index", NULL},
+  {"__gc", trace_close},
+  {"__close", trace_close},
+  {NULL, NULL}
+};
+
+void sift_open_trace (lua_State *L) {
+  sift_newclass(L, SIFT_TRACE_T, trace_metamethods, trace_methods_reg);
+  lua_pushcfunction(L, trace_open);
+  lua_setfield(L, -2, "trace");
+}

@@ -1,0 +1,625 @@
+/*
+** Android method traces: decoder and call trees (see trace.h for the
+** rules). Facts: ../shared/formats/ANDROID-TRACE.md.
+*/
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+
+#define ALLOC(p, count) ((p) = calloc((size_t)(count) ? (size_t)(count) : 1, sizeof *(p)))
+
+typedef struct Ctx {
+  mt_Trace *t;
+  char *err;
+  size_t errsize;
+} Ctx;
+
+static sift_Status fail (Ctx *c, sift_Status s, const char *fmt, size_t at,
+                         const char *what) {
+  snprintf(c->err, c->errsize, fmt, what, at);
+  return s;
+}
+
+static uint32_t u2le (const unsigned char *p) { return p[0] | (uint32_t)p[1] << 8; }
+static uint32_t u4le (const unsigned char *p) {
+  return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* grow an array to hold one more element; 0 when memory runs out */
+#define GROW(arr, count, cap) \
+  ((count) < (cap) || grow((void **)&(arr), &(cap), sizeof *(arr)))
+
+static int grow (void **arr, uint32_t *cap, size_t size) {
+  uint32_t ncap = *cap ? *cap * 2 : 64;
+  void *p;
+  if (ncap < *cap || (size_t)ncap > SIZE_MAX / size) return 0;
+  p = realloc(*arr, (size_t)ncap * size);
+  if (p == NULL) return 0;
+  memset((char *)p + (size_t)*cap * size, 0, (size_t)(ncap - *cap) * size);
+  *arr = p;
+  *cap = ncap;
+  return 1;
+}
+
+
+/*
+** {======================================================
+** Text: header lines, method lines, thread lines
+** =======================================================
+*/
+
+/* the next line of [*pos, end): sets s and len (no newline or CR) */
+static int nextline (const char *base, size_t end, size_t *pos,
+                     const char **s, size_t *len) {
+  const char *p = base + *pos, *nl;
+  if (*pos >= end) return 0;
+  nl = (const char *)memchr(p, '\n', end - *pos);
+  *s = p;
+  *len = nl ? (size_t)(nl - p) : end - *pos;
+  *pos += *len + (nl != NULL);
+  if (*len > 0 && p[*len - 1] == '\r') (*len)--;
+  return 1;
+}
+
+static int lineis (const char *s, size_t len, const char *word) {
+  return strlen(word) == len && memcmp(s, word, len) == 0;
+}
+
+/* a method id: hexadecimal with or without 0x ("0" is method 0) */
+static int parse_id (const char *s, size_t len, uint64_t *id) {
+  size_t i = 0;
+  uint64_t v = 0;
+  if (len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) i = 2;
+  if (i == len || len - i > 16) return 0;
+  for (; i < len; i++) {
+    int c = s[i], d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return 0;
+    v = v << 4 | (uint64_t)d;
+  }
+  *id = v;
+  return 1;
+}
+
+static sift_Status add_method (Ctx *c, const char *s, size_t len, size_t at) {
+  mt_Trace *t = c->t;
+  const char *tab = (const char *)memchr(s, '\t', len);
+  uint64_t id;
+  if (tab == NULL || memchr(tab + 1, '\t', len - (size_t)(tab + 1 - s)) == NULL)
+    return fail(c, SIFT_EHEADER, "%s at byte %zu: a method line needs tab-separated "
+                "id, class and name", at, "trace");
+  if (!parse_id(s, (size_t)(tab - s), &id))
+    return fail(c, SIFT_EHEADER, "%s at byte %zu: bad method id", at, "trace");
+  if (!GROW(t->methods, t->nmethods, t->methodcap)) return SIFT_ENOMEM;
+  t->methods[t->nmethods].id = id & ~(uint64_t)3;
+  t->methods[t->nmethods].line = tab + 1;
+  t->methods[t->nmethods].len = (uint32_t)(len - (size_t)(tab + 1 - s));
+  t->nmethods++;
+  return SIFT_OK;
+}
+
+static sift_Status add_thread (Ctx *c, uint32_t tid, const char *name, size_t len) {
+  mt_Trace *t = c->t;
+  uint32_t i;
+  for (i = 0; i < t->nthreads; i++)
+    if (t->threads[i].tid == tid) break;
+  if (i == t->nthreads) {
+    if (!GROW(t->threads, t->nthreads, t->threadcap)) return SIFT_ENOMEM;
+    t->threads[t->nthreads++].tid = tid;
+  }
+  if (t->threads[i].name == NULL) {
+    t->threads[i].name = name;
+    t->threads[i].namelen = (uint32_t)len;
+  }
+  return SIFT_OK;
+}
+
+/*
+** A "*version" ... "*end" block (a regular file's start or a streaming
+** file's summary). Sets the clock; adds threads and methods. Returns the
+** block's length through *used, 0 when "*end" never comes.
+*/
+static sift_Status text_block (Ctx *c, size_t from, size_t end, size_t *used) {
+  mt_Trace *t = c->t;
+  const char *base = (const char *)t->p;
+  size_t pos = from, len, at;
+  const char *s;
+  int section = 0;  /* 0 keys, 1 threads, 2 methods */
+  sift_Status st;
+  *used = 0;
+  while (at = pos, nextline(base, end, &pos, &s, &len)) {
+    if (lineis(s, len, "*end")) {
+      *used = pos - from;
+      t->header = base + from;
+      t->headerlen = pos - from;
+      return SIFT_OK;
+    }
+    if (lineis(s, len, "*threads")) section = 1;
+    else if (lineis(s, len, "*methods")) section = 2;
+    else if (lineis(s, len, "*version")) section = 0;
+    else if (len == 0) continue;
+    else if (section == 2) {
+      if ((st = add_method(c, s, len, at)) != SIFT_OK) return st;
+    }
+    else if (section == 1) {
+      const char *tab = (const char *)memchr(s, '\t', len);
+      uint64_t tid = 0;
+      size_t i;
+      if (tab == NULL)
+        return fail(c, SIFT_EHEADER, "%s at byte %zu: a thread line needs a tab "
+                    "between id and name", at, "trace");
+      for (i = 0; s + i < tab && i < 10; i++) {
+        if (s[i] < '0' || s[i] > '9')
+          return fail(c, SIFT_EHEADER, "%s at byte %zu: bad thread id", at, "trace");
+        tid = tid * 10 + (uint64_t)(s[i] - '0');
+      }
+      if (tid > 0xFFFF) return fail(c, SIFT_EHEADER, "%s at byte %zu: thread id over 65535", at, "trace");
+      if ((st = add_thread(c, (uint32_t)tid, tab + 1, len - (size_t)(tab + 1 - s))) != SIFT_OK)
+        return st;
+    }
+    else if (len > 6 && memcmp(s, "clock=", 6) == 0) {
+      t->clock = lineis(s + 6, len - 6, "wall") ? MT_WALL : MT_CPU;
+      t->dual = lineis(s + 6, len - 6, "dual");
+    }
+  }
+  return SIFT_OK;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Binary layout: the "SLOW" header and the records
+** =======================================================
+*/
+
+/* u4 magic "SLOW", u2 version, u2 data offset, u8 start time, u2 record
+   size (version 3 and streaming) */
+static sift_Status binary_header (Ctx *c, size_t at) {
+  mt_Trace *t = c->t;
+  const unsigned char *p = t->p + at;
+  unsigned version;
+  if (t->n - at < 16 || memcmp(p, "SLOW", 4) != 0)
+    return fail(c, SIFT_EHEADER, "%s: no 'SLOW' binary header at byte %zu", at, "trace");
+  version = u2le(p + 4);
+  t->streaming = (version & 0xF0) == 0xF0;
+  t->version = (int)(version & 0x0F);
+  if (version > 0xFF || t->version < 1 || t->version > 3) {
+    snprintf(c->err, c->errsize, "trace: binary version %u at byte %zu is not read "
+             "(sift reads 1-3 and streaming 0xF2/0xF3)", version, at + 4);
+    return SIFT_EUNSUPPORTED;
+  }
+  t->start_us = (uint64_t)u4le(p + 8) | (uint64_t)u4le(p + 12) << 32;
+  t->data = at + u2le(p + 6);
+  if (t->version >= 3) {
+    if (t->n - at < 18) return fail(c, SIFT_ETRUNC, "%s: header ends at byte %zu", t->n, "trace");
+    t->recsize = u2le(p + 16);
+  }
+  else t->recsize = t->version == 1 ? 9 : 10;
+  if (t->recsize < (t->version == 1 ? 9u : 10u) || t->data > t->n) {
+    snprintf(c->err, c->errsize, "trace: bad binary header at byte %zu: data offset %u, "
+             "record size %u", at, u2le(p + 6), t->recsize);
+    return SIFT_EHEADER;
+  }
+  return SIFT_OK;
+}
+
+/* the thread of a record */
+static uint32_t rec_thread (const mt_Trace *t, const unsigned char *r) {
+  return t->version == 1 ? r[0] : u2le(r);
+}
+
+/*
+** Walk a streaming file once: methods, threads and the summary go to the
+** tables; the offsets of method records are counted (offs NULL) or
+** stored.
+*/
+static sift_Status walk_streaming (Ctx *c, size_t *offs) {
+  mt_Trace *t = c->t;
+  size_t pos = t->data, used;
+  uint64_t k = 0;
+  sift_Status st;
+  while (pos < t->n) {
+    const unsigned char *r = t->p + pos;
+    if (t->n - pos < 2) return fail(c, SIFT_ETRUNC, "%s: record cut short at byte %zu", pos, "trace");
+    if (u2le(r) != 0) {
+      if (t->n - pos < t->recsize)
+        return fail(c, SIFT_ETRUNC, "%s: record cut short at byte %zu", pos, "trace");
+      if (offs) offs[k] = pos;
+      k++;
+      pos += t->recsize;
+      continue;
+    }
+    if (t->n - pos < 3) return fail(c, SIFT_ETRUNC, "%s: record cut short at byte %zu", pos, "trace");
+    switch (r[2]) {
+      case 1: {  /* new method: u2 length, the method line */
+        size_t len;
+        if (t->n - pos < 5 || t->n - pos - 5 < (len = u2le(r + 3)))
+          return fail(c, SIFT_ETRUNC, "%s: method record cut short at byte %zu", pos, "trace");
+        if (offs == NULL) {
+          size_t l = len;
+          if (l > 0 && r[5 + l - 1] == '\n') l--;
+          if ((st = add_method(c, (const char *)r + 5, l, pos + 5)) != SIFT_OK) return st;
+        }
+        pos += 5 + len;
+        break;
+      }
+      case 2: {  /* new thread: u2 tid, u2 length, the name */
+        size_t len;
+        if (t->n - pos < 7 || t->n - pos - 7 < (len = u2le(r + 5)))
+          return fail(c, SIFT_ETRUNC, "%s: thread record cut short at byte %zu", pos, "trace");
+        if (offs == NULL && (st = add_thread(c, u2le(r + 3), (const char *)r + 7, len)) != SIFT_OK)
+          return st;
+        pos += 7 + len;
+        break;
+      }
+      case 3: {  /* summary: u4 length, a text block */
+        size_t len;
+        if (t->n - pos < 7 || t->n - pos - 7 < (len = u4le(r + 3)))
+          return fail(c, SIFT_ETRUNC, "%s: summary record cut short at byte %zu", pos, "trace");
+        if (offs == NULL && (st = text_block(c, pos + 7, pos + 7 + len, &used)) != SIFT_OK) return st;
+        pos += 7 + len;
+        break;
+      }
+      default:
+        snprintf(c->err, c->errsize, "trace: unknown streaming record opcode %u at byte %zu",
+                 r[2], pos + 2);
+        return SIFT_EBADTAG;
+    }
+  }
+  if (offs == NULL) t->records = k;
+  return SIFT_OK;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Call trees
+** =======================================================
+*/
+
+static int cmp_id (const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int cmp_method (const void *a, const void *b) {
+  uint64_t x = ((const mt_Method *)a)->id, y = ((const mt_Method *)b)->id;
+  return x < y ? -1 : x > y;
+}
+
+const mt_Method *mt_find_method (const mt_Trace *t, uint64_t id) {
+  uint32_t lo = 0, hi = t->nmethods;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (t->methods[mid].id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < t->nmethods && t->methods[lo].id == id ? &t->methods[lo] : NULL;
+}
+
+/* the method number of an id (all ids are in the table by then) */
+static uint32_t method_of (const mt_Trace *t, uint64_t id) {
+  return (uint32_t)(mt_find_method(t, id) - t->methods);
+}
+
+/* ids the records use and the file does not name become methods with no
+   line (named unknown@0x... above) */
+static sift_Status add_unknown (Ctx *c, const size_t *offs) {
+  mt_Trace *t = c->t;
+  uint64_t *ids = NULL, i;
+  uint32_t nids = 0, cap = 0, k;
+  int tw = t->version == 1 ? 1 : 2;
+  for (i = 0; i < t->records; i++) {
+    uint64_t id = u4le(t->p + offs[i] + tw) & ~(uint32_t)3;
+    if (mt_find_method(t, id)) continue;
+    if (nids > 0 && ids[nids - 1] == id) continue;
+    if (!GROW(ids, nids, cap)) return free(ids), SIFT_ENOMEM;
+    ids[nids++] = id;
+  }
+  qsort(ids, nids, sizeof *ids, cmp_id);
+  for (k = 0; k < nids; k++) {
+    if (k > 0 && ids[k] == ids[k - 1]) continue;
+    if (!GROW(t->methods, t->nmethods, t->methodcap)) return free(ids), SIFT_ENOMEM;
+    memset(&t->methods[t->nmethods], 0, sizeof *t->methods);
+    t->methods[t->nmethods++].id = ids[k];
+    t->unknown++;
+  }
+  free(ids);
+  if (t->unknown) qsort(t->methods, t->nmethods, sizeof *t->methods, cmp_method);
+  return SIFT_OK;
+}
+
+static uint32_t hash_slot (const mt_Trace *t, uint32_t parent, uint32_t method) {
+  uint64_t h = ((uint64_t)parent << 32 | method) * 0x9E3779B97F4A7C15ull;
+  return (uint32_t)(h >> 32) & (t->hashcap - 1);
+}
+
+static int rehash (mt_Trace *t) {
+  uint32_t cap = t->hashcap ? t->hashcap * 2 : 1024, i;
+  uint32_t *h = (uint32_t *)malloc((size_t)cap * sizeof *h);
+  if (h == NULL || cap < t->hashcap) return free(h), 0;
+  memset(h, 0xFF, (size_t)cap * sizeof *h);
+  free(t->hash);
+  t->hash = h;
+  t->hashcap = cap;
+  for (i = 0; i < t->nnodes; i++) {
+    uint32_t s;
+    if (t->nodes[i].method == MT_NONE) continue;
+    s = hash_slot(t, t->nodes[i].parent, t->nodes[i].method);
+    while (h[s] != MT_NONE) s = (s + 1) & (cap - 1);
+    h[s] = i;
+  }
+  return 1;
+}
+
+static uint32_t new_node (mt_Trace *t, uint32_t parent, uint32_t method) {
+  mt_Node *nd;
+  if (!GROW(t->nodes, t->nnodes, t->nodecap)) return MT_NONE;
+  nd = &t->nodes[t->nnodes];
+  memset(nd, 0, sizeof *nd);
+  nd->method = method;
+  nd->parent = parent;
+  nd->child = nd->next = MT_NONE;
+  if (parent != MT_NONE) {
+    nd->next = t->nodes[parent].child;
+    t->nodes[parent].child = t->nnodes;
+  }
+  return t->nnodes++;
+}
+
+/* the child of parent for method, made when new */
+static uint32_t child (mt_Trace *t, uint32_t parent, uint32_t method) {
+  uint32_t s, k;
+  if ((uint64_t)(t->nnodes + 1) * 2 > t->hashcap && !rehash(t)) return MT_NONE;
+  s = hash_slot(t, parent, method);
+  while ((k = t->hash[s]) != MT_NONE) {
+    if (t->nodes[k].parent == parent && t->nodes[k].method == method) return k;
+    s = (s + 1) & (t->hashcap - 1);
+  }
+  if ((k = new_node(t, parent, method)) == MT_NONE) return MT_NONE;
+  t->hash[s] = k;
+  return k;
+}
+
+typedef struct Frame {
+  uint32_t node, method;
+  uint64_t at[2];
+} Frame;
+
+typedef struct Stack {
+  Frame *f;
+  uint32_t n, cap;
+  uint32_t *active;  /* per method: its frames on the stack */
+} Stack;
+
+static void close_frame (mt_Trace *t, Stack *st, const uint64_t now[2]) {
+  Frame *f = &st->f[--st->n];
+  mt_Method *m = &t->methods[f->method];
+  int k;
+  for (k = 0; k < 2; k++) {
+    uint64_t d = now[k] - f->at[k];
+    t->nodes[f->node].incl[k] += d;
+    if (st->active[f->method] == 1) m->incl[k] += d;
+  }
+  st->active[f->method]--;
+}
+
+/*
+** An exit with no entry: the method was running when tracing began, so it
+** becomes the caller of what the thread ran so far (the root's other
+** children move under it), entered at time 0 and closed now.
+*/
+static sift_Status orphan_exit (mt_Trace *t, mt_Thread *th, uint32_t method,
+                                const uint64_t now[2]) {
+  uint32_t root = th->root, node, k, moved;
+  int i;
+  moved = t->nodes[root].child;
+  t->nodes[root].child = MT_NONE;
+  if ((node = new_node(t, root, method)) == MT_NONE) return SIFT_ENOMEM;
+  t->nodes[node].child = moved;
+  for (k = moved; k != MT_NONE; k = t->nodes[k].next) t->nodes[k].parent = node;
+  if (!rehash(t)) return SIFT_ENOMEM;  /* parents changed */
+  t->nodes[node].calls = 1;
+  t->methods[method].calls++;
+  for (i = 0; i < 2; i++) {
+    t->nodes[node].incl[i] += now[i];
+    t->methods[method].incl[i] += now[i];
+  }
+  t->orphans++;
+  return SIFT_OK;
+}
+
+/* one thread's records, in order */
+static sift_Status run_thread (Ctx *c, mt_Thread *th, const size_t *offs,
+                               uint64_t count, Stack *st) {
+  mt_Trace *t = c->t;
+  uint64_t i, last[2] = {0, 0};
+  sift_Status s;
+  int k;
+  for (i = 0; i < count; i++) {
+    const unsigned char *r = t->p + offs[i];
+    int tw = t->version == 1 ? 1 : 2;
+    uint32_t md = u4le(r + tw), action = md & 3, method;
+    uint64_t now[2] = {0, 0};
+    if (t->dual) {
+      now[MT_CPU] = u4le(r + tw + 4);
+      now[MT_WALL] = u4le(r + tw + 8);
+    }
+    else now[t->clock] = u4le(r + tw + 4);
+    method = method_of(t, md & ~(uint32_t)3);
+    if (i == 0) {
+      th->first[0] = now[0];
+      th->first[1] = now[1];
+    }
+    else {  /* the gap goes to the top of the stack, or to the root */
+      uint32_t top = st->n ? st->f[st->n - 1].node : th->root;
+      for (k = 0; k < 2; k++) {
+        uint64_t d = now[k] - last[k];
+        t->nodes[top].excl[k] += d;
+        if (st->n) t->methods[st->f[st->n - 1].method].excl[k] += d;
+      }
+    }
+    last[0] = now[0];
+    last[1] = now[1];
+    if (action == 0) {  /* enter */
+      uint32_t parent = st->n ? st->f[st->n - 1].node : th->root;
+      uint32_t node = child(t, parent, method);
+      if (node == MT_NONE || !GROW(st->f, st->n, st->cap)) return SIFT_ENOMEM;
+      t->nodes[node].calls++;
+      if (st->active[method]++ > 0) t->methods[method].recursive++;
+      else t->methods[method].calls++;
+      st->f[st->n].node = node;
+      st->f[st->n].method = method;
+      st->f[st->n].at[0] = now[0];
+      st->f[st->n].at[1] = now[1];
+      st->n++;
+    }
+    else {  /* exit, unroll (exit by exception), or the unused 3 */
+      uint32_t d = st->n;
+      while (d > 0 && st->f[d - 1].method != method) d--;
+      if (d == 0) {
+        if ((s = orphan_exit(t, th, method, now)) != SIFT_OK) return s;
+        if (st->n) t->anomalies++;
+      }
+      else {
+        if (d != st->n) t->anomalies++;
+        while (st->n >= d) close_frame(t, st, now);
+      }
+    }
+  }
+  th->last[0] = last[0];
+  th->last[1] = last[1];
+  th->records = count;
+  while (st->n) close_frame(t, st, last);
+  return SIFT_OK;
+}
+
+/* }====================================================== */
+
+
+sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,
+                      sift_Progress *progress, char *err, size_t errsize) {
+  Ctx c;
+  sift_Status s;
+  size_t *offs = NULL;
+  uint64_t *start = NULL, i;
+  uint32_t *slot = NULL;  /* thread id -> thread number */
+  Stack st;
+  memset(t, 0, sizeof *t);
+  memset(&st, 0, sizeof st);
+  t->p = p;
+  t->n = n;
+  c.t = t;
+  c.err = err;
+  c.errsize = errsize;
+  /* the text block and the binary header */
+  if (n >= 8 && memcmp(p, "*version", 8) == 0) {
+    size_t used;
+    if ((s = text_block(&c, 0, n, &used)) != SIFT_OK) return s;
+    if (used == 0) return fail(&c, SIFT_ETRUNC, "%s: the text header has no '*end' line (%zu bytes)", n, "trace");
+    if ((s = binary_header(&c, used)) != SIFT_OK) return s;
+    if (t->streaming) return fail(&c, SIFT_EHEADER, "%s: streaming header after a text block at byte %zu", used, "trace");
+  }
+  else if (n >= 4 && memcmp(p, "SLOW", 4) == 0) {
+    if ((s = binary_header(&c, 0)) != SIFT_OK) return s;
+    if (!t->streaming) return fail(&c, SIFT_EHEADER, "%s: regular trace data without its text header (byte %zu)", 0, "trace");
+  }
+  else return fail(&c, SIFT_EUNKNOWN, "%s: not an Android method trace (byte %zu)", 0, "trace");
+  if (t->dual && t->recsize < (unsigned)(t->version == 1 ? 13 : 14))
+    t->dual = 0;  /* a dual clock needs room for the second time */
+  /* the records' offsets */
+  if (t->streaming) {
+    if ((s = walk_streaming(&c, NULL)) != SIFT_OK) return s;
+    if (t->header == NULL) return fail(&c, SIFT_ETRUNC, "%s: streaming trace has no summary (ends at byte %zu)", n, "trace");
+  }
+  else {
+    if ((n - t->data) % t->recsize != 0)
+      return fail(&c, SIFT_ETRUNC, "%s: the last record is cut short at byte %zu",
+                  t->data + (n - t->data) / t->recsize * t->recsize, "trace");
+    t->records = (n - t->data) / t->recsize;
+  }
+  qsort(t->methods, t->nmethods, sizeof *t->methods, cmp_method);
+  if (!ALLOC(offs, t->records) || !ALLOC(slot, 65536)) { s = SIFT_ENOMEM; goto out; }
+  if (t->streaming) {
+    if ((s = walk_streaming(&c, offs)) != SIFT_OK) goto out;
+  }
+  else
+    for (i = 0; i < t->records; i++) offs[i] = t->data + i * t->recsize;
+  /* group the records by thread (a stable counting sort) */
+  memset(slot, 0xFF, 65536 * sizeof *slot);
+  for (i = 0; i < t->nthreads; i++) slot[t->threads[i].tid] = (uint32_t)i;
+  for (i = 0; i < t->records; i++) {
+    uint32_t tid = rec_thread(t, p + offs[i]);
+    if (slot[tid] == MT_NONE) {
+      if ((s = add_thread(&c, tid, NULL, 0)) != SIFT_OK) goto out;
+      slot[tid] = t->nthreads - 1;
+    }
+    t->threads[slot[tid]].records++;
+  }
+  if (!ALLOC(start, t->nthreads + 1)) { s = SIFT_ENOMEM; goto out; }
+  {
+    size_t *sorted;
+    uint64_t *fill;
+    for (i = 0; i < t->nthreads; i++) start[i + 1] = start[i] + t->threads[i].records;
+    if (!ALLOC(sorted, t->records + 1) || !ALLOC(fill, t->nthreads + 1)) {
+      free(sorted);
+      s = SIFT_ENOMEM;
+      goto out;
+    }
+    memcpy(fill, start, t->nthreads * sizeof *fill);
+    for (i = 0; i < t->records; i++) sorted[fill[slot[rec_thread(t, p + offs[i])]]++] = offs[i];
+    free(fill);
+    free(offs);
+    offs = sorted;
+  }
+  if ((s = add_unknown(&c, offs)) != SIFT_OK) goto out;
+  /* one root per thread, then each thread's call tree */
+  for (i = 0; i < t->nthreads; i++)
+    if ((t->threads[i].root = new_node(t, MT_NONE, MT_NONE)) == MT_NONE) { s = SIFT_ENOMEM; goto out; }
+  if (!ALLOC(st.active, t->nmethods + 1)) { s = SIFT_ENOMEM; goto out; }
+  for (i = 0; i < t->nthreads; i++) {
+    if ((s = run_thread(&c, &t->threads[i], offs + start[i], start[i + 1] - start[i], &st)) != SIFT_OK)
+      goto out;
+    if (!sift_progress(progress, start[i + 1])) { s = SIFT_ECANCEL; goto out; }
+  }
+  s = SIFT_OK;
+out:
+  if (s == SIFT_ENOMEM) snprintf(err, errsize, "trace: out of memory");
+  if (s == SIFT_ECANCEL) snprintf(err, errsize, "trace: cancelled");
+  free(offs);
+  free(start);
+  free(slot);
+  free(st.f);
+  free(st.active);
+  return s;
+}
+
+void mt_free (mt_Trace *t) {
+  free(t->methods);
+  free(t->threads);
+  free(t->nodes);
+  free(t->hash);
+  memset(t, 0, sizeof *t);
+}
+
+size_t mt_method_field (const mt_Method *m, int k, const char **s) {
+  const char *p = m->line, *end = m->line ? m->line + m->len : NULL;
+  if (p == NULL) return 0;
+  for (; k > 0; k--) {
+    const char *tab = (const char *)memchr(p, '\t', (size_t)(end - p));
+    if (tab == NULL) return 0;
+    p = tab + 1;
+  }
+  *s = p;
+  {
+    const char *tab = (const char *)memchr(p, '\t', (size_t)(end - p));
+    return (size_t)((tab ? tab : end) - p);
+  }
+}

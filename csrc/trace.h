@@ -1,0 +1,91 @@
+/*
+** Android method traces (.trace): decoder and call trees.
+** Regular files (text header, "SLOW" binary header, fixed-size records,
+** versions 1-3) and streaming files (0xF2/0xF3: records with inline method,
+** thread and summary records). Records are processed thread by thread into
+** a calling-context tree per thread and a per-method table, for the
+** thread-CPU and the wall clock at once. The rules (docs/traces.md):
+** - a gap between two events of a thread is charged to the method on top
+**   of that thread's stack (its root, "(toplevel)", when empty);
+** - inclusive time goes to a node when its frame closes; a method's
+**   inclusive time counts only its outermost activation;
+** - an exit with no entry (tracing began mid-call) makes its method the
+**   caller of everything the thread ran so far, entered at time 0;
+** - an exit that does not match the top unwinds to its match (an anomaly);
+** - frames still open close at the thread's last event; no depth cap.
+*/
+
+#if !defined(sift_trace_h)
+#define sift_trace_h
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+#define MT_NONE 0xFFFFFFFFu
+
+enum { MT_CPU = 0, MT_WALL = 1 };
+
+typedef struct mt_Method {
+  uint64_t id;          /* method id, action bits cleared */
+  const char *line;     /* "class\tname\tsig\tsource[\tline]" in the file */
+  uint32_t len;         /* 0 for ids the file does not name */
+  uint64_t calls, recursive;
+  uint64_t incl[2], excl[2];
+} mt_Method;
+
+typedef struct mt_Thread {
+  uint32_t tid;
+  const char *name;     /* in the file; NULL when the file names none */
+  uint32_t namelen;
+  uint32_t root;        /* its "(toplevel)" node */
+  uint64_t records;
+  uint64_t first[2], last[2];  /* times of its first and last events */
+} mt_Thread;
+
+typedef struct mt_Node {
+  uint32_t method;      /* MT_NONE for a thread's root */
+  uint32_t parent, child, next;  /* first child, next sibling */
+  uint64_t calls;
+  uint64_t incl[2], excl[2];
+} mt_Node;
+
+typedef struct mt_Trace {
+  const unsigned char *p;
+  size_t n;
+  int version;          /* binary version (1-3), streaming or not */
+  int streaming;
+  int dual;             /* records carry two times (cpu, wall) */
+  int clock;            /* MT_CPU or MT_WALL: the clock of single-time records */
+  const char *header;   /* the text block (regular: at the start; */
+  size_t headerlen;     /*   streaming: the summary) */
+  size_t data;          /* offset of the first record */
+  unsigned recsize;
+  uint64_t start_us;
+  uint64_t records;     /* method records */
+  uint64_t unknown;     /* method ids the file does not name */
+  uint64_t orphans;     /* exits with no entry */
+  uint64_t anomalies;   /* exits that did not match the top */
+  mt_Method *methods;   /* sorted by id */
+  uint32_t nmethods, methodcap;
+  mt_Thread *threads;
+  uint32_t nthreads, threadcap;
+  mt_Node *nodes;
+  uint32_t nnodes, nodecap;
+  uint32_t *hash;       /* (parent, method) -> node, open addressing */
+  uint32_t hashcap;
+} mt_Trace;
+
+sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,
+                      sift_Progress *progress, char *err, size_t errsize);
+void mt_free (mt_Trace *t);
+
+/* the method whose id is id, or NULL */
+const mt_Method *mt_find_method (const mt_Trace *t, uint64_t id);
+
+/* field k (0 class, 1 name, 2 signature, 3 source, 4 line) of a method
+   line; returns its length and sets *s, or returns 0 */
+size_t mt_method_field (const mt_Method *m, int k, const char **s);
+
+#endif
