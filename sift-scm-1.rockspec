@@ -31,7 +31,7 @@ build = {
   modules = {
     ["sift.core"] = {
       sources = {
-        "csrc/common.c", "csrc/reader.c", "csrc/inflate.c", "csrc/sniff.c",
+        "csrc/common.c", "csrc/reader.c", "csrc/inflate.c", "csrc/sniff.c", "csrc/trace.c", "csrc/ltrace.c",
         "csrc/hprof.c", "csrc/lheap.c", "csrc/graph.c", "csrc/lgraph.c",
         "csrc/lsift.c", "csrc/lmap.c", "csrc/lreader.c", "csrc/lsniff.c", "csrc/sift_core.c",
       },
@@ -47,6 +47,7 @@ build = {
     ["sift.leaks"] = "lua/sift/leaks.lua",
     ["sift.known_leaks"] = "lua/sift/known_leaks.lua",
     ["sift.progress"] = "lua/sift/progress.lua",
+    ["sift.trace"] = "lua/sift/trace.lua",
     ["sift.repl"] = "lua/sift/repl.lua",
   },
   install = {

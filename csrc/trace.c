@@ -417,7 +417,7 @@ static void close_frame (mt_Trace *t, Stack *st, const uint64_t now[2]) {
 ** children move under it), entered at time 0 and closed now.
 */
 static sift_Status orphan_exit (mt_Trace *t, mt_Thread *th, uint32_t method,
-                                const uint64_t now[2]) {
+                                const uint64_t now[2], uint32_t *out) {
   uint32_t root = th->root, node, k, moved;
   int i;
   moved = t->nodes[root].child;
@@ -433,7 +433,25 @@ static sift_Status orphan_exit (mt_Trace *t, mt_Thread *th, uint32_t method,
     t->methods[method].incl[i] += now[i];
   }
   t->orphans++;
+  *out = node;
   return SIFT_OK;
+}
+
+/* the time since the thread's last event goes to a node and its method */
+static void charge_method (mt_Trace *t, uint32_t node, uint32_t method,
+                           const uint64_t now[2], const uint64_t last[2]) {
+  int k;
+  for (k = 0; k < 2; k++) {
+    uint64_t d = now[k] - last[k];
+    t->nodes[node].excl[k] += d;
+    if (method != MT_NONE) t->methods[method].excl[k] += d;
+  }
+}
+
+/* ... to the top of the stack (node is its node, or the thread's root) */
+static void charge (mt_Trace *t, const Stack *st, uint32_t node,
+                    const uint64_t now[2], const uint64_t last[2]) {
+  charge_method(t, node, st->n ? st->f[st->n - 1].method : MT_NONE, now, last);
 }
 
 /* one thread's records, in order */
@@ -442,7 +460,6 @@ static sift_Status run_thread (Ctx *c, mt_Thread *th, const size_t *offs,
   mt_Trace *t = c->t;
   uint64_t i, last[2] = {0, 0};
   sift_Status s;
-  int k;
   for (i = 0; i < count; i++) {
     const unsigned char *r = t->p + offs[i];
     int tw = t->version == 1 ? 1 : 2;
@@ -457,20 +474,13 @@ static sift_Status run_thread (Ctx *c, mt_Thread *th, const size_t *offs,
     if (i == 0) {
       th->first[0] = now[0];
       th->first[1] = now[1];
+      last[0] = now[0];
+      last[1] = now[1];
     }
-    else {  /* the gap goes to the top of the stack, or to the root */
-      uint32_t top = st->n ? st->f[st->n - 1].node : th->root;
-      for (k = 0; k < 2; k++) {
-        uint64_t d = now[k] - last[k];
-        t->nodes[top].excl[k] += d;
-        if (st->n) t->methods[st->f[st->n - 1].method].excl[k] += d;
-      }
-    }
-    last[0] = now[0];
-    last[1] = now[1];
-    if (action == 0) {  /* enter */
+    if (action == 0) {  /* enter: the gap was the caller's */
       uint32_t parent = st->n ? st->f[st->n - 1].node : th->root;
       uint32_t node = child(t, parent, method);
+      charge(t, st, parent, now, last);
       if (node == MT_NONE || !GROW(st->f, st->n, st->cap)) return SIFT_ENOMEM;
       t->nodes[node].calls++;
       if (st->active[method]++ > 0) t->methods[method].recursive++;
@@ -482,17 +492,21 @@ static sift_Status run_thread (Ctx *c, mt_Thread *th, const size_t *offs,
       st->n++;
     }
     else {  /* exit, unroll (exit by exception), or the unused 3 */
-      uint32_t d = st->n;
+      uint32_t d = st->n, node;
       while (d > 0 && st->f[d - 1].method != method) d--;
-      if (d == 0) {
-        if ((s = orphan_exit(t, th, method, now)) != SIFT_OK) return s;
+      if (d == 0) {  /* the gap was the orphan's: it was running */
+        if ((s = orphan_exit(t, th, method, now, &node)) != SIFT_OK) return s;
         if (st->n) t->anomalies++;
+        charge_method(t, node, method, now, last);
       }
       else {
+        charge(t, st, st->f[st->n - 1].node, now, last);
         if (d != st->n) t->anomalies++;
         while (st->n >= d) close_frame(t, st, now);
       }
     }
+    last[0] = now[0];
+    last[1] = now[1];
   }
   th->last[0] = last[0];
   th->last[1] = last[1];

@@ -21,9 +21,11 @@ local M = {
 -- the modules that open each format
 local openers = {
   hprof = function(path, opts) return require("sift.hprof").open(path, opts) end,
+  trace = function(path, opts) return require("sift.trace").open(path, opts) end,
 }
 
---- Open a dump for analysis: a heap for an HPROF file (see `sift.hprof`).
+--- Open a dump for analysis: a heap for an HPROF file (see `sift.hprof`),
+-- a trace for an Android method trace (see `sift.trace`).
 -- Formats without a decoder yet give `nil, message, "unsupported"`.
 -- @tparam string path
 -- @tparam[opt] table opts `progress` (function(done, total)), and the

@@ -1,0 +1,175 @@
+-- Android method traces: every fixture decodes or fails clearly, and the
+-- per-method profiles equal dmtracedump's (reference/*.dmtracedump-*.txt).
+local sift = require "sift"
+local helper = require "spec.helper"
+
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- dmtracedump's profile: name -> { excl, incl, calls, recursive }; methods
+-- with no exclusive time are not in its exclusive table (0)
+local function reference_profile(path)
+  local s = read(path)
+  local out = {}
+  local exclusive = s:match("sorted by exclusive time%.\n\n[^\n]*\n(.-)\n\n")
+  for usecs, name in exclusive:gmatch("%s*(%d+)%s+[%d.]+%s+[%d.]+%s+%[%d+%] ([^\n]+)") do
+    out[name] = { excl = tonumber(usecs) }
+  end
+  for calls, rec, usecs, name in s:gmatch("\n%[%s*%d+%]%s+[%d.]+%%%s+(%d+)%+(%d+)%s+(%d+) ([^\n]+)") do
+    local e = out[name] or { excl = 0 }
+    e.calls, e.recursive, e.incl = tonumber(calls), tonumber(rec), tonumber(usecs)
+    out[name] = e
+  end
+  return out
+end
+
+-- the profile in dmtracedump's terms: slashed class names
+local function profile(trace)
+  local out = {}
+  for _, m in ipairs(trace:methods()) do
+    if m.calls + m.recursive_calls > 0 then
+      out[m.class .. "." .. m.name .. " " .. m.signature] = { excl = m.cpu_excl, incl = m.cpu_incl,
+        calls = m.calls, recursive = m.recursive_calls }
+    end
+  end
+  out["(toplevel)"] = { excl = trace:toplevel(), incl = (out["(toplevel)"] or {}).incl }
+  return out
+end
+
+describe("Android traces against dmtracedump's profiles (CPU clock)", function()
+  for _, case in ipairs {
+    { "perflib-basic.trace", "perflib-basic" },
+    { "perflib-basic-api10.trace", "perflib-basic-api10" },
+    { "perflib-exception.trace", "perflib-exception" },
+    { "perflib-mismatched.trace", "perflib-mismatched" },
+    { "synthetic/orphan-v1.trace", "synthetic-orphan-v1" },
+    { "synthetic/simple-v2.trace", "synthetic-simple-v2" },
+  } do
+    it("matches every method's times and calls in " .. case[1], function()
+      local path = helper.fixture("trace/" .. case[1])
+      if not path then return end
+      local ref = reference_profile(helper.fixture("trace/reference/" .. case[2] .. ".dmtracedump-profile.txt"))
+      local mine = profile(assert(sift.open(path)))
+      for name, e in pairs(ref) do
+        if name == "(toplevel)" then
+          assert.are.equal(e.excl, mine[name].excl, "(toplevel)")
+        else
+          assert.truthy(mine[name], name)
+          assert.are.same(e, mine[name], name)
+        end
+      end
+      -- dmtracedump leaves out methods that took no time
+      for name, e in pairs(mine) do
+        if not ref[name] then assert.are.same({ 0, 0 }, { e.excl, e.incl }, name) end
+      end
+    end)
+  end
+
+  it("counts recursion once for inclusive time, and the recursive calls apart", function()
+    local path = helper.fixture("trace/synthetic/simple-v2.trace")
+    if not path then return end
+    local leaf = profile(assert(sift.open(path)))["C.leaf ()I"]
+    -- 20-30 under B.work, 45-70 under A.run with 60-65 nested in it
+    assert.are.same({ excl = 35, incl = 35, calls = 2, recursive = 1 }, leaf)
+  end)
+end)
+
+describe("Android trace call trees", function()
+  -- a thread's tree as "method@depth calls incl" lines in preorder
+  local function tree(trace, root)
+    local methods, out = trace:methods(), {}
+    local function walk(n, depth)
+      local node = trace.core:node(n)
+      if node.method then
+        local m = methods[node.method]
+        out[#out + 1] = ("%s%s.%s %d %d"):format((" "):rep(depth), m.class, m.name, node.calls, node.cpu_incl)
+      end
+      local kids = trace.core:children(n)
+      table.sort(kids)
+      for _, k in ipairs(kids) do walk(k, node.method and depth + 1 or depth) end
+    end
+    walk(root, 0)
+    return out
+  end
+
+  it("makes an exit with no entry the caller of what ran before (tracing began mid-call)", function()
+    local path = helper.fixture("trace/synthetic/orphan-v1.trace")
+    if not path then return end
+    local trace = assert(sift.open(path))
+    local info = trace:info()
+    assert.are.same({ 2, 0 }, { info.orphan_exits, info.mismatched_exits })
+    local main = trace:threads()[1]
+    -- dmtracedump puts A.run, B.work and C.leaf side by side at the top;
+    -- here A.run holds B.work, which holds C.leaf
+    assert.are.same({ "A.run 1 30", " B.work 1 20", "  C.leaf 1 10", "D.next 1 50", " E.inner 1 15" },
+      tree(trace, main.root))
+  end)
+
+  it("reads the streaming trace dmtracedump cannot (methods and threads inline, summary last)", function()
+    local path = helper.fixture("trace/firefox-art-trace-streaming.trace")
+    if not path then return end
+    local trace = assert(sift.open(path))
+    local info = trace:info()
+    assert.are.same({ true, "dual", 39377, 61, 3963, 9 },
+      { info.streaming, info.clock, info.records, info.threads, info.methods, info.unknown_methods })
+    local top = trace:profile { clock = "wall" }[1]
+    assert.is_true(top.exclusive > 0 and top.inclusive >= top.exclusive)
+    assert.matches("\n", trace:fold { thread = "main" })
+  end)
+
+  it("has each thread's records as dmtracedump lists them (regular traces, 14-byte dual records)", function()
+    for _, name in ipairs { "amp-legacy", "firefox-art-trace-regular" } do
+      local path = helper.fixture("trace/" .. name .. ".trace")
+      if not path then return end
+      local gz = helper.fixture("trace/reference/" .. name .. ".dmtracedump-o.txt.gz")
+      local p = io.popen("gzip -dc " .. gz)
+      local counts = {}
+      for line in p:lines() do
+        local tid = line:match("^%s*(%d+) [ex][ni]t ")
+        if tid then counts[tonumber(tid)] = (counts[tonumber(tid)] or 0) + 1 end
+      end
+      p:close()
+      local mine = {}
+      for _, th in ipairs(assert(sift.open(path)):threads()) do
+        if th.records > 0 then mine[th.tid] = th.records end
+      end
+      assert.are.same(counts, mine, name)
+    end
+  end)
+end)
+
+describe("Android traces: bad input", function()
+  it("rejects the header-only perflib file and the space-separated synthetic one clearly", function()
+    local header = helper.fixture("trace/perflib-header.trace")
+    if not header then return end
+    local t, msg, code = sift.open(header)
+    assert.is_nil(t)
+    assert.are.equal("unsupported", code)
+    assert.matches("version 25610", msg)
+    t, msg, code = sift.open(helper.fixture("trace/synthetic/simple-v2-spaces-as-emitted.trace"))
+    assert.is_nil(t)
+    assert.matches("byte %d+: a thread line needs a tab", msg)
+    assert.are.equal("bad_header", code)
+  end)
+
+  it("never crashes on a trace cut at any byte or with a lying data offset", function()
+    local path = helper.fixture("trace/perflib-exception.trace")
+    if not path then return end
+    local core = require "sift.core"
+    local bytes = read(path)
+    for cut = 0, #bytes - 1 do
+      local t, msg = core.trace(bytes:sub(1, cut))
+      assert.is_true(t ~= nil or type(msg) == "string")
+    end
+    local data = bytes:find("SLOW", 1, true)
+    for _, offset in ipairs { 0, 1, 17, 0xFFFF } do
+      local lying = bytes:sub(1, data + 5) .. string.pack("<I2", offset) .. bytes:sub(data + 8)
+      local t, msg = core.trace(lying)
+      assert.is_true(t ~= nil or type(msg) == "string")
+    end
+  end)
+end)
