@@ -34,9 +34,9 @@ DEB_PACKAGES = lua5.4 liblua5.4-dev lua-busted lua-argparse lua-cjson \
 
 CORE_SRC = $(wildcard csrc/*.c)
 CORE_HDR = $(wildcard csrc/*.h)
-FUZZ_SRC = csrc/common.c csrc/reader.c csrc/sniff.c csrc/inflate.c csrc/hprof.c \
+FUZZ_SRC = csrc/common.c csrc/reader.c csrc/sniff.c csrc/inflate.c csrc/hprof.c csrc/trace.c \
            csrc/graph.c
-FUZZERS  = reader sniff hprof
+FUZZERS  = reader sniff hprof trace
 FUZZ_TIME ?= 60
 
 # specs, demo and bench run against the checkout: Lua sources from lua/,

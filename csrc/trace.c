@@ -323,7 +323,7 @@ static sift_Status add_unknown (Ctx *c, const size_t *offs) {
     if (!GROW(ids, nids, cap)) return free(ids), SIFT_ENOMEM;
     ids[nids++] = id;
   }
-  qsort(ids, nids, sizeof *ids, cmp_id);
+  if (nids > 1) qsort(ids, nids, sizeof *ids, cmp_id);
   for (k = 0; k < nids; k++) {
     if (k > 0 && ids[k] == ids[k - 1]) continue;
     if (!GROW(t->methods, t->nmethods, t->methodcap)) return free(ids), SIFT_ENOMEM;
@@ -336,26 +336,29 @@ static sift_Status add_unknown (Ctx *c, const size_t *offs) {
   return SIFT_OK;
 }
 
-static uint32_t hash_slot (const mt_Trace *t, uint32_t parent, uint32_t method) {
-  uint64_t h = ((uint64_t)parent << 32 | method) * 0x9E3779B97F4A7C15ull;
+static uint32_t hash_slot (const mt_Trace *t, uint32_t key, uint32_t method) {
+  uint64_t h = ((uint64_t)key << 32 | method) * 0x9E3779B97F4A7C15ull;
   return (uint32_t)(h >> 32) & (t->hashcap - 1);
 }
 
+static void hash_insert (mt_Trace *t, uint32_t node) {
+  const mt_Node *nd = &t->nodes[node];
+  uint32_t s = hash_slot(t, t->nodes[nd->parent].key, nd->method);
+  while (t->hash[s] != MT_NONE) s = (s + 1) & (t->hashcap - 1);
+  t->hash[s] = node;
+}
+
+/* grow the (parent key, method) table to twice its size */
 static int rehash (mt_Trace *t) {
   uint32_t cap = t->hashcap ? t->hashcap * 2 : 1024, i;
-  uint32_t *h = (uint32_t *)malloc((size_t)cap * sizeof *h);
-  if (h == NULL || cap < t->hashcap) return free(h), 0;
+  uint32_t *h;
+  if (cap < t->hashcap || (h = (uint32_t *)malloc((size_t)cap * sizeof *h)) == NULL) return 0;
   memset(h, 0xFF, (size_t)cap * sizeof *h);
   free(t->hash);
   t->hash = h;
   t->hashcap = cap;
-  for (i = 0; i < t->nnodes; i++) {
-    uint32_t s;
-    if (t->nodes[i].method == MT_NONE) continue;
-    s = hash_slot(t, t->nodes[i].parent, t->nodes[i].method);
-    while (h[s] != MT_NONE) s = (s + 1) & (cap - 1);
-    h[s] = i;
-  }
+  for (i = 0; i < t->nnodes; i++)
+    if (t->nodes[i].parent != MT_NONE) hash_insert(t, i);
   return 1;
 }
 
@@ -366,6 +369,7 @@ static uint32_t new_node (mt_Trace *t, uint32_t parent, uint32_t method) {
   memset(nd, 0, sizeof *nd);
   nd->method = method;
   nd->parent = parent;
+  nd->key = t->nkeys++;
   nd->child = nd->next = MT_NONE;
   if (parent != MT_NONE) {
     nd->next = t->nodes[parent].child;
@@ -376,11 +380,12 @@ static uint32_t new_node (mt_Trace *t, uint32_t parent, uint32_t method) {
 
 /* the child of parent for method, made when new */
 static uint32_t child (mt_Trace *t, uint32_t parent, uint32_t method) {
-  uint32_t s, k;
+  uint32_t s, k, key;
   if ((uint64_t)(t->nnodes + 1) * 2 > t->hashcap && !rehash(t)) return MT_NONE;
-  s = hash_slot(t, parent, method);
+  key = t->nodes[parent].key;
+  s = hash_slot(t, key, method);
   while ((k = t->hash[s]) != MT_NONE) {
-    if (t->nodes[k].parent == parent && t->nodes[k].method == method) return k;
+    if (t->nodes[k].method == method && t->nodes[t->nodes[k].parent].key == key) return k;
     s = (s + 1) & (t->hashcap - 1);
   }
   if ((k = new_node(t, parent, method)) == MT_NONE) return MT_NONE;
@@ -418,14 +423,20 @@ static void close_frame (mt_Trace *t, Stack *st, const uint64_t now[2]) {
 */
 static sift_Status orphan_exit (mt_Trace *t, mt_Thread *th, uint32_t method,
                                 const uint64_t now[2], uint32_t *out) {
-  uint32_t root = th->root, node, k, moved;
+  uint32_t root = th->root, node, k, key;
   int i;
-  moved = t->nodes[root].child;
-  t->nodes[root].child = MT_NONE;
-  if ((node = new_node(t, root, method)) == MT_NONE) return SIFT_ENOMEM;
-  t->nodes[node].child = moved;
-  for (k = moved; k != MT_NONE; k = t->nodes[k].next) t->nodes[k].parent = node;
-  if (!rehash(t)) return SIFT_ENOMEM;  /* parents changed */
+  if ((uint64_t)(t->nnodes + 1) * 2 > t->hashcap && !rehash(t)) return SIFT_ENOMEM;
+  if ((node = new_node(t, MT_NONE, method)) == MT_NONE) return SIFT_ENOMEM;
+  /* the root's children become the orphan's; the orphan takes over the
+     root's key, so their entries in the child table stay right */
+  t->nodes[node].child = t->nodes[root].child;
+  for (k = t->nodes[node].child; k != MT_NONE; k = t->nodes[k].next) t->nodes[k].parent = node;
+  key = t->nodes[node].key;
+  t->nodes[node].key = t->nodes[root].key;
+  t->nodes[root].key = key;
+  t->nodes[root].child = node;
+  t->nodes[node].parent = root;
+  hash_insert(t, node);
   t->nodes[node].calls = 1;
   t->methods[method].calls++;
   for (i = 0; i < 2; i++) {
@@ -559,7 +570,7 @@ sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,
                   t->data + (n - t->data) / t->recsize * t->recsize, "trace");
     t->records = (n - t->data) / t->recsize;
   }
-  qsort(t->methods, t->nmethods, sizeof *t->methods, cmp_method);
+  if (t->nmethods > 1) qsort(t->methods, t->nmethods, sizeof *t->methods, cmp_method);
   if (!ALLOC(offs, t->records) || !ALLOC(slot, 65536)) { s = SIFT_ENOMEM; goto out; }
   if (t->streaming) {
     if ((s = walk_streaming(&c, offs)) != SIFT_OK) goto out;

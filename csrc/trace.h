@@ -47,6 +47,7 @@ typedef struct mt_Thread {
 typedef struct mt_Node {
   uint32_t method;      /* MT_NONE for a thread's root */
   uint32_t parent, child, next;  /* first child, next sibling */
+  uint32_t key;         /* names it as a parent in the child table */
   uint64_t calls;
   uint64_t incl[2], excl[2];
 } mt_Node;
@@ -73,8 +74,9 @@ typedef struct mt_Trace {
   uint32_t nthreads, threadcap;
   mt_Node *nodes;
   uint32_t nnodes, nodecap;
-  uint32_t *hash;       /* (parent, method) -> node, open addressing */
+  uint32_t *hash;       /* (parent key, method) -> node, open addressing */
   uint32_t hashcap;
+  uint32_t nkeys;
 } mt_Trace;
 
 sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,

@@ -83,6 +83,25 @@ local function build_parser()
   leaks:flag("--no-known", "Leave out the catalogue of known Android and vendor leaks (sift.known_leaks): "
     .. "their traces then count as application leaks.")
 
+  local function trace_options(cmd)
+    cmd:argument("file", "An Android method trace (regular or streaming .trace).")
+    cmd:option("--clock", "Which clock: cpu (thread CPU time) or wall.", "cpu"):choices { "cpu", "wall" }
+    cmd:option("--thread", "Only this thread (a name or a tid); repeat for several."):count("*")
+  end
+  local prof = parser:command("profile", "Per-method times of an Android method trace, as dmtracedump's table.")
+  trace_options(prof)
+  prof:option("-n --top", "Methods to list (0: all).", "30"):convert(tonumber)
+  prof:flag("--json", "Print JSON: {clock, threads, records, methods: [{name, calls, recursive_calls, "
+    .. "inclusive, exclusive}]} in µs, largest exclusive time first.")
+
+  local fold = parser:command("fold", "Folded stacks of an Android method trace (flamegraph.pl's input).")
+  trace_options(fold)
+  fold:option("--exclude", "Fold frames whose class.method matches this Lua pattern into their caller; "
+    .. "repeat for several."):count("*")
+  fold:option("--include", "Keep only frames that match this Lua pattern; repeat for several."):count("*")
+  fold:flag("--merge", "Merge the threads into one graph (default: each thread is its own first frame).")
+  fold:option("-o --output", "Write to this file instead of standard output.")
+
   local doms = parser:command("dominators", "Print the dominator tree: what holds the memory, indented.")
   heap_options(doms)
   doms:option("--depth", "Levels to show.", "3"):convert(tonumber)
@@ -449,6 +468,79 @@ function commands.leaks(args, out, err)
   if args.json then out:write(json.encode(leaks.to_json(report)), "\n")
   else out:write(leaks.render(report), "\n") end
   heap:close()
+  return EXIT_OK
+end
+
+-- the trace of args.file, or nil after saying why on err
+local function trace_or_report(args, err)
+  local t, msg = with_progress(args, args.file, function(update)
+    return sift.open(args.file, { progress = update })
+  end)
+  if t and getmetatable(t) ~= require("sift.trace").Trace then
+    t:close()
+    t, msg = nil, args.file .. ": not an Android method trace"
+  end
+  if not t then err:write("sift: ", printable(msg), "\n") end
+  return t
+end
+
+local function threads_option(args)
+  return #args.thread > 0 and args.thread or nil
+end
+
+function commands.profile(args, out, err)
+  local trace = trace_or_report(args, err)
+  if not trace then return EXIT_BAD_INPUT end
+  local ok, rows = pcall(trace.profile, trace, { clock = args.clock })
+  if not ok then
+    err:write("sift: ", args.file, ": ", (tostring(rows):gsub("^.-:%d+: ", "")), "\n")
+    return EXIT_BAD_INPUT
+  end
+  local info = trace:info()
+  if args.json then
+    out:write(json.encode { clock = args.clock, threads = info.threads, records = info.records, methods = rows }, "\n")
+    return EXIT_OK
+  end
+  local total = trace:toplevel { clock = args.clock }
+  for _, r in ipairs(rows) do total = total + r.exclusive end
+  out:write(("%s: %s clock, %s records, %d threads, %d methods (%d unnamed), %s µs in all\n"):format(
+    args.file, args.clock, group_digits(info.records), info.threads, info.methods, info.unknown_methods,
+    group_digits(total)))
+  if info.orphan_exits + info.mismatched_exits > 0 then
+    out:write(("exits with no entry (tracing began mid-call): %d; exits that skipped frames: %d\n"):format(
+      info.orphan_exits, info.mismatched_exits))
+  end
+  out:write(("\n%12s %7s %12s %7s %12s  %s\n"):format("excl µs", "excl %", "incl µs", "incl %", "calls+rec", "method"))
+  for i, r in ipairs(rows) do
+    if args.top > 0 and i > args.top then break end
+    local pct = function(v) return total > 0 and ("%6.2f%%"):format(100 * v / total) or "      -" end
+    out:write(("%12s %7s %12s %7s %12s  %s\n"):format(group_digits(r.exclusive), pct(r.exclusive),
+      group_digits(r.inclusive), pct(r.inclusive), r.calls .. "+" .. r.recursive_calls, r.name))
+  end
+  return EXIT_OK
+end
+
+function commands.fold(args, out, err)
+  local trace = trace_or_report(args, err)
+  if not trace then return EXIT_BAD_INPUT end
+  local ok, text = pcall(trace.fold, trace, { clock = args.clock, thread = threads_option(args),
+    merge = args.merge, exclude = #args.exclude > 0 and args.exclude or nil,
+    include = #args.include > 0 and args.include or nil })
+  if not ok then
+    err:write("sift: ", args.file, ": ", (tostring(text):gsub("^.-:%d+: ", "")), "\n")
+    return EXIT_BAD_INPUT
+  end
+  if args.output then
+    local f, msg = io.open(args.output, "wb")
+    if not f then
+      err:write("sift: ", msg, "\n")
+      return EXIT_BAD_INPUT
+    end
+    f:write(text)
+    f:close()
+  else
+    out:write(text)
+  end
   return EXIT_OK
 end
 

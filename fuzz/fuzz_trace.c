@@ -1,0 +1,72 @@
+/*
+** fuzz_trace.c
+** libFuzzer harness for the Android method-trace decoder: build the call
+** trees, then check what a caller relies on: every node's parent and
+** method are in range, children lists end, method lines split cleanly.
+** Odd-sized inputs get a valid regular header prepended, so the fuzzer
+** spends its time on records.
+*/
+
+#include <assert.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+static const char header[] =
+  "*version\n3\nclock=dual\n*threads\n1\tmain\n2\tworker\n*methods\n"
+  "0x0\tA\trun\t()V\tA.java\n0x4\tB\twork\t()V\tB.java\t12\n*end\n"
+  "SLOW\x03\x00\x20\x00\0\0\0\0\0\0\0\0\x0e\x00"
+  "\0\0\0\0\0\0\0\0\0\0\0\0\0\0";  /* 32-byte binary header */
+
+static uint64_t sink;
+
+static void check (const mt_Trace *t) {
+  uint32_t i;
+  for (i = 0; i < t->nnodes; i++) {
+    const mt_Node *nd = &t->nodes[i];
+    uint32_t k, n = 0;
+    assert(nd->method == MT_NONE || nd->method < t->nmethods);
+    assert(nd->parent == MT_NONE || nd->parent < t->nnodes);
+    for (k = nd->child; k != MT_NONE; k = t->nodes[k].next) {
+      assert(k < t->nnodes && t->nodes[k].parent == i);
+      assert(++n <= t->nnodes);
+    }
+    sink += nd->incl[0] + nd->excl[1] + nd->calls;
+  }
+  for (i = 0; i < t->nmethods; i++) {
+    const char *s;
+    int f;
+    for (f = 0; f < 5; f++) {
+      size_t len = mt_method_field(&t->methods[i], f, &s);
+      if (len > 0) sink += (unsigned char)s[len - 1];
+    }
+  }
+  for (i = 0; i < t->nthreads; i++) assert(t->threads[i].root < t->nnodes);
+}
+
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
+  mt_Trace t;
+  char err[256];
+  unsigned char *buf = NULL;
+  const unsigned char *p = data;
+  size_t n = size;
+  sift_Status s;
+  if (size % 2 == 1) {  /* a valid header, then the fuzzer's records */
+    n = sizeof header - 1 + size;
+    buf = (unsigned char *)malloc(n ? n : 1);
+    if (buf == NULL) return 0;
+    memcpy(buf, header, sizeof header - 1);
+    memcpy(buf + sizeof header - 1, data, size);
+    p = buf;
+  }
+  s = mt_build(&t, p, n, NULL, err, sizeof err);
+  if (s == SIFT_OK) check(&t);
+  else assert(memchr(err, '\0', sizeof err) != NULL && err[0] != '\0');
+  mt_free(&t);
+  free(buf);
+  return 0;
+}
