@@ -42,6 +42,7 @@ build = {
     ["sift"] = "lua/sift/init.lua",
     ["sift.cli"] = "lua/sift/cli.lua",
     ["sift.detect"] = "lua/sift/detect.lua",
+    ["sift.flame"] = "lua/sift/flame.lua",
     ["sift.hprof"] = "lua/sift/hprof.lua",
     ["sift.json"] = "lua/sift/json.lua",
     ["sift.leaks"] = "lua/sift/leaks.lua",

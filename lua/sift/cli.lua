@@ -102,6 +102,30 @@ local function build_parser()
   fold:flag("--merge", "Merge the threads into one graph (default: each thread is its own first frame).")
   fold:option("-o --output", "Write to this file instead of standard output.")
 
+  local function flame_options(cmd)
+    cmd:option("-o --output", "The SVG file to write.", "flame.svg")
+    cmd:option("--title", "Title at the top.")
+    cmd:option("--width", "Width in pixels.", "1200"):convert(tonumber)
+    cmd:option("--minwidth", "Leave out frames narrower than this many pixels.", "0.1"):convert(tonumber)
+    cmd:option("--countname", "What the counts are.", "µs")
+    cmd:option("--colors", "Palette: java (app green, framework blue, JDK orange) or hot.", "java")
+      :choices { "java", "hot" }
+    cmd:flag("--hash", "Colour by a hash of the name (the same colours from run to run).")
+  end
+  local flame = parser:command("flame", "An interactive SVG flame graph of an Android method trace "
+    .. "(or of folded stacks).")
+  trace_options(flame)
+  flame_options(flame)
+  flame:flag("--inverted", "Icicle graph: roots at the top.")
+  flame:flag("--merge", "Merge the threads into one graph (default: one tower per thread).")
+
+  local diff = parser:command("diff", "A differential flame graph: red grew from A to B, blue shrank.")
+  diff:argument("before", "The trace (or folded stacks) before.")
+  diff:argument("after", "The trace (or folded stacks) after.")
+  diff:option("--clock", "Which clock: cpu or wall.", "cpu"):choices { "cpu", "wall" }
+  diff:option("--thread", "Only this thread (a name or a tid); repeat for several."):count("*")
+  flame_options(diff)
+
   local doms = parser:command("dominators", "Print the dominator tree: what holds the memory, indented.")
   heap_options(doms)
   doms:option("--depth", "Levels to show.", "3"):convert(tonumber)
@@ -542,6 +566,63 @@ function commands.fold(args, out, err)
     out:write(text)
   end
   return EXIT_OK
+end
+
+-- a flame tree from a trace, or from a file of folded stacks
+local function flame_tree(args, path, err)
+  local flame = require "sift.flame"
+  local info = sift.detect(path, { bytes = false })
+  if info and info.format == "trace" then
+    local trace = trace_or_report({ file = path, quiet = args.quiet }, err)
+    if not trace then return nil end
+    local ok, tree = pcall(flame.from_trace, trace, { clock = args.clock, thread = threads_option(args),
+      merge = args.merge })
+    if not ok then
+      err:write("sift: ", path, ": ", (tostring(tree):gsub("^.-:%d+: ", "")), "\n")
+      return nil
+    end
+    return tree
+  end
+  local f, msg = io.open(path, "rb")
+  if not f then
+    err:write("sift: ", msg, "\n")
+    return nil
+  end
+  local text = f:read("a")
+  f:close()
+  if not text:match("^[^\n]- %d+%s*\n") then
+    err:write("sift: ", path, ": neither an Android method trace nor folded stacks\n")
+    return nil
+  end
+  return flame.from_folded(text)
+end
+
+local function write_svg(args, tree, default_title, out, err)
+  local svg = require("sift.flame").svg(tree, { title = args.title or default_title, width = args.width,
+    minwidth = args.minwidth, countname = args.countname, colors = args.colors, hash = args.hash,
+    inverted = args.inverted, subtitle = args.clock and (args.clock .. " clock") or nil })
+  local f, msg = io.open(args.output, "wb")
+  if not f then
+    err:write("sift: ", msg, "\n")
+    return EXIT_BAD_INPUT
+  end
+  f:write(svg)
+  f:close()
+  out:write(("%s: %d bytes, %s %s in all\n"):format(args.output, #svg, group_digits(tree.value), args.countname))
+  return EXIT_OK
+end
+
+function commands.flame(args, out, err)
+  local tree = flame_tree(args, args.file, err)
+  if not tree then return EXIT_BAD_INPUT end
+  return write_svg(args, tree, args.inverted and "Icicle Graph" or "Flame Graph", out, err)
+end
+
+function commands.diff(args, out, err)
+  local before = flame_tree(args, args.before, err)
+  local after = before and flame_tree(args, args.after, err)
+  if not after then return EXIT_BAD_INPUT end
+  return write_svg(args, require("sift.flame").diff(before, after), "Differential Flame Graph", out, err)
 end
 
 --- Run the command line.

@@ -1,0 +1,351 @@
+--- Flame graphs as interactive SVG: click a frame to zoom, Ctrl-F or the
+-- Search button to highlight frames by regular expression (with the share
+-- they match), tooltips with times and percentages. Flame (root at the
+-- bottom), icicle (`inverted`) and differential graphs.
+--
+--     local flame = require "sift.flame"
+--     local tree = flame.from_trace(trace, { clock = "cpu" })
+--     io.open("out.svg", "w"):write(flame.svg(tree, { title = "Startup" }))
+--
+-- A tree is `{ name, value, children = { ... } }` (value: inclusive count),
+-- with `delta` on nodes of a differential tree.
+-- @module sift.flame
+
+local M = {}
+
+local format, concat = string.format, table.concat
+
+--- {======================================================
+-- Trees
+-- =======================================================
+
+-- a trace frame's name: class.method
+local function frame_name(m)
+  if not m then return "?" end
+  if not m.class then return format("unknown@%#x", m.id) end
+  return m.class:gsub("/", ".") .. "." .. (m.name or "?")
+end
+M.frame_name = frame_name
+
+--- A tree from a trace's call trees: one child of the root per thread
+-- (or the threads merged), nodes narrower than `min_value` left out.
+-- @tparam table opts `clock` ("cpu" | "wall"), `thread` (names/tids),
+--   `merge` (true: one tree for all threads), `min_fraction` (of the total,
+--   default 0: keep everything)
+function M.from_trace(trace, opts)
+  opts = opts or {}
+  local clock = opts.clock or "cpu"
+  local incl, excl = clock .. "_incl", clock .. "_excl"
+  local methods = trace:methods()
+  local core = trace.core
+  local threads = require("sift.trace").chosen_threads(trace, opts.thread)
+  -- a thread root's value: its own time plus its children's
+  local function root_value(n)
+    local v = core:node(n)[excl]
+    for _, k in ipairs(core:children(n)) do v = v + core:node(k)[incl] end
+    return v
+  end
+  local total = 0
+  for _, th in ipairs(threads) do total = total + root_value(th.root) end
+  local min = (opts.min_fraction or 0) * total
+  local function build(n, into)
+    for _, k in ipairs(core:children(n)) do
+      local nd = core:node(k)
+      local v = nd[incl]
+      if v > 0 and v >= min then
+        local name = frame_name(methods[nd.method])
+        local child = into.index[name]
+        if not child then  -- merged threads can meet the same frame twice
+          child = { name = name, value = 0, children = {}, index = {} }
+          into.index[name] = child
+          into.children[#into.children + 1] = child
+        end
+        child.value = child.value + v
+        build(k, child)
+      end
+    end
+  end
+  local root = { name = "all", value = total, children = {}, index = {} }
+  for _, th in ipairs(threads) do
+    local v = root_value(th.root)
+    if v > 0 and v >= min then
+      local into = root
+      if not opts.merge then
+        into = { name = th.name or ("thread " .. th.tid), value = v, children = {}, index = {}, thread = true }
+        root.children[#root.children + 1] = into
+      end
+      build(th.root, into)
+    end
+  end
+  return root
+end
+
+--- A tree from folded text (`a;b;c 12` lines; a second count makes a
+-- differential line: the first count is before, the second after).
+function M.from_folded(text)
+  local root = { name = "all", value = 0, children = {}, index = {} }
+  for line in text:gmatch("[^\n]+") do
+    local stack, a, b = line:match("^(.-) (%d+) (%d+)%s*$")
+    if not stack then stack, a = line:match("^(.-) (%d+)%s*$") end
+    if stack then
+      local before, after = tonumber(a), tonumber(b or a)
+      local node = root
+      node.value = node.value + after
+      node.before = (node.before or 0) + before
+      for frame in stack:gmatch("[^;]+") do
+        local c = node.index[frame]
+        if not c then
+          c = { name = frame, value = 0, before = 0, children = {}, index = {} }
+          node.index[frame] = c
+          node.children[#node.children + 1] = c
+        end
+        c.value, c.before = c.value + after, c.before + before
+        node = c
+      end
+    end
+  end
+  return root
+end
+
+--- A differential tree: `after`'s shape, each node with `delta` (after −
+-- before) from the same stack in `before`.
+function M.diff(before, after)
+  local function walk(a, b)
+    a.delta = a.value - (b and b.value or 0)
+    a.before = b and b.value or 0
+    for _, c in ipairs(a.children) do walk(c, b and b.index and b.index[c.name]) end
+  end
+  walk(after, before)
+  after.differential = true
+  return after
+end
+
+-- }======================================================
+
+
+--- {======================================================
+-- Colours
+-- =======================================================
+
+local FRAMEWORK = { "^android%.", "^com%.android%.", "^dalvik%.", "^androidx%.", "^com%.google%.android%." }
+local JDK = { "^java%.", "^javax%.", "^sun%.", "^jdk%.", "^kotlin%.", "^kotlinx%.", "^libcore%.", "^org%.apache%.harmony" }
+
+-- what a frame is: "app", "framework", "jdk", "thread" or "unknown"
+local function kind_of(node)
+  if node.thread then return "thread" end
+  local name = node.name
+  if name:match("^unknown@") then return "unknown" end
+  for _, p in ipairs(JDK) do if name:match(p) then return "jdk" end end
+  for _, p in ipairs(FRAMEWORK) do if name:match(p) then return "framework" end end
+  return "app"
+end
+M.kind_of = kind_of
+
+-- a stable number in [0, 1) from a name (for --hash)
+local function hash01(s)
+  local h = 2166136261
+  for i = 1, #s do h = ((h ~ s:byte(i)) * 16777619) & 0xffffffff end
+  return h / 0x100000000
+end
+
+-- base hue ranges per kind: app green, framework blue, jdk orange
+local PALETTES = {
+  java = {
+    app = { 50, 200, 50, 60, 55, 55 }, framework = { 50, 120, 200, 50, 50, 55 },
+    jdk = { 220, 130, 30, 35, 50, 40 }, thread = { 160, 160, 160, 30, 30, 30 },
+    unknown = { 200, 60, 60, 40, 30, 30 },
+  },
+  hot = { all = { 205, 0, 0, 50, 230, 55 } },
+}
+
+local function colour(node, opts)
+  if node.delta then  -- red grew, blue shrank, white unchanged
+    local scale = opts.max_delta > 0 and math.min(1, math.abs(node.delta) / opts.max_delta) or 0
+    local c = math.floor(255 - 200 * scale)
+    if node.delta > 0 then return format("rgb(255,%d,%d)", c, c) end
+    if node.delta < 0 then return format("rgb(%d,%d,255)", c, c) end
+    return "rgb(250,250,250)"
+  end
+  local palette = PALETTES[opts.colors] or PALETTES.java
+  local base = palette.all or palette[kind_of(node)] or palette.app
+  local v = opts.hash and hash01(node.name) or math.random()
+  local r = math.floor(base[1] + base[4] * v)
+  local g = math.floor(base[2] + base[5] * v)
+  local b = math.floor(base[3] + base[6] * (1 - v))
+  return format("rgb(%d,%d,%d)", math.min(255, r), math.min(255, g), math.min(255, b))
+end
+
+-- }======================================================
+
+
+--- {======================================================
+-- SVG
+-- =======================================================
+
+local function esc(s)
+  return (s:gsub("[&<>\"']", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }))
+end
+
+-- the script: zoom, search, details; written for this file
+local SCRIPT = [[
+(function () {
+  var svg = document.documentElement, frames = [], total = 0, zoomed = null;
+  var W = +svg.getAttribute("data-width"), PAD = 10, FW = W - 2 * PAD;
+  var details = document.getElementById("details"), matched = document.getElementById("matched");
+  var units = svg.getAttribute("data-units");
+  Array.prototype.forEach.call(document.querySelectorAll("g.f"), function (g) {
+    var f = { g: g, x: +g.getAttribute("data-x"), w: +g.getAttribute("data-w"),
+              name: g.getAttribute("data-name"), rect: g.querySelector("rect"), text: g.querySelector("text") };
+    f.fill = f.rect.getAttribute("fill");
+    frames.push(f);
+    if (f.x === 0 && f.w > total) total = f.w;
+    g.addEventListener("click", function () { zoom(f); });
+    g.addEventListener("mouseover", function () { details.textContent = g.querySelector("title").textContent; });
+    g.addEventListener("mouseout", function () { details.textContent = " "; });
+  });
+  function label(f, px) {
+    var chars = Math.floor((px - 6) / 7);
+    if (chars < 3) return "";
+    return f.name.length <= chars ? f.name : f.name.slice(0, chars - 2) + "..";
+  }
+  function layout(x0, w0) {
+    frames.forEach(function (f) {
+      var inside = f.x >= x0 && f.x + f.w <= x0 + w0 + 1e-9;
+      var px = inside ? (f.w / w0) * FW : 0;
+      f.g.style.display = inside && px >= 0.1 ? "" : "none";
+      if (!inside) return;
+      var x = PAD + ((f.x - x0) / w0) * FW;
+      f.rect.setAttribute("x", x); f.rect.setAttribute("width", px);
+      f.text.setAttribute("x", x + 3); f.text.textContent = label(f, px);
+    });
+  }
+  function zoom(f) {
+    zoomed = f;
+    frames.forEach(function (o) {  /* ancestors stay, faded */
+      o.g.style.opacity = (o.x <= f.x && o.x + o.w >= f.x + f.w && o.w > f.w) ? 0.5 : 1;
+    });
+    layout(f.x, f.w);
+    document.getElementById("unzoom").style.display = "";
+  }
+  function unzoom() {
+    zoomed = null;
+    frames.forEach(function (o) { o.g.style.opacity = 1; });
+    layout(0, total);
+    document.getElementById("unzoom").style.display = "none";
+  }
+  function search(re) {
+    var hits = [], sum = 0;
+    frames.forEach(function (f) {
+      var hit = re !== null && re.test(f.name);
+      f.rect.setAttribute("fill", hit ? "rgb(230,0,230)" : f.fill);
+      if (hit) hits.push(f);
+    });
+    /* count each matched span once: skip frames inside a matched one */
+    hits.sort(function (a, b) { return a.x - b.x || b.w - a.w; });
+    var end = -1;
+    hits.forEach(function (f) { if (f.x >= end) { sum += f.w; end = f.x + f.w; } });
+    matched.textContent = re === null ? " " : "Matched: " + (total ? (100 * sum / total).toFixed(1) : "0") + "%";
+    return hits.length;
+  }
+  window.siftSearch = function (text) {  /* for tests and the console */
+    return search(text ? new RegExp(text) : null);
+  };
+  window.siftZoom = function (name) {
+    for (var i = 0; i < frames.length; i++) if (frames[i].name === name) { zoom(frames[i]); return frames[i].w; }
+    return 0;
+  };
+  window.siftVisible = function () {
+    return frames.filter(function (f) { return f.g.style.display !== "none"; }).length;
+  };
+  document.getElementById("unzoom").addEventListener("click", unzoom);
+  document.getElementById("search").addEventListener("click", function () {
+    var text = prompt("Search for (regular expression):", "");
+    if (text !== null) search(text ? new RegExp(text) : null);
+  });
+  window.addEventListener("keydown", function (e) {
+    if ((e.ctrlKey || e.metaKey) && e.key === "f") {
+      e.preventDefault();
+      document.getElementById("search").dispatchEvent(new Event("click"));
+    }
+    if (e.key === "Escape") { unzoom(); search(null); }
+  });
+  unzoom();
+})();
+]]
+
+local function percent(v, total) return total > 0 and format("%.2f", 100 * v / total) or "0" end
+
+--- The tree as an interactive SVG flame graph.
+-- @tparam table tree from `from_trace`, `from_folded` or `diff`
+-- @tparam[opt] table opts `title`, `subtitle`, `width` (1200), `height`
+--   (frame height, 16), `minwidth` (pixels, 0.1), `countname` ("µs"),
+--   `inverted` (icicle), `colors` ("java" or "hot"), `hash` (stable colours)
+-- @treturn string
+function M.svg(tree, opts)
+  opts = opts or {}
+  local width, fh = opts.width or 1200, opts.height or 16
+  local pad, top = 10, opts.subtitle and 60 or 40
+  local countname = opts.countname or "µs"
+  local total = tree.value
+  local scale = total > 0 and (width - 2 * pad) / total or 0
+  local min_value = (opts.minwidth or 0.1) / (scale > 0 and scale or 1)
+  -- lay out: each node gets x (in counts) and depth
+  local frames, max_depth, max_delta = {}, 0, 0
+  local function lay(node, x, depth)
+    if node.value < min_value then return end
+    frames[#frames + 1] = { node = node, x = x, depth = depth }
+    if depth > max_depth then max_depth = depth end
+    if node.delta and math.abs(node.delta) > max_delta then max_delta = math.abs(node.delta) end
+    local children = {}
+    for i, c in ipairs(node.children) do children[i] = c end
+    if not opts.flamechart then table.sort(children, function(a, b) return a.name < b.name end) end
+    local cx = x
+    for _, c in ipairs(children) do
+      lay(c, cx, depth + 1)
+      cx = cx + c.value
+    end
+  end
+  lay(tree, 0, 0)
+  local height = top + (max_depth + 1) * fh + 40
+  local copts = { colors = opts.colors, hash = opts.hash, max_delta = max_delta }
+  if not opts.hash then math.randomseed(1) end
+  local out = {
+    '<?xml version="1.0" standalone="no"?>',
+    format('<svg version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" xmlns="http://www.w3.org/2000/svg" '
+      .. 'data-width="%d" data-units="%s">', width, height, width, height, width, esc(countname)),
+    '<style>text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); } '
+      .. 'g.f { cursor: pointer; } g.f:hover rect { stroke: black; stroke-width: 0.5; } '
+      .. '#title { font-size: 17px; text-anchor: middle; } .button { fill: rgb(60,60,160); cursor: pointer; }</style>',
+    format('<rect x="0" y="0" width="%d" height="%d" fill="rgb(248,248,248)"/>', width, height),
+    format('<text id="title" x="%d" y="24">%s</text>', width // 2, esc(opts.title or "Flame Graph")),
+  }
+  if opts.subtitle then
+    out[#out + 1] = format('<text x="%d" y="44" text-anchor="middle" fill="rgb(100,100,100)">%s</text>',
+      width // 2, esc(opts.subtitle))
+  end
+  out[#out + 1] = format('<text id="unzoom" class="button" x="%d" y="24" style="display:none">Reset Zoom</text>', pad)
+  out[#out + 1] = format('<text id="search" class="button" x="%d" y="24" text-anchor="end">Search</text>', width - pad)
+  out[#out + 1] = format('<text id="matched" x="%d" y="%d" text-anchor="end"> </text>', width - pad, height - 12)
+  out[#out + 1] = format('<text id="details" x="%d" y="%d"> </text>', pad, height - 12)
+  for _, f in ipairs(frames) do
+    local node = f.node
+    local y = opts.inverted and (top + f.depth * fh) or (height - 40 - (f.depth + 1) * fh)
+    local w = node.value * scale
+    local tip = format("%s (%s %s, %s%%)", node.name, node.value, countname, percent(node.value, total))
+    if node.delta then
+      tip = format("%s (%s → %s %s, %s%+d)", node.name, node.before or 0, node.value, countname, "", node.delta)
+    end
+    out[#out + 1] = format('<g class="f" data-x="%s" data-w="%s" data-name="%s"><title>%s</title>'
+      .. '<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s" rx="2" ry="2"/>'
+      .. '<text x="%.2f" y="%d"></text></g>',
+      f.x, node.value, esc(node.name), esc(tip), pad + f.x * scale, y, w, fh - 1, colour(node, copts),
+      pad + f.x * scale + 3, y + fh - 4)
+  end
+  out[#out + 1] = "<script><![CDATA[" .. SCRIPT .. "]]></script>"
+  out[#out + 1] = "</svg>"
+  return concat(out, "\n") .. "\n"
+end
+
+-- }======================================================
+
+return M
