@@ -116,6 +116,11 @@ fuzz: $(addprefix build/fuzz/,$(FUZZERS)) build/fuzz/seeds
 	  grep -E 'Done|stat::(number_of_executed_units|new_units_added)' build/fuzz/$$f.log; \
 	done
 
+# the flame graph's search and zoom in headless Chromium (apt-get install chromium)
+check-browser: build/sift/core.so
+	@$(SPEC_ENV) SIFT_CPATH="build/?.so" LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="build/?.so;;" \
+	  lua5.4 spec/browser_check.lua
+
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=10
 

@@ -294,7 +294,37 @@ static int trace_fold (lua_State *L) {
   return 1;
 }
 
+typedef struct Events {
+  lua_State *L;
+  lua_Integer n, limit;
+} Events;
+
+static int add_event (void *ud, uint32_t method, int action, const uint64_t now[2]) {
+  Events *e = (Events *)ud;
+  lua_Integer m = (lua_Integer)method + 1;
+  (void)now;
+  lua_pushinteger(e->L, action == 0 ? m : -m);
+  lua_rawseti(e->L, -2, ++e->n);
+  return e->limit <= 0 || e->n < e->limit;
+}
+
+/* trace:events(tid [, limit]) -> the thread's records in order: a method
+   number for an entry, its negative for an exit */
+static int trace_events (lua_State *L) {
+  mt_Trace *t = checktrace(L);
+  lua_Integer tid = luaL_checkinteger(L, 2);
+  Events e;
+  e.L = L;
+  e.n = 0;
+  e.limit = luaL_optinteger(L, 3, 0);
+  luaL_argcheck(L, tid >= 0 && tid <= 0xFFFF, 2, "thread ids are 0-65535");
+  lua_newtable(L);
+  mt_each_record(t, (uint32_t)tid, add_event, &e);
+  return 1;
+}
+
 static const luaL_Reg trace_methods_reg[] = {
+  {"events", trace_events},
   {"info", trace_info},
   {"header", trace_header},
   {"methods", trace_methods},

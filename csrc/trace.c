@@ -648,3 +648,33 @@ size_t mt_method_field (const mt_Method *m, int k, const char **s) {
     return (size_t)((tab ? tab : end) - p);
   }
 }
+
+/*
+** Each method record of one thread, in file order: fn(ud, method number,
+** action, times). The file was checked by mt_build, so the walk trusts the
+** lengths it reads. Stops early when fn returns 0.
+*/
+void mt_each_record (const mt_Trace *t, uint32_t tid, mt_RecordFn fn, void *ud) {
+  size_t pos = t->data;
+  int tw = t->version == 1 ? 1 : 2;
+  while (pos + t->recsize <= t->n || (t->streaming && pos + 3 <= t->n)) {
+    const unsigned char *r = t->p + pos;
+    if (t->streaming && u2le(r) == 0) {  /* an inline method, thread or summary */
+      pos += r[2] == 1 ? 5 + (size_t)u2le(r + 3) : r[2] == 2 ? 7 + (size_t)u2le(r + 5)
+           : 7 + (size_t)u4le(r + 3);
+      continue;
+    }
+    if (pos + t->recsize > t->n) break;
+    if (rec_thread(t, r) == tid) {
+      uint32_t md = u4le(r + tw);
+      uint64_t now[2] = {0, 0};
+      if (t->dual) {
+        now[MT_CPU] = u4le(r + tw + 4);
+        now[MT_WALL] = u4le(r + tw + 8);
+      }
+      else now[t->clock] = u4le(r + tw + 4);
+      if (!fn(ud, method_of(t, md & ~(uint32_t)3), (int)(md & 3), now)) return;
+    }
+    pos += t->recsize;
+  }
+}

@@ -86,6 +86,12 @@ void mt_free (mt_Trace *t);
 /* the method whose id is id, or NULL */
 const mt_Method *mt_find_method (const mt_Trace *t, uint64_t id);
 
+typedef int (*mt_RecordFn) (void *ud, uint32_t method, int action,
+                            const uint64_t now[2]);
+
+/* each method record of thread tid, in file order, until fn returns 0 */
+void mt_each_record (const mt_Trace *t, uint32_t tid, mt_RecordFn fn, void *ud);
+
 /* field k (0 class, 1 name, 2 signature, 3 source, 4 line) of a method
    line; returns its length and sets *s, or returns 0 */
 size_t mt_method_field (const mt_Method *m, int k, const char **s);

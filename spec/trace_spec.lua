@@ -173,3 +173,33 @@ describe("Android traces: bad input", function()
     end
   end)
 end)
+
+describe("loop-collapsed call listings", function()
+  local writer = dofile("spec/trace_writer.lua")
+
+  it("shows a loop once with its count, nested calls under it, and a two-call body as a group", function()
+    local w = writer.new()
+    local run, nxt, read = w:method("App", "run"), w:method("Parser", "next"), w:method("Lexer", "read")
+    local x, y = w:method("A", "x"), w:method("B", "y")
+    local t = 0
+    local function call(m, body)
+      w:enter(1, m, t, t); t = t + 1
+      if body then body() end
+      w:exit(1, m, t, t); t = t + 1
+    end
+    call(run, function()
+      for _ = 1, 250 do call(nxt, function() call(read) end) end
+      for _ = 1, 4 do call(x); call(y) end
+    end)
+    local trace = assert(sift.open(helper.tmpfile(w:bytes())))
+    local lines, stats = trace:calls { thread = "main" }
+    assert.are.same({ "App.run", "  Parser.next ×250", "    Lexer.read", "  ┌ ×4", "  │ A.x", "  │ B.y", "  └" },
+      lines)
+    assert.are.same({ 1 + 500 + 8, 7 }, { stats.calls, stats.lines })
+    -- filters: Parser frames fold into their caller; a depth limit cuts below
+    lines = trace:calls { thread = "main", exclude = { "^Parser%." } }
+    assert.are.same({ "App.run", "  Lexer.read ×250", "  ┌ ×4", "  │ A.x", "  │ B.y", "  └" }, lines)
+    lines = trace:calls { thread = "main", depth = 1 }
+    assert.are.same({ "App.run" }, lines)
+  end)
+end)

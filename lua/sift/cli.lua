@@ -102,6 +102,15 @@ local function build_parser()
   fold:flag("--merge", "Merge the threads into one graph (default: each thread is its own first frame).")
   fold:option("-o --output", "Write to this file instead of standard output.")
 
+  local calls = parser:command("calls", "A thread's calls in order, indented, with loops shown once "
+    .. "and counted (×250).")
+  calls:argument("file", "An Android method trace.")
+  calls:option("--thread", "The thread (a name or a tid; default: the first with records).")
+  calls:option("--depth", "Levels to show."):convert(tonumber)
+  calls:option("--exclude", "Fold calls whose class.method matches this Lua pattern into their caller; "
+    .. "repeat for several."):count("*")
+  calls:option("--include", "Show only calls that match this Lua pattern; repeat for several."):count("*")
+
   local function flame_options(cmd)
     cmd:option("-o --output", "The SVG file to write.", "flame.svg")
     cmd:option("--title", "Title at the top.")
@@ -565,6 +574,22 @@ function commands.fold(args, out, err)
   else
     out:write(text)
   end
+  return EXIT_OK
+end
+
+function commands.calls(args, out, err)
+  local trace = trace_or_report(args, err)
+  if not trace then return EXIT_BAD_INPUT end
+  local ok, lines, stats = pcall(trace.calls, trace, { thread = args.thread, depth = args.depth,
+    exclude = #args.exclude > 0 and args.exclude or nil, include = #args.include > 0 and args.include or nil })
+  if not ok then
+    err:write("sift: ", args.file, ": ", (tostring(lines):gsub("^.-:%d+: ", "")), "\n")
+    return EXIT_BAD_INPUT
+  end
+  for _, line in ipairs(lines) do out:write(line, "\n") end
+  err:write(("sift: thread %s: %s calls in %s lines (%.1f%% shorter)\n"):format(stats.thread,
+    group_digits(stats.calls), group_digits(stats.lines),
+    stats.calls > 0 and 100 * (1 - stats.lines / stats.calls) or 0))
   return EXIT_OK
 end
 

@@ -211,10 +211,11 @@ local SCRIPT = [[
   function layout(x0, w0) {
     frames.forEach(function (f) {
       var inside = f.x >= x0 && f.x + f.w <= x0 + w0 + 1e-9;
-      var px = inside ? (f.w / w0) * FW : 0;
-      f.g.style.display = inside && px >= 0.1 ? "" : "none";
-      if (!inside) return;
-      var x = PAD + ((f.x - x0) / w0) * FW;
+      var around = !inside && f.x <= x0 && f.x + f.w >= x0 + w0;  /* an ancestor: full width */
+      var px = inside ? (f.w / w0) * FW : around ? FW : 0;
+      f.g.style.display = px >= 0.1 ? "" : "none";
+      if (!inside && !around) return;
+      var x = around ? PAD : PAD + ((f.x - x0) / w0) * FW;
       f.rect.setAttribute("x", x); f.rect.setAttribute("width", px);
       f.text.setAttribute("x", x + 3); f.text.textContent = label(f, px);
     });

@@ -184,6 +184,157 @@ function M.merge_folded(text)
   return #out > 0 and table.concat(out, "\n") .. "\n" or ""
 end
 
+--- {======================================================
+-- Loop-collapsed call listings
+-- =======================================================
+
+-- a frame's short name: class.method with dots
+local function short_name(m)
+  if not m.class then return ("unknown@%#x"):format(m.id) end
+  return m.class:gsub("/", ".") .. "." .. (m.name or "?")
+end
+
+-- does the name pass the include/exclude patterns?
+local function shown(name, opts)
+  for _, pat in ipairs(opts.exclude or {}) do
+    if name:find(pat) then return false end
+  end
+  if opts.include then
+    for _, pat in ipairs(opts.include) do
+      if name:find(pat) then return true end
+    end
+    return false
+  end
+  return true
+end
+
+-- the call instances of one thread as a tree; hidden frames give their
+-- calls to their caller
+local function call_tree(self, tid, opts)
+  local methods = self:methods()
+  local names, visible = {}, {}
+  for i, m in ipairs(methods) do
+    names[i] = short_name(m)
+    visible[i] = shown(names[i], opts)
+  end
+  local root = { children = {} }
+  local stack, parents = { }, { root }   -- stack: method numbers; parents: the shown nodes
+  local calls = 0
+  for _, e in ipairs(self.core:events(tid)) do
+    if e > 0 then
+      calls = calls + 1
+      stack[#stack + 1] = e
+      if visible[e] then
+        local node = { m = e, children = {} }
+        local into = parents[#parents].children
+        into[#into + 1] = node
+        parents[#parents + 1] = node
+      else
+        parents[#parents + 1] = parents[#parents]
+      end
+    else
+      local d = #stack
+      while d > 0 and stack[d] ~= -e do d = d - 1 end
+      if d > 0 then  -- unwind to the frame the exit closes
+        for k = #stack, d, -1 do
+          stack[k] = nil
+          parents[k + 1] = nil
+        end
+      end
+    end
+  end
+  return root, names, calls
+end
+
+-- give every subtree a number: equal shapes, equal numbers
+local function shapes(root, depth_limit)
+  local ids, n = {}, 0
+  local function walk(node, depth)
+    local parts = { node.m or 0 }
+    if depth < depth_limit then
+      for _, c in ipairs(node.children) do parts[#parts + 1] = walk(c, depth + 1) end
+    end
+    local key = table.concat(parts, ",")
+    local id = ids[key]
+    if not id then n = n + 1; id = n; ids[key] = id end
+    node.shape = id
+    return id
+  end
+  walk(root, 0)
+end
+
+-- runs at one level: { start, length, times } covering the children
+local function runs(children, max_period)
+  local out, i, n = {}, 1, #children
+  while i <= n do
+    local best_len, best_times = 1, 1
+    for len = 1, math.min(max_period, (n - i + 1) // 2) do
+      local times = 1
+      while i + (times + 1) * len - 1 <= n do
+        local same = true
+        for k = 0, len - 1 do
+          if children[i + times * len + k].shape ~= children[i + k].shape then same = false break end
+        end
+        if not same then break end
+        times = times + 1
+      end
+      if times >= 2 and times * len > best_times * best_len then best_len, best_times = len, times end
+    end
+    out[#out + 1] = { start = i, length = best_len, times = best_times }
+    i = i + best_len * best_times
+  end
+  return out
+end
+
+--- The calls a thread made, in order, as an indented listing in which a
+-- repeated sequence of calls at one level (a loop) is shown once with its
+-- count (`×250`).
+-- @tparam table opts `thread` (a name or tid; default the first with
+--   records), `depth` (levels to show; default all), `include` /
+--   `exclude` (Lua patterns over class.method), `period` (longest loop
+--   body, in calls, to look for; 8)
+-- @return lines (a list of strings), and `{ calls, lines, shown_calls }`
+function Trace:calls(opts)
+  opts = opts or {}
+  local th = chosen_threads(self, opts.thread)[1]
+  if opts.thread == nil then
+    for _, t in ipairs(self:threads()) do
+      if t.records > 0 then th = t break end
+    end
+  end
+  if not th then error(("no thread '%s' in this trace"):format(tostring(opts.thread)), 2) end
+  local depth_limit = opts.depth or math.huge
+  local root, names, calls = call_tree(self, th.tid, opts)
+  shapes(root, depth_limit)
+  local lines, shown_calls = {}, 0
+  local function emit(children, depth, weight)
+    if depth > depth_limit then return end
+    local indent = ("  "):rep(depth - 1)
+    for _, run in ipairs(runs(children, opts.period or 8)) do
+      local times = run.times
+      if run.length == 1 then
+        local c = children[run.start]
+        lines[#lines + 1] = indent .. names[c.m] .. (times > 1 and (" ×" .. times) or "")
+        shown_calls = shown_calls + 1
+        emit(c.children, depth + 1, weight * times)
+      else
+        lines[#lines + 1] = indent .. "┌ ×" .. times
+        for k = run.start, run.start + run.length - 1 do
+          local c = children[k]
+          lines[#lines + 1] = indent .. "│ " .. names[c.m]
+          shown_calls = shown_calls + 1
+          emit(c.children, depth + 1, weight * times)
+        end
+        lines[#lines + 1] = indent .. "└"
+      end
+    end
+  end
+  emit(root.children, 1, 1)
+  return lines, { thread = th.name or th.tid, calls = calls, lines = #lines, shown_calls = shown_calls }
+end
+
+-- }======================================================
+
 function Trace:close() self.core:close() end
 Trace.__close = Trace.close
 

@@ -1,0 +1,52 @@
+-- make check-browser: the flame graph's script works in a real browser.
+-- Renders a real trace, adds a probe that searches, zooms and resets, and
+-- loads the SVG in headless Chromium; the probe writes what it saw into
+-- the page, which --dump-dom prints.
+local flame = require "sift.flame"
+local sift = require "sift"
+
+local fixture = (os.getenv("SIFT_FIXTURES") or "../shared/fixtures") .. "/trace/amp-legacy.trace"
+local trace = assert(sift.open(fixture))
+local svg = flame.svg(flame.from_trace(trace, { clock = "cpu" }), { title = "browser check" })
+local probe = [==[
+<text id="probe" x="0" y="0"></text>
+<script><![CDATA[
+  var all = siftVisible();
+  var hits = siftSearch("cad3d");
+  var matched = document.getElementById("matched").textContent;
+  var width = siftZoom("com.github.grishberg.cad3d.ui.Cad3dActivity.onCreate");
+  var zoomed = siftVisible();
+  document.getElementById("unzoom").dispatchEvent(new Event("click"));
+  var reset = siftVisible();
+  document.getElementById("probe").textContent =
+    "visible=" + all + " hits=" + hits + " " + matched + " zoomwidth=" + width +
+    " zoomed=" + zoomed + " reset=" + reset;
+]]></script>
+</svg>]==]
+svg = svg:gsub("</svg>\n$", function() return probe .. "\n" end)
+local path = os.tmpname() .. ".svg"
+local f = assert(io.open(path, "w"))
+f:write(svg)
+f:close()
+local browser = os.getenv("CHROMIUM") or "chromium"
+local p = io.popen(browser .. " --headless --no-sandbox --disable-gpu --dump-dom file://" .. path .. " 2>/dev/null")
+local dom = p:read("a")
+p:close()
+os.remove(path)
+local line = dom:match('<text id="probe"[^>]*>([^<]*)</text>')
+if not line then
+  io.stderr:write("check-browser: the probe did not run (is chromium installed?)\n")
+  os.exit(1)
+end
+print("check-browser: " .. line)
+local all, hits, pct, width, zoomed, reset = line:match(
+  "visible=(%d+) hits=(%d+) Matched: ([%d.]+)%% zoomwidth=(%d+) zoomed=(%d+) reset=(%d+)")
+all, hits, pct, width, zoomed, reset = tonumber(all), tonumber(hits), tonumber(pct), tonumber(width),
+  tonumber(zoomed), tonumber(reset)
+local ok = all and all > 100 and hits > 0 and pct > 0 and pct <= 100 and width > 0
+  and zoomed < all and zoomed > 0 and reset == all
+if not ok then
+  io.stderr:write("check-browser: FAILED\n")
+  os.exit(1)
+end
+print("check-browser: search, zoom and reset work")
