@@ -44,7 +44,7 @@ FUZZ_TIME ?= 60
 SPEC_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;"
 RUN_ENV  = $(SPEC_ENV) LUA_CPATH="build/?.so;;" SIFT_CPATH="build/?.so"
 
-.PHONY: all build deps test check-warnings spec spec-asan fuzz fuzz-smoke \
+.PHONY: all build deps test check-warnings check-browser spec spec-asan fuzz fuzz-smoke \
         demo bench install uninstall rock clean help
 
 all: build/sift/core.so

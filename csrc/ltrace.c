@@ -297,30 +297,40 @@ static int trace_fold (lua_State *L) {
 typedef struct Events {
   lua_State *L;
   lua_Integer n, limit;
+  int clock;  /* -1: no times */
 } Events;
 
+/* stack: events table, [times table] */
 static int add_event (void *ud, uint32_t method, int action, const uint64_t now[2]) {
   Events *e = (Events *)ud;
   lua_Integer m = (lua_Integer)method + 1;
-  (void)now;
+  e->n++;
   lua_pushinteger(e->L, action == 0 ? m : -m);
-  lua_rawseti(e->L, -2, ++e->n);
+  lua_rawseti(e->L, e->clock < 0 ? -2 : -3, e->n);
+  if (e->clock >= 0) {
+    lua_pushinteger(e->L, (lua_Integer)now[e->clock]);
+    lua_rawseti(e->L, -2, e->n);
+  }
   return e->limit <= 0 || e->n < e->limit;
 }
 
-/* trace:events(tid [, limit]) -> the thread's records in order: a method
-   number for an entry, its negative for an exit */
+/* trace:events(tid [, limit [, clock]]) -> the thread's records in order:
+   a method number for an entry, its negative for an exit; with a clock
+   ("cpu" | "wall"), also their times */
 static int trace_events (lua_State *L) {
+  static const char *const clocks[] = {"cpu", "wall", NULL};
   mt_Trace *t = checktrace(L);
   lua_Integer tid = luaL_checkinteger(L, 2);
   Events e;
   e.L = L;
   e.n = 0;
   e.limit = luaL_optinteger(L, 3, 0);
+  e.clock = lua_isnoneornil(L, 4) ? -1 : luaL_checkoption(L, 4, NULL, clocks);
   luaL_argcheck(L, tid >= 0 && tid <= 0xFFFF, 2, "thread ids are 0-65535");
   lua_newtable(L);
+  if (e.clock >= 0) lua_newtable(L);
   mt_each_record(t, (uint32_t)tid, add_event, &e);
-  return 1;
+  return e.clock >= 0 ? 2 : 1;
 }
 
 static const luaL_Reg trace_methods_reg[] = {

@@ -203,3 +203,72 @@ describe("loop-collapsed call listings", function()
     assert.are.same({ "App.run" }, lines)
   end)
 end)
+
+describe("sift profile, fold, flame, diff, calls and export", function()
+  local cjson = require "cjson"
+  local run = helper.sift
+
+  it("prints the profile JSON contract, largest exclusive time first", function()
+    local path = helper.fixture("trace/synthetic/simple-v2.trace")
+    if not path then return end
+    local out, err, code = run { "profile", path, "--clock", "cpu", "--json" }
+    assert.are.equal(0, code, err)
+    local t = cjson.decode(out)
+    assert.are.same({ "cpu", 4, 12, 4 }, { t.clock, t.threads, t.records, #t.methods })
+    assert.are.same({ name = "C.leaf ()I", calls = 2, recursive_calls = 1, inclusive = 35, exclusive = 35 }, t.methods[3])
+    for i = 2, #t.methods do assert.is_true(t.methods[i - 1].exclusive >= t.methods[i].exclusive) end
+    out, err, code = run { "profile", helper.fixture("trace/perflib-basic-api10.trace"), "--clock", "wall" }
+    assert.are.same({ 1, "sift: " .. helper.fixture("trace/perflib-basic-api10.trace")
+      .. ": this trace has only the thread-cpu clock\n" }, { code, err })
+  end)
+
+  it("folds stacks with the thread first, filters frames, and merges threads", function()
+    local path = helper.fixture("trace/synthetic/simple-v2.trace")
+    if not path then return end
+    local out = run { "fold", path }
+    assert.are.equal(table.concat({ "main;A.run 45", "main;A.run;C.leaf 20", "main;A.run;C.leaf;C.leaf 5",
+      "main;A.run;B.work 20", "main;A.run;B.work;C.leaf 10", "foo;X.loop 45", "" }, "\n"), out)
+    out = run { "fold", path, "--thread", "main", "--exclude", "^B%.", "--merge" }
+    assert.are.equal("A.run 65\nA.run;C.leaf 30\nA.run;C.leaf;C.leaf 5\n", out)
+  end)
+
+  it("writes a valid SVG whose frames add up, from a trace and from its folded stacks", function()
+    local path = helper.fixture("trace/amp-legacy.trace")
+    if not path then return end
+    local svg, folded = helper.tmpfile(""), helper.tmpfile(run { "fold", path })
+    local out, err, code = run { "flame", path, "-o", svg, "--title", "amp <legacy>", "--hash" }
+    assert.are.equal(0, code, err)
+    assert.matches("2,991,204 µs in all", out)
+    assert.is_true(os.execute("xmllint --noout " .. svg))
+    local text = helper.read(svg)
+    assert.matches("amp &lt;legacy&gt;", text)
+    local frames = select(2, text:gsub('<g class="f"', ""))
+    run { "flame", folded, "-o", svg, "--hash" }
+    assert.are.equal(frames, select(2, helper.read(svg):gsub('<g class="f"', "")))
+    out, err, code = run { "diff", path, path, "-o", svg }
+    assert.are.equal(0, code, err)
+    assert.not_matches("rgb%(255,%d+,%d+%)\"", helper.read(svg):match("<g class.*"))  -- nothing grew
+  end)
+
+  it("exports balanced speedscope profiles and Chrome B/E pairs for the streaming trace", function()
+    local path = helper.fixture("trace/firefox-art-trace-streaming.trace")
+    if not path then return end
+    local out, err, code = run { "export", path, "--clock", "wall" }
+    assert.are.equal(0, code, err)
+    local doc = cjson.decode(out)
+    assert.are.equal(52, #doc.profiles)
+    for _, p in ipairs(doc.profiles) do
+      local depth, last = 0, -1
+      for _, e in ipairs(p.events) do
+        assert.is_true(e.at >= last)
+        last, depth = e.at, depth + (e.type == "O" and 1 or -1)
+        assert.is_true(depth >= 0)
+      end
+      assert.are.equal(0, depth)
+    end
+    doc = cjson.decode((run { "export", path, "--format", "chrome" }))
+    local open = 0
+    for _, e in ipairs(doc.traceEvents) do open = open + (e.ph == "B" and 1 or e.ph == "E" and -1 or 0) end
+    assert.are.equal(0, open)
+  end)
+end)

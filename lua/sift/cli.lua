@@ -111,6 +111,12 @@ local function build_parser()
     .. "repeat for several."):count("*")
   calls:option("--include", "Show only calls that match this Lua pattern; repeat for several."):count("*")
 
+  local export = parser:command("export", "Write an Android method trace as speedscope or Chrome "
+    .. "trace-event JSON (Perfetto UI).")
+  trace_options(export)
+  export:option("--format", "speedscope or chrome.", "speedscope"):choices { "speedscope", "chrome" }
+  export:option("-o --output", "The file to write (default: standard output).")
+
   local function flame_options(cmd)
     cmd:option("-o --output", "The SVG file to write.", "flame.svg")
     cmd:option("--title", "Title at the top.")
@@ -590,6 +596,29 @@ function commands.calls(args, out, err)
   err:write(("sift: thread %s: %s calls in %s lines (%.1f%% shorter)\n"):format(stats.thread,
     group_digits(stats.calls), group_digits(stats.lines),
     stats.calls > 0 and 100 * (1 - stats.lines / stats.calls) or 0))
+  return EXIT_OK
+end
+
+function commands.export(args, out, err)
+  local trace = trace_or_report(args, err)
+  if not trace then return EXIT_BAD_INPUT end
+  local ok, doc = pcall(trace[args.format], trace, { clock = args.clock, thread = threads_option(args) })
+  if not ok then
+    err:write("sift: ", args.file, ": ", (tostring(doc):gsub("^.-:%d+: ", "")), "\n")
+    return EXIT_BAD_INPUT
+  end
+  local text = json.encode(doc)
+  if args.output then
+    local f, msg = io.open(args.output, "wb")
+    if not f then
+      err:write("sift: ", msg, "\n")
+      return EXIT_BAD_INPUT
+    end
+    f:write(text, "\n")
+    f:close()
+  else
+    out:write(text, "\n")
+  end
   return EXIT_OK
 end
 

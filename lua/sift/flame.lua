@@ -70,9 +70,15 @@ function M.from_trace(trace, opts)
     local v = root_value(th.root)
     if v > 0 and v >= min then
       local into = root
-      if not opts.merge then
-        into = { name = th.name or ("thread " .. th.tid), value = v, children = {}, index = {}, thread = true }
-        root.children[#root.children + 1] = into
+      if not opts.merge then  -- threads of one name share a tower
+        local name = th.name or ("thread " .. th.tid)
+        into = root.index[name]
+        if not into then
+          into = { name = name, value = 0, children = {}, index = {}, thread = true }
+          root.index[name] = into
+          root.children[#root.children + 1] = into
+        end
+        into.value = into.value + v
       end
       build(th.root, into)
     end

@@ -335,6 +335,90 @@ end
 
 -- }======================================================
 
+--- {======================================================
+-- Exports: speedscope and Chrome trace events
+-- =======================================================
+
+-- a thread's records as balanced open/close events: exits with no entry
+-- are dropped, an exit closes the frames above its entry, frames still
+-- open close at the last time. fn(kind "O"|"C", method, time)
+local function balanced(self, tid, clock, fn)
+  local events, times = self.core:events(tid, 0, clock)
+  local stack, last = {}, nil
+  for i, e in ipairs(events) do
+    local t = times[i]
+    if last and t < last then t = last end  -- times never go back
+    last = t
+    if e > 0 then
+      stack[#stack + 1] = e
+      fn("O", e, t)
+    else
+      local d = #stack
+      while d > 0 and stack[d] ~= -e do d = d - 1 end
+      if d > 0 then
+        for k = #stack, d, -1 do
+          fn("C", stack[k], t)
+          stack[k] = nil
+        end
+      end
+    end
+  end
+  for k = #stack, 1, -1 do fn("C", stack[k], last) end
+end
+
+--- The trace as a speedscope file (one evented profile per thread).
+-- @tparam[opt] table opts `clock`, `thread`
+-- @return a table to encode as JSON
+function Trace:speedscope(opts)
+  opts = opts or {}
+  local clock = clock_of(self, opts.clock)
+  local frames, index = {}, {}
+  local methods = self:methods()
+  local profiles = {}
+  for _, th in ipairs(chosen_threads(self, opts.thread)) do
+    if th.records > 0 then
+      local events, first, last = {}, nil, 0
+      balanced(self, th.tid, clock, function(kind, m, t)
+        if not index[m] then
+          local meth = methods[m]
+          frames[#frames + 1] = { name = meth.full_name, file = meth.source, line = tonumber(meth.line) }
+          index[m] = #frames - 1
+        end
+        first = first or t
+        last = t
+        events[#events + 1] = { type = kind, frame = index[m], at = t }
+      end)
+      if #events > 0 then
+        profiles[#profiles + 1] = { type = "evented", name = th.name or ("thread " .. th.tid), unit = "microseconds",
+          startValue = first, endValue = last, events = events }
+      end
+    end
+  end
+  return { ["$schema"] = "https://www.speedscope.app/file-format-schema.json", shared = { frames = frames },
+    profiles = profiles, name = self.path, exporter = "sift", activeProfileIndex = 0 }
+end
+
+--- The trace as Chrome trace-event JSON (B/E events in µs), which
+-- Perfetto UI and chrome://tracing load.
+function Trace:chrome(opts)
+  opts = opts or {}
+  local clock = clock_of(self, opts.clock)
+  local methods = self:methods()
+  local out = {}
+  local pid = tonumber(self:info().header.pid) or 1
+  for _, th in ipairs(chosen_threads(self, opts.thread)) do
+    if th.records > 0 then
+      out[#out + 1] = { name = "thread_name", ph = "M", pid = pid, tid = th.tid, args = { name = th.name } }
+      balanced(self, th.tid, clock, function(kind, m, t)
+        out[#out + 1] = { name = methods[m].full_name, ph = kind == "O" and "B" or "E", ts = t, pid = pid, tid = th.tid }
+      end)
+    end
+  end
+  return { traceEvents = out, displayTimeUnit = "ms" }
+end
+
+-- }======================================================
+
 function Trace:close() self.core:close() end
 Trace.__close = Trace.close
 
