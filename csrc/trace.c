@@ -215,10 +215,9 @@ static uint32_t rec_thread (const mt_Trace *t, const unsigned char *r) {
 
 /*
 ** Walk a streaming file once: methods, threads and the summary go to the
-** tables; the offsets of method records are counted (offs NULL) or
-** stored.
+** tables, and the method records are counted.
 */
-static sift_Status walk_streaming (Ctx *c, size_t *offs) {
+static sift_Status walk_streaming (Ctx *c) {
   mt_Trace *t = c->t;
   size_t pos = t->data, used;
   uint64_t k = 0;
@@ -229,7 +228,6 @@ static sift_Status walk_streaming (Ctx *c, size_t *offs) {
     if (u2le(r) != 0) {
       if (t->n - pos < t->recsize)
         return fail(c, SIFT_ETRUNC, "%s: record cut short at byte %zu", pos, "trace");
-      if (offs) offs[k] = pos;
       k++;
       pos += t->recsize;
       continue;
@@ -240,7 +238,7 @@ static sift_Status walk_streaming (Ctx *c, size_t *offs) {
         size_t len;
         if (t->n - pos < 5 || t->n - pos - 5 < (len = u2le(r + 3)))
           return fail(c, SIFT_ETRUNC, "%s: method record cut short at byte %zu", pos, "trace");
-        if (offs == NULL) {
+        {
           size_t l = len;
           if (l > 0 && r[5 + l - 1] == '\n') l--;
           if ((st = add_method(c, (const char *)r + 5, l, pos + 5)) != SIFT_OK) return st;
@@ -252,7 +250,7 @@ static sift_Status walk_streaming (Ctx *c, size_t *offs) {
         size_t len;
         if (t->n - pos < 7 || t->n - pos - 7 < (len = u2le(r + 5)))
           return fail(c, SIFT_ETRUNC, "%s: thread record cut short at byte %zu", pos, "trace");
-        if (offs == NULL && (st = add_thread(c, u2le(r + 3), (const char *)r + 7, len)) != SIFT_OK)
+        if ((st = add_thread(c, u2le(r + 3), (const char *)r + 7, len)) != SIFT_OK)
           return st;
         pos += 7 + len;
         break;
@@ -261,7 +259,7 @@ static sift_Status walk_streaming (Ctx *c, size_t *offs) {
         size_t len;
         if (t->n - pos < 7 || t->n - pos - 7 < (len = u4le(r + 3)))
           return fail(c, SIFT_ETRUNC, "%s: summary record cut short at byte %zu", pos, "trace");
-        if (offs == NULL && (st = text_block(c, pos + 7, pos + 7 + len, &used)) != SIFT_OK) return st;
+        if ((st = text_block(c, pos + 7, pos + 7 + len, &used)) != SIFT_OK) return st;
         pos += 7 + len;
         break;
       }
@@ -271,7 +269,7 @@ static sift_Status walk_streaming (Ctx *c, size_t *offs) {
         return SIFT_EBADTAG;
     }
   }
-  if (offs == NULL) t->records = k;
+  t->records = k;
   return SIFT_OK;
 }
 
@@ -306,18 +304,48 @@ const mt_Method *mt_find_method (const mt_Trace *t, uint64_t id) {
 
 /* the method number of an id (all ids are in the table by then) */
 static uint32_t method_of (const mt_Trace *t, uint64_t id) {
+  if (id / 4 < t->ndense && t->dense[id / 4] != MT_NONE) return t->dense[id / 4];
   return (uint32_t)(mt_find_method(t, id) - t->methods);
 }
 
+/* ART numbers methods from 0 in steps of 4: a direct map then */
+static int make_dense (mt_Trace *t) {
+  uint64_t top = t->nmethods ? t->methods[t->nmethods - 1].id / 4 + 1 : 0;
+  uint32_t i;
+  if (top == 0 || top > (uint64_t)t->nmethods * 4 + 1024) return 1;  /* sparse (pointers) */
+  if (!ALLOC(t->dense, top)) return 0;
+  memset(t->dense, 0xFF, (size_t)top * sizeof *t->dense);
+  t->ndense = (uint32_t)top;
+  for (i = 0; i < t->nmethods; i++)
+    if (t->methods[i].id % 4 == 0) t->dense[t->methods[i].id / 4] = i;
+  return 1;
+}
+
+/* the first method record at or after pos (n when none); streaming files'
+   inline records are stepped over (mt_build has checked their lengths) */
+static size_t next_record (const mt_Trace *t, size_t pos) {
+  if (t->streaming)
+    while (t->n - pos >= 3 && u2le(t->p + pos) == 0) {
+      const unsigned char *r = t->p + pos;
+      pos += r[2] == 1 ? 5 + (size_t)u2le(r + 3) : r[2] == 2 ? 7 + (size_t)u2le(r + 5)
+           : 7 + (size_t)u4le(r + 3);
+    }
+  return pos <= t->n && t->n - pos >= t->recsize ? pos : t->n;
+}
+
+#define EACH_RECORD(t, pos) \
+  for (pos = next_record(t, (t)->data); pos < (t)->n; pos = next_record(t, pos + (t)->recsize))
+
 /* ids the records use and the file does not name become methods with no
    line (named unknown@0x... above) */
-static sift_Status add_unknown (Ctx *c, const size_t *offs) {
+static sift_Status add_unknown (Ctx *c) {
   mt_Trace *t = c->t;
-  uint64_t *ids = NULL, i;
+  uint64_t *ids = NULL;
   uint32_t nids = 0, cap = 0, k;
   int tw = t->version == 1 ? 1 : 2;
-  for (i = 0; i < t->records; i++) {
-    uint64_t id = u4le(t->p + offs[i] + tw) & ~(uint32_t)3;
+  size_t pos;
+  EACH_RECORD(t, pos) {
+    uint64_t id = u4le(t->p + pos + tw) & ~(uint32_t)3;
     if (mt_find_method(t, id)) continue;
     if (nids > 0 && ids[nids - 1] == id) continue;
     if (!GROW(ids, nids, cap)) return free(ids), SIFT_ENOMEM;
@@ -466,7 +494,7 @@ static void charge (mt_Trace *t, const Stack *st, uint32_t node,
 }
 
 /* one thread's records, in order */
-static sift_Status run_thread (Ctx *c, mt_Thread *th, const size_t *offs,
+static sift_Status run_thread (Ctx *c, mt_Thread *th, const uint32_t *offs,
                                uint64_t count, Stack *st) {
   mt_Trace *t = c->t;
   uint64_t i, last[2] = {0, 0};
@@ -533,8 +561,9 @@ sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,
                       sift_Progress *progress, char *err, size_t errsize) {
   Ctx c;
   sift_Status s;
-  size_t *offs = NULL;
-  uint64_t *start = NULL, i;
+  uint32_t *offs = NULL;
+  uint64_t *start = NULL, *fill = NULL, i;
+  size_t pos;
   uint32_t *slot = NULL;  /* thread id -> thread number */
   Stack st;
   memset(t, 0, sizeof *t);
@@ -561,7 +590,7 @@ sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,
     t->dual = 0;  /* a dual clock needs room for the second time */
   /* the records' offsets */
   if (t->streaming) {
-    if ((s = walk_streaming(&c, NULL)) != SIFT_OK) return s;
+    if ((s = walk_streaming(&c)) != SIFT_OK) return s;
     if (t->header == NULL) return fail(&c, SIFT_ETRUNC, "%s: streaming trace has no summary (ends at byte %zu)", n, "trace");
   }
   else {
@@ -571,40 +600,31 @@ sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,
     t->records = (n - t->data) / t->recsize;
   }
   if (t->nmethods > 1) qsort(t->methods, t->nmethods, sizeof *t->methods, cmp_method);
-  if (!ALLOC(offs, t->records) || !ALLOC(slot, 65536)) { s = SIFT_ENOMEM; goto out; }
-  if (t->streaming) {
-    if ((s = walk_streaming(&c, offs)) != SIFT_OK) goto out;
+  if (n > UINT32_MAX) {
+    snprintf(err, errsize, "trace: files over 4 GiB are not read yet (%zu bytes)", n);
+    return SIFT_EUNSUPPORTED;
   }
-  else
-    for (i = 0; i < t->records; i++) offs[i] = t->data + i * t->recsize;
-  /* group the records by thread (a stable counting sort) */
+  if ((s = add_unknown(&c)) != SIFT_OK) goto out;
+  if (!make_dense(t)) { s = SIFT_ENOMEM; goto out; }
+  /* group the records by thread: count, then place (a counting sort) */
+  if (!ALLOC(slot, 65536)) { s = SIFT_ENOMEM; goto out; }
   memset(slot, 0xFF, 65536 * sizeof *slot);
   for (i = 0; i < t->nthreads; i++) slot[t->threads[i].tid] = (uint32_t)i;
-  for (i = 0; i < t->records; i++) {
-    uint32_t tid = rec_thread(t, p + offs[i]);
+  EACH_RECORD(t, pos) {
+    uint32_t tid = rec_thread(t, p + pos);
     if (slot[tid] == MT_NONE) {
       if ((s = add_thread(&c, tid, NULL, 0)) != SIFT_OK) goto out;
       slot[tid] = t->nthreads - 1;
     }
     t->threads[slot[tid]].records++;
   }
-  if (!ALLOC(start, t->nthreads + 1)) { s = SIFT_ENOMEM; goto out; }
-  {
-    size_t *sorted;
-    uint64_t *fill;
-    for (i = 0; i < t->nthreads; i++) start[i + 1] = start[i] + t->threads[i].records;
-    if (!ALLOC(sorted, t->records + 1) || !ALLOC(fill, t->nthreads + 1)) {
-      free(sorted);
-      s = SIFT_ENOMEM;
-      goto out;
-    }
-    memcpy(fill, start, t->nthreads * sizeof *fill);
-    for (i = 0; i < t->records; i++) sorted[fill[slot[rec_thread(t, p + offs[i])]]++] = offs[i];
-    free(fill);
-    free(offs);
-    offs = sorted;
+  if (!ALLOC(start, t->nthreads + 1) || !ALLOC(fill, t->nthreads + 1) || !ALLOC(offs, t->records + 1)) {
+    s = SIFT_ENOMEM;
+    goto out;
   }
-  if ((s = add_unknown(&c, offs)) != SIFT_OK) goto out;
+  for (i = 0; i < t->nthreads; i++) fill[i + 1] = start[i + 1] = start[i] + t->threads[i].records;
+  memcpy(fill, start, t->nthreads * sizeof *fill);
+  EACH_RECORD(t, pos) offs[fill[slot[rec_thread(t, p + pos)]]++] = (uint32_t)pos;
   /* one root per thread, then each thread's call tree */
   for (i = 0; i < t->nthreads; i++)
     if ((t->threads[i].root = new_node(t, MT_NONE, MT_NONE)) == MT_NONE) { s = SIFT_ENOMEM; goto out; }
@@ -620,6 +640,7 @@ out:
   if (s == SIFT_ECANCEL) snprintf(err, errsize, "trace: cancelled");
   free(offs);
   free(start);
+  free(fill);
   free(slot);
   free(st.f);
   free(st.active);
@@ -627,6 +648,7 @@ out:
 }
 
 void mt_free (mt_Trace *t) {
+  free(t->dense);
   free(t->methods);
   free(t->threads);
   free(t->nodes);
@@ -655,16 +677,10 @@ size_t mt_method_field (const mt_Method *m, int k, const char **s) {
 ** lengths it reads. Stops early when fn returns 0.
 */
 void mt_each_record (const mt_Trace *t, uint32_t tid, mt_RecordFn fn, void *ud) {
-  size_t pos = t->data;
   int tw = t->version == 1 ? 1 : 2;
-  while (pos + t->recsize <= t->n || (t->streaming && pos + 3 <= t->n)) {
+  size_t pos;
+  EACH_RECORD(t, pos) {
     const unsigned char *r = t->p + pos;
-    if (t->streaming && u2le(r) == 0) {  /* an inline method, thread or summary */
-      pos += r[2] == 1 ? 5 + (size_t)u2le(r + 3) : r[2] == 2 ? 7 + (size_t)u2le(r + 5)
-           : 7 + (size_t)u4le(r + 3);
-      continue;
-    }
-    if (pos + t->recsize > t->n) break;
     if (rec_thread(t, r) == tid) {
       uint32_t md = u4le(r + tw);
       uint64_t now[2] = {0, 0};
@@ -675,6 +691,5 @@ void mt_each_record (const mt_Trace *t, uint32_t tid, mt_RecordFn fn, void *ud) 
       else now[t->clock] = u4le(r + tw + 4);
       if (!fn(ud, method_of(t, md & ~(uint32_t)3), (int)(md & 3), now)) return;
     }
-    pos += t->recsize;
   }
 }
