@@ -28,8 +28,10 @@ for _ = 1, total do
   wall[t] = wall[t] + 1 + rand(30)
   local word
   if #st == 0 or (#st < 60 and rand(100) < 50) then
-    -- callers reuse a few callees (loops), and hot methods come often
-    local m = rand(4) == 0 and rand(NMETHODS) or (#st * 37 + rand(8)) % NMETHODS
+    -- a caller calls a few callees of its own (loops over them), now and
+    -- then something else
+    local caller = st[#st] or t
+    local m = rand(50) == 0 and rand(NMETHODS) or (caller * 31 + rand(3)) % NMETHODS
     st[#st + 1] = m
     word = (m * 4 + 4)
   else

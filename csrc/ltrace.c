@@ -9,6 +9,7 @@
 
 #include "lua.h"
 #include "lauxlib.h"
+#include "lualib.h"
 
 #include "lsift.h"
 #include "trace.h"
@@ -230,7 +231,8 @@ static int put_frame (Bytes *b, const mt_Method *m) {
 ** trace:fold(root, clock [, label [, skip]]) -> folded stacks of the tree
 ** under a root, one line per node with self time: "a;b;c 123". label is
 ** the first frame; skip (a table: method number -> true) names methods
-** whose frames fold into their caller.
+** whose frames fold into their caller. With a Lua file as sixth argument
+** the lines go to it as they come, and the result is true.
 */
 static int trace_fold (lua_State *L) {
   static const char *const clocks[] = {"cpu", "wall", NULL};
@@ -240,6 +242,7 @@ static int trace_fold (lua_State *L) {
   size_t labellen = 0;
   const char *label = luaL_optlstring(L, 4, NULL, &labellen);
   int skip = !lua_isnoneornil(L, 5), ok = 1;
+  luaL_Stream *file = (luaL_Stream *)luaL_testudata(L, 6, LUA_FILEHANDLE);
   Bytes out = {NULL, 0, 0}, path = {NULL, 0, 0};
   uint32_t *stack = NULL;   /* stack[d]: the node at depth d */
   size_t *ends = NULL;      /* ends[d]: the path's length there */
@@ -272,6 +275,10 @@ static int trace_fold (lua_State *L) {
       char num[32];
       snprintf(num, sizeof num, " %llu\n", (unsigned long long)nd->excl[clock]);
       ok = put(&out, path.p, path.n) && put(&out, num, strlen(num));
+      if (ok && file && out.n >= (1u << 20)) {
+        ok = fwrite(out.p, 1, out.n, file->f) == out.n;
+        out.n = 0;
+      }
     }
     if (nd->child != MT_NONE) {
       k = nd->child;
@@ -285,11 +292,13 @@ static int trace_fold (lua_State *L) {
   free(stack);
   free(ends);
   free(path.p);
+  if (ok && file && out.n > 0) ok = fwrite(out.p, 1, out.n, file->f) == out.n;
   if (!ok) {
     free(out.p);
-    return luaL_error(L, "fold: out of memory");
+    return luaL_error(L, file ? "fold: cannot write the file" : "fold: out of memory");
   }
-  lua_pushlstring(L, out.p ? out.p : "", out.n);
+  if (file) lua_pushboolean(L, 1);
+  else lua_pushlstring(L, out.p ? out.p : "", out.n);
   free(out.p);
   return 1;
 }

@@ -562,23 +562,22 @@ end
 function commands.fold(args, out, err)
   local trace = trace_or_report(args, err)
   if not trace then return EXIT_BAD_INPUT end
-  local ok, text = pcall(trace.fold, trace, { clock = args.clock, thread = threads_option(args),
-    merge = args.merge, exclude = #args.exclude > 0 and args.exclude or nil,
-    include = #args.include > 0 and args.include or nil })
-  if not ok then
-    err:write("sift: ", args.file, ": ", (tostring(text):gsub("^.-:%d+: ", "")), "\n")
-    return EXIT_BAD_INPUT
-  end
+  local file, msg = out, nil
   if args.output then
-    local f, msg = io.open(args.output, "wb")
-    if not f then
+    file, msg = io.open(args.output, "wb")
+    if not file then
       err:write("sift: ", msg, "\n")
       return EXIT_BAD_INPUT
     end
-    f:write(text)
-    f:close()
-  else
-    out:write(text)
+  end
+  local ok, text = pcall(trace.fold, trace, { clock = args.clock, thread = threads_option(args),
+    merge = args.merge, exclude = #args.exclude > 0 and args.exclude or nil,
+    include = #args.include > 0 and args.include or nil, file = io.type(file) == "file" and file or nil })
+  if ok and type(text) == "string" then file:write(text) end
+  if args.output then file:close() end
+  if not ok then
+    err:write("sift: ", args.file, ": ", (tostring(text):gsub("^.-:%d+: ", "")), "\n")
+    return EXIT_BAD_INPUT
   end
   return EXIT_OK
 end
@@ -629,8 +628,10 @@ local function flame_tree(args, path, err)
   if info and info.format == "trace" then
     local trace = trace_or_report({ file = path, quiet = args.quiet }, err)
     if not trace then return nil end
+    -- frames narrower than --minwidth pixels are never drawn: prune them
+    -- while reading the call tree
     local ok, tree = pcall(flame.from_trace, trace, { clock = args.clock, thread = threads_option(args),
-      merge = args.merge })
+      merge = args.merge, min_fraction = (args.minwidth or 0) / math.max(1, (args.width or 1200) - 20) })
     if not ok then
       err:write("sift: ", path, ": ", (tostring(tree):gsub("^.-:%d+: ", "")), "\n")
       return nil

@@ -138,7 +138,8 @@ M.chosen_threads = chosen_threads
 --   tid or a list of them; default all), `merge` (true: threads share one
 --   graph; default: each thread is its own first frame), `exclude` (Lua
 --   patterns over "class.method"; those frames fold into their caller),
---   `include` (patterns: keep only frames that match, and the thread)
+--   `include` (patterns: keep only frames that match, and the thread),
+--   `file` (an open file: write there, and return true)
 -- @treturn string
 function Trace:fold(opts)
   opts = opts or {}
@@ -161,13 +162,19 @@ function Trace:fold(opts)
       skip[i] = hide or nil
     end
   end
+  local direct = opts.file and not opts.merge and not skip  -- lines can go straight out
   local parts = {}
   for _, th in ipairs(chosen_threads(self, opts.thread)) do
     local label = not opts.merge and (th.name or ("thread " .. th.tid)) or nil
-    parts[#parts + 1] = self.core:fold(th.root, clock, label, skip)
+    parts[#parts + 1] = self.core:fold(th.root, clock, label, skip, direct and opts.file or nil)
   end
+  if direct then return true end
   local text = table.concat(parts)
   if opts.merge or skip then text = M.merge_folded(text) end
+  if opts.file then
+    opts.file:write(text)
+    return true
+  end
   return text
 end
 
