@@ -101,7 +101,21 @@ else
   print("(no heap dump fixtures here)")
 end
 
--- 4. the reader, from Lua
+-- 4. Android method traces
+section("Android method traces: profile, flame graph, loops folded")
+local amp = fixtures .. "/trace/amp-legacy.trace"
+if io.open(amp) then
+  os.execute("mkdir -p build/demo")
+  sh("bin/sift profile " .. amp .. " -n 5")
+  sh("bin/sift fold " .. amp .. " --thread main --include 'cad3d' | sort -k2 -n -r | head -3"
+    .. " | awk '{n = split($1, f, \";\"); print $2 \" µs  ...\" f[n-1] \";\" f[n]}'")
+  sh("bin/sift flame " .. amp .. " -o build/demo/amp.svg --title 'amp legacy trace'")
+  sh("lua5.4 examples/traces.lua " .. fixtures .. "/trace/firefox-art-trace-streaming.trace build/demo/firefox.svg")
+  print("(open build/demo/*.svg in a browser: click to zoom, Ctrl-F to search; "
+    .. "docs/traces.md has the rules and options)")
+end
+
+-- 5. the reader, from Lua
 section("walking HPROF records with the bounds-checked reader")
 local dump = fixtures .. "/hprof/hprof-slurp/hprof-32.bin"
 if io.open(dump) then

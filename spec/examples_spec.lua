@@ -71,6 +71,17 @@ describe("examples", function()
     assert.matches("key = b3abfae6%-2c53%-42e1%-b8c1%-96b0558dbeae", out)
   end)
 
+  it("traces.lua profiles the streaming trace and writes its flame graph", function()
+    local trace = helper.fixture("trace/firefox-art-trace-streaming.trace")
+    if not trace then return end
+    local svg = helper.tmpfile("")
+    local out, code = run("traces.lua", { trace, svg })
+    assert.are.equal(0, code, out)
+    assert.matches("version 3 %(streaming%), dual clock, 39377 records, 61 threads, 3963 methods", out)
+    assert.matches("450077 µs     263 calls  java%.lang%.Thread%.sleep", out)
+    assert.matches("<svg", helper.read(svg))
+  end)
+
   it("hprof_records.lua stops at a truncated record and says where", function()
     local hprof = helper.fixture("hprof/hprof-slurp/hprof-32.bin")
     if not hprof then return end
