@@ -346,7 +346,7 @@ static sift_Status add_unknown (Ctx *c) {
   size_t pos;
   EACH_RECORD(t, pos) {
     uint64_t id = u4le(t->p + pos + tw) & ~(uint32_t)3;
-    if (mt_find_method(t, id)) continue;
+    if ((id / 4 < t->ndense && t->dense[id / 4] != MT_NONE) || mt_find_method(t, id)) continue;
     if (nids > 0 && ids[nids - 1] == id) continue;
     if (!GROW(ids, nids, cap)) return free(ids), SIFT_ENOMEM;
     ids[nids++] = id;
@@ -604,8 +604,14 @@ sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,
     snprintf(err, errsize, "trace: files over 4 GiB are not read yet (%zu bytes)", n);
     return SIFT_EUNSUPPORTED;
   }
-  if ((s = add_unknown(&c)) != SIFT_OK) goto out;
   if (!make_dense(t)) { s = SIFT_ENOMEM; goto out; }
+  if ((s = add_unknown(&c)) != SIFT_OK) goto out;
+  if (t->unknown > 0) {  /* method numbers moved */
+    free(t->dense);
+    t->dense = NULL;
+    t->ndense = 0;
+    if (!make_dense(t)) { s = SIFT_ENOMEM; goto out; }
+  }
   /* group the records by thread: count, then place (a counting sort) */
   if (!ALLOC(slot, 65536)) { s = SIFT_ENOMEM; goto out; }
   memset(slot, 0xFF, 65536 * sizeof *slot);
@@ -625,6 +631,11 @@ sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,
   for (i = 0; i < t->nthreads; i++) fill[i + 1] = start[i + 1] = start[i] + t->threads[i].records;
   memcpy(fill, start, t->nthreads * sizeof *fill);
   EACH_RECORD(t, pos) offs[fill[slot[rec_thread(t, p + pos)]]++] = (uint32_t)pos;
+  /* nodes: at most one per entry (half the records, as entries pair with
+     exits) and a root per thread; calloc'd pages cost nothing until used */
+  t->nodecap = (uint32_t)((t->records / 2 + t->nthreads + 64) < UINT32_MAX / 2
+                          ? t->records / 2 + t->nthreads + 64 : UINT32_MAX / 2);
+  if (!ALLOC(t->nodes, t->nodecap)) { s = SIFT_ENOMEM; goto out; }
   /* one root per thread, then each thread's call tree */
   for (i = 0; i < t->nthreads; i++)
     if ((t->threads[i].root = new_node(t, MT_NONE, MT_NONE)) == MT_NONE) { s = SIFT_ENOMEM; goto out; }
