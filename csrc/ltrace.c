@@ -342,7 +342,61 @@ static int trace_events (lua_State *L) {
   return e.clock >= 0 ? 2 : 1;
 }
 
+/*
+** trace:pruned(root, clock, min) -> depths, methods, values: the tree under
+** a root in preorder without the nodes (and their subtrees) whose
+** inclusive time is under min; depth 0 is the root, whose value is its
+** own time plus its children's.
+*/
+static int trace_pruned (lua_State *L) {
+  static const char *const clocks[] = {"cpu", "wall", NULL};
+  mt_Trace *t = checktrace(L);
+  uint32_t root = checknode(L, t, 2), k;
+  int clock = luaL_checkoption(L, 3, NULL, clocks);
+  uint64_t min = (uint64_t)luaL_checkinteger(L, 4), rootv;
+  uint32_t *stack = NULL;
+  size_t depth = 0, cap = 0;
+  lua_Integer n = 0;
+  rootv = t->nodes[root].excl[clock];
+  for (k = t->nodes[root].child; k != MT_NONE; k = t->nodes[k].next) rootv += t->nodes[k].incl[clock];
+  lua_createtable(L, 0, 0);
+  lua_createtable(L, 0, 0);
+  lua_createtable(L, 0, 0);
+#define EMIT(d, m, v) \
+  (n++, lua_pushinteger(L, (lua_Integer)(d)), lua_rawseti(L, -4, n), \
+   lua_pushinteger(L, (lua_Integer)(m)), lua_rawseti(L, -3, n), \
+   lua_pushinteger(L, (lua_Integer)(v)), lua_rawseti(L, -2, n))
+  EMIT(0, 0, rootv);
+  /* walk: stack[d] is the node at depth d + 1 being visited */
+  k = t->nodes[root].child;
+  for (;;) {
+    while (k != MT_NONE && t->nodes[k].incl[clock] < min) k = t->nodes[k].next;
+    if (k != MT_NONE) {
+      if (depth == cap) {
+        size_t ncap = cap ? cap * 2 : 64;
+        uint32_t *ns = (uint32_t *)realloc(stack, ncap * sizeof *ns);
+        if (ns == NULL) {
+          free(stack);
+          return luaL_error(L, "pruned: out of memory");
+        }
+        stack = ns;
+        cap = ncap;
+      }
+      stack[depth++] = k;
+      EMIT(depth, t->nodes[k].method + 1, t->nodes[k].incl[clock]);
+      k = t->nodes[k].child;
+      continue;
+    }
+    if (depth == 0) break;
+    k = t->nodes[stack[--depth]].next;
+  }
+#undef EMIT
+  free(stack);
+  return 3;
+}
+
 static const luaL_Reg trace_methods_reg[] = {
+  {"pruned", trace_pruned},
   {"events", trace_events},
   {"info", trace_info},
   {"header", trace_header},

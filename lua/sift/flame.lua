@@ -28,46 +28,29 @@ end
 M.frame_name = frame_name
 
 --- A tree from a trace's call trees: one child of the root per thread
--- (or the threads merged), nodes narrower than `min_value` left out.
+-- (or the threads merged); nodes with no time, or under `min_fraction` of
+-- the total, are left out (in C, before Lua sees them).
 -- @tparam table opts `clock` ("cpu" | "wall"), `thread` (names/tids),
 --   `merge` (true: one tree for all threads), `min_fraction` (of the total,
 --   default 0: keep everything)
 function M.from_trace(trace, opts)
   opts = opts or {}
   local clock = opts.clock or "cpu"
-  local incl, excl = clock .. "_incl", clock .. "_excl"
   local methods = trace:methods()
   local core = trace.core
   local threads = require("sift.trace").chosen_threads(trace, opts.thread)
-  -- a thread root's value: its own time plus its children's
-  local function root_value(n)
-    local v = core:node(n)[excl]
-    for _, k in ipairs(core:children(n)) do v = v + core:node(k)[incl] end
-    return v
-  end
+  local fraction = opts.min_fraction or 0
+  -- the threads' trees, pruned in C; a thread root's value is its own time
+  -- plus its children's
   local total = 0
-  for _, th in ipairs(threads) do total = total + root_value(th.root) end
-  local min = (opts.min_fraction or 0) * total
-  local function build(n, into)
-    for _, k in ipairs(core:children(n)) do
-      local nd = core:node(k)
-      local v = nd[incl]
-      if v > 0 and v >= min then
-        local name = frame_name(methods[nd.method])
-        local child = into.index[name]
-        if not child then  -- merged threads can meet the same frame twice
-          child = { name = name, value = 0, children = {}, index = {} }
-          into.index[name] = child
-          into.children[#into.children + 1] = child
-        end
-        child.value = child.value + v
-        build(k, child)
-      end
-    end
+  for _, th in ipairs(threads) do  -- a minimum nothing reaches: the root alone
+    total = total + select(3, core:pruned(th.root, clock, math.maxinteger))[1]
   end
+  local min = math.max(1, math.floor(fraction * total))
   local root = { name = "all", value = total, children = {}, index = {} }
   for _, th in ipairs(threads) do
-    local v = root_value(th.root)
+    local depths, ms, values = core:pruned(th.root, clock, min)
+    local v = values[1]
     if v > 0 and v >= min then
       local into = root
       if not opts.merge then  -- threads of one name share a tower
@@ -80,7 +63,20 @@ function M.from_trace(trace, opts)
         end
         into.value = into.value + v
       end
-      build(th.root, into)
+      local path = { [0] = into }
+      for k = 2, #depths do
+        local d, value = depths[k], values[k]
+        local parent = path[d - 1]
+        local name = frame_name(methods[ms[k]])
+        local child = parent.index[name]
+        if not child then  -- merged threads can meet the same frame twice
+          child = { name = name, value = 0, children = {}, index = {} }
+          parent.index[name] = child
+          parent.children[#parent.children + 1] = child
+        end
+        child.value = child.value + value
+        path[d] = child
+      end
     end
   end
   return root
