@@ -232,7 +232,9 @@ static int put_frame (Bytes *b, const mt_Method *m) {
 ** under a root, one line per node with self time: "a;b;c 123". label is
 ** the first frame; skip (a table: method number -> true) names methods
 ** whose frames fold into their caller. With a Lua file as sixth argument
-** the lines go to it as they come, and the result is true.
+** the lines go to it as they come, and the result is true. With collapse
+** (seventh) true, a frame that calls its own method folds into it
+** (recursion shown once).
 */
 static int trace_fold (lua_State *L) {
   static const char *const clocks[] = {"cpu", "wall", NULL};
@@ -243,8 +245,10 @@ static int trace_fold (lua_State *L) {
   const char *label = luaL_optlstring(L, 4, NULL, &labellen);
   int skip = !lua_isnoneornil(L, 5), ok = 1;
   luaL_Stream *file = (luaL_Stream *)luaL_testudata(L, 6, LUA_FILEHANDLE);
+  int collapse = lua_toboolean(L, 7);
   Bytes out = {NULL, 0, 0}, path = {NULL, 0, 0};
   uint32_t *stack = NULL;   /* stack[d]: the node at depth d */
+  uint32_t *last = NULL;    /* last[d]: the method of the path's last frame there */
   size_t *ends = NULL;      /* ends[d]: the path's length there */
   size_t depth = 0, cap = 0;
   if (skip) luaL_checktype(L, 5, LUA_TTABLE);
@@ -254,11 +258,13 @@ static int trace_fold (lua_State *L) {
     int hidden = 0;
     if (depth == cap) {
       size_t ncap = cap ? cap * 2 : 64;
-      uint32_t *ns = (uint32_t *)realloc(stack, ncap * sizeof *ns);
+      uint32_t *ns = (uint32_t *)realloc(stack, ncap * sizeof *ns), *nl;
       size_t *ne = ns ? (size_t *)realloc(ends, ncap * sizeof *ne) : NULL;
       if (ns) stack = ns;
-      if (ne == NULL) { ok = 0; break; }
-      ends = ne;
+      if (ne) ends = ne;
+      nl = ne ? (uint32_t *)realloc(last, ncap * sizeof *nl) : NULL;
+      if (nl == NULL) { ok = 0; break; }
+      last = nl;
       cap = ncap;
     }
     stack[depth] = k;
@@ -268,8 +274,12 @@ static int trace_fold (lua_State *L) {
       hidden = lua_toboolean(L, -1);
       lua_pop(L, 1);
     }
-    if (nd->method != MT_NONE && !hidden)
+    last[depth] = depth > 0 ? last[depth - 1] : MT_NONE;
+    if (collapse && nd->method != MT_NONE && nd->method == last[depth]) hidden = 1;
+    if (nd->method != MT_NONE && !hidden) {
       ok = (path.n == 0 || put(&path, ";", 1)) && put_frame(&path, &t->methods[nd->method]);
+      last[depth] = nd->method;
+    }
     ends[depth] = path.n;
     if (ok && nd->excl[clock] > 0 && path.n > 0) {
       char num[32];
@@ -291,6 +301,7 @@ static int trace_fold (lua_State *L) {
   }
   free(stack);
   free(ends);
+  free(last);
   free(path.p);
   if (ok && file && out.n > 0) ok = fwrite(out.p, 1, out.n, file->f) == out.n;
   if (!ok) {

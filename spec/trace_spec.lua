@@ -230,6 +230,9 @@ describe("sift profile, fold, flame, diff, calls and export", function()
       "main;A.run;B.work 20", "main;A.run;B.work;C.leaf 10", "foo;X.loop 45", "" }, "\n"), out)
     out = run { "fold", path, "--thread", "main", "--exclude", "^B%.", "--merge" }
     assert.are.equal("A.run 65\nA.run;C.leaf 30\nA.run;C.leaf;C.leaf 5\n", out)
+    -- recursion once: C.leaf inside C.leaf adds its 5 µs to the outer one
+    out = run { "fold", path, "--thread", "main", "--collapse-recursion" }
+    assert.are.equal("main;A.run 45\nmain;A.run;B.work 20\nmain;A.run;B.work;C.leaf 10\nmain;A.run;C.leaf 25\n", out)
   end)
 
   it("writes a valid SVG whose frames add up, from a trace and from its folded stacks", function()

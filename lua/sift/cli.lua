@@ -100,6 +100,7 @@ local function build_parser()
     .. "repeat for several."):count("*")
   fold:option("--include", "Keep only frames that match this Lua pattern; repeat for several."):count("*")
   fold:flag("--merge", "Merge the threads into one graph (default: each thread is its own first frame).")
+  fold:flag("--collapse-recursion", "Show recursion once: a frame that calls its own method folds into it.")
   fold:option("-o --output", "Write to this file instead of standard output.")
 
   local calls = parser:command("calls", "A thread's calls in order, indented, with loops shown once "
@@ -572,7 +573,8 @@ function commands.fold(args, out, err)
   end
   local ok, text = pcall(trace.fold, trace, { clock = args.clock, thread = threads_option(args),
     merge = args.merge, exclude = #args.exclude > 0 and args.exclude or nil,
-    include = #args.include > 0 and args.include or nil, file = io.type(file) == "file" and file or nil })
+    include = #args.include > 0 and args.include or nil, collapse_recursion = args.collapse_recursion,
+    file = io.type(file) == "file" and file or nil })
   if ok and type(text) == "string" then file:write(text) end
   if args.output then file:close() end
   if not ok then

@@ -139,6 +139,7 @@ M.chosen_threads = chosen_threads
 --   graph; default: each thread is its own first frame), `exclude` (Lua
 --   patterns over "class.method"; those frames fold into their caller),
 --   `include` (patterns: keep only frames that match, and the thread),
+--   `collapse_recursion` (a frame calling its own method folds into it),
 --   `file` (an open file: write there, and return true)
 -- @treturn string
 function Trace:fold(opts)
@@ -162,15 +163,17 @@ function Trace:fold(opts)
       skip[i] = hide or nil
     end
   end
-  local direct = opts.file and not opts.merge and not skip  -- lines can go straight out
+  local direct = opts.file and not opts.merge and not skip and not opts.collapse_recursion
+  -- (otherwise equal stacks must be summed first)
   local parts = {}
   for _, th in ipairs(chosen_threads(self, opts.thread)) do
     local label = not opts.merge and (th.name or ("thread " .. th.tid)) or nil
-    parts[#parts + 1] = self.core:fold(th.root, clock, label, skip, direct and opts.file or nil)
+    parts[#parts + 1] = self.core:fold(th.root, clock, label, skip, direct and opts.file or nil,
+      opts.collapse_recursion)
   end
   if direct then return true end
   local text = table.concat(parts)
-  if opts.merge or skip then text = M.merge_folded(text) end
+  if opts.merge or skip or opts.collapse_recursion then text = M.merge_folded(text) end
   if opts.file then
     opts.file:write(text)
     return true
