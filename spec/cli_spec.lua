@@ -92,6 +92,8 @@ describe("sift (command line)", function()
     assert.are.same({ "trace", "streaming", "dual", 61, 3963, 39377 },
       { t.format, t.variant, t.clock, t.threads, t.methods, t.records })
     assert.are.equal(662173553092, t.start_time_us)  -- exact, not rounded
+    assert.are.equal(9, t.unknown_methods)             -- decoded: ids the file never names
+    assert.matches("^main %d+", t.thread_records)
 
     out, _, code = sift { "info", "--json", trace, "/nonexistent" }
     assert.are.equal(1, code)

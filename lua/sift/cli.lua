@@ -239,6 +239,28 @@ local function add_heap_facts(args, path, info)
   return info
 end
 
+-- what decoding a trace adds: records per thread, durations, odd exits
+local function add_trace_facts(args, path, info)
+  local trace, msg, code = with_progress(args, path, function(update)
+    return sift.open(path, { progress = update })
+  end)
+  if not trace then return nil, msg, code end
+  local facts = trace:info()
+  local busy, wall = {}, 0
+  for _, th in ipairs(trace:threads()) do
+    if th.records > 0 then busy[#busy + 1] = ("%s %d"):format(th.name or th.tid, th.records) end
+    if th.wall > wall then wall = th.wall end
+  end
+  trace:close()
+  info.records = facts.records
+  info.thread_records = table.concat(busy, ", ")
+  info.longest_thread_us = facts.clock ~= "thread-cpu" and wall or nil
+  for _, k in ipairs { "unknown_methods", "orphan_exits", "mismatched_exits" } do
+    if facts[k] > 0 then info[k] = facts[k] end
+  end
+  return info
+end
+
 function commands.info(args, out, err)
   local status = EXIT_OK
   local results = {}
@@ -248,6 +270,8 @@ function commands.info(args, out, err)
     end)
     if info and info.format == "hprof" and not info.problem and not args.header then
       info, msg, code = add_heap_facts(args, path, info)
+    elseif info and info.format == "trace" and not info.problem and not args.header then
+      info, msg, code = add_trace_facts(args, path, info)
     end
     if not info then
       err:write("sift: ", printable(msg), "\n")
