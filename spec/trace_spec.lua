@@ -253,6 +253,20 @@ describe("sift profile, fold, flame, diff, calls and export", function()
     assert.not_matches("rgb%(255,%d+,%d+%)\"", helper.read(svg):match("<g class.*"))  -- nothing grew
   end)
 
+  it("draws a flame chart with each call at its time", function()
+    local path = helper.fixture("trace/synthetic/simple-v2.trace")
+    if not path then return end
+    local svg = helper.tmpfile("")
+    local _, err, code = run { "flame", path, "--flamechart", "--thread", "main", "-o", svg }
+    assert.are.equal(0, code, err)
+    local frames = {}
+    for x, w, name in helper.read(svg):gmatch('data%-x="(%d+)" data%-w="(%d+)" data%-name="([^"]*)"') do
+      frames[#frames + 1] = ("%s@%s+%s"):format(name, x, w)
+    end
+    assert.are.same({ "main@0+100", "A.run@0+100", "B.work@10+30", "C.leaf@20+10", "C.leaf@45+25", "C.leaf@60+5" },
+      frames)
+  end)
+
   it("exports balanced speedscope profiles and Chrome B/E pairs for the streaming trace", function()
     local path = helper.fixture("trace/firefox-art-trace-streaming.trace")
     if not path then return end

@@ -134,6 +134,8 @@ local function build_parser()
   flame_options(flame)
   flame:flag("--inverted", "Icicle graph: roots at the top.")
   flame:flag("--merge", "Merge the threads into one graph (default: one tower per thread).")
+  flame:flag("--flamechart", "A flame chart: one thread's calls at their time, left to right "
+    .. "(--thread, default the busiest).")
 
   local diff = parser:command("diff", "A differential flame graph: red grew from A to B, blue shrank.")
   diff:argument("before", "The trace (or folded stacks) before.")
@@ -681,7 +683,8 @@ end
 local function write_svg(args, tree, default_title, out, err)
   local svg = require("sift.flame").svg(tree, { title = args.title or default_title, width = args.width,
     minwidth = args.minwidth, countname = args.countname, colors = args.colors, hash = args.hash,
-    inverted = args.inverted, subtitle = args.clock and (args.clock .. " clock") or nil })
+    inverted = args.inverted, flamechart = args.flamechart,
+    subtitle = args.clock and (args.clock .. " clock") or nil })
   local f, msg = io.open(args.output, "wb")
   if not f then
     err:write("sift: ", msg, "\n")
@@ -694,6 +697,17 @@ local function write_svg(args, tree, default_title, out, err)
 end
 
 function commands.flame(args, out, err)
+  if args.flamechart then
+    local trace = trace_or_report(args, err)
+    if not trace then return EXIT_BAD_INPUT end
+    local ok, tree = pcall(trace.timeline, trace, { clock = args.clock, thread = args.thread[1],
+      min_fraction = (args.minwidth or 0) / math.max(1, (args.width or 1200) - 20) })
+    if not ok then
+      err:write("sift: ", args.file, ": ", (tostring(tree):gsub("^.-:%d+: ", "")), "\n")
+      return EXIT_BAD_INPUT
+    end
+    return write_svg(args, tree, "Flame Chart", out, err)
+  end
   local tree = flame_tree(args, args.file, err)
   if not tree then return EXIT_BAD_INPUT end
   return write_svg(args, tree, args.inverted and "Icicle Graph" or "Flame Graph", out, err)

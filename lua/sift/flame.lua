@@ -282,7 +282,8 @@ local function percent(v, total) return total > 0 and format("%.2f", 100 * v / t
 -- @tparam table tree from `from_trace`, `from_folded` or `diff`
 -- @tparam[opt] table opts `title`, `subtitle`, `width` (1200), `height`
 --   (frame height, 16), `minwidth` (pixels, 0.1), `countname` ("µs"),
---   `inverted` (icicle), `colors` ("java" or "hot"), `hash` (stable colours)
+--   `inverted` (icicle), `colors` ("java" or "hot"), `hash` (stable colours),
+--   `flamechart` (the tree is a `trace:timeline()`: frames at their time)
 -- @treturn string
 function M.svg(tree, opts)
   opts = opts or {}
@@ -304,7 +305,8 @@ function M.svg(tree, opts)
     if not opts.flamechart then table.sort(children, function(a, b) return a.name < b.name end) end
     local cx = x
     for _, c in ipairs(children) do
-      lay(c, cx, depth + 1)
+      -- a flame chart places calls at their time; a flame graph packs them
+      lay(c, opts.flamechart and c.start or cx, depth + 1)
       cx = cx + c.value
     end
   end

@@ -376,6 +376,54 @@ local function balanced(self, tid, clock, fn)
   for k = #stack, 1, -1 do fn("C", stack[k], last) end
 end
 
+--- One thread's calls on its time axis, for flame charts: a tree of call
+-- instances in time order, each with `start` (from the thread's first
+-- event) and `value` (its duration); calls shorter than `min_fraction` of
+-- the thread's span are left in their caller.
+-- @tparam table opts `clock`, `thread` (default: the one with most records),
+--   `min_fraction`
+function Trace:timeline(opts)
+  opts = opts or {}
+  local clock = clock_of(self, opts.clock)
+  local th = opts.thread and chosen_threads(self, opts.thread)[1]
+  if not th then
+    for _, t in ipairs(self:threads()) do
+      if not th or t.records > th.records then th = t end
+    end
+  end
+  if opts.thread and not th then error(("no thread '%s' in this trace"):format(tostring(opts.thread)), 2) end
+  local methods = self:methods()
+  local root = { name = th.name or ("thread " .. th.tid), start = 0, value = 0, children = {}, thread = true }
+  local open, t0, t1 = { root }, nil, 0
+  balanced(self, th.tid, clock, function(kind, m, t)
+    t0 = t0 or t
+    t1 = t
+    if kind == "O" then
+      local node = { name = short_name(methods[m]), start = t - t0, children = {} }
+      open[#open + 1] = node
+    else
+      local node = table.remove(open)
+      node.value = t - t0 - node.start
+      local parent = open[#open]
+      parent.children[#parent.children + 1] = node
+    end
+  end)
+  root.value = t1 - (t0 or 0)
+  local min = (opts.min_fraction or 0) * root.value
+  local function prune(node)
+    local kept = {}
+    for _, c in ipairs(node.children) do
+      if c.value > 0 and c.value >= min then
+        kept[#kept + 1] = c
+        prune(c)
+      end
+    end
+    node.children = kept
+  end
+  prune(root)
+  return root
+end
+
 --- The trace as a speedscope file (one evented profile per thread).
 -- @tparam[opt] table opts `clock`, `thread`
 -- @return a table to encode as JSON
