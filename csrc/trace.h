@@ -44,12 +44,12 @@ typedef struct mt_Thread {
   uint64_t first[2], last[2];  /* times of its first and last events */
 } mt_Thread;
 
-typedef struct mt_Node {
+typedef struct mt_Node {  /* 56 bytes */
+  uint64_t incl[2], excl[2];
   uint32_t method;      /* MT_NONE for a thread's root */
   uint32_t parent, child, next;  /* first child, next sibling */
   uint32_t key;         /* names it as a parent in the child table */
-  uint64_t calls;
-  uint64_t incl[2], excl[2];
+  uint32_t calls;       /* entries: fewer than the file's records */
 } mt_Node;
 
 typedef struct mt_Trace {
