@@ -554,14 +554,36 @@ local function threads_option(args)
   return #args.thread > 0 and args.thread or nil
 end
 
+-- fn(...), with a Lua error in it (a bad option, such as a clock the trace
+-- lacks) said on err as "sift: PATH: message"; nil then
+local function try(err, path, fn, ...)
+  local r = table.pack(pcall(fn, ...))
+  if not r[1] then
+    err:write("sift: ", path, ": ", (tostring(r[2]):gsub("^.-:%d+: ", "")), "\n")
+    return nil
+  end
+  return table.unpack(r, 2, r.n)
+end
+
+-- where output goes: args.output opened for writing, or out; nil after
+-- saying why on err
+local function open_output(args, out, err)
+  if not args.output then return out end
+  local f, msg = io.open(args.output, "wb")
+  if not f then err:write("sift: ", msg, "\n") end
+  return f
+end
+
+-- --minwidth pixels as a share of the graph's width
+local function min_fraction(args)
+  return (args.minwidth or 0) / math.max(1, (args.width or 1200) - 20)
+end
+
 function commands.profile(args, out, err)
   local trace = trace_or_report(args, err)
   if not trace then return EXIT_BAD_INPUT end
-  local ok, rows = pcall(trace.profile, trace, { clock = args.clock })
-  if not ok then
-    err:write("sift: ", args.file, ": ", (tostring(rows):gsub("^.-:%d+: ", "")), "\n")
-    return EXIT_BAD_INPUT
-  end
+  local rows = try(err, args.file, trace.profile, trace, { clock = args.clock })
+  if not rows then return EXIT_BAD_INPUT end
   local info = trace:info()
   if args.json then
     out:write(json.encode { clock = args.clock, threads = info.threads, records = info.records, methods = rows }, "\n")
@@ -589,36 +611,23 @@ end
 function commands.fold(args, out, err)
   local trace = trace_or_report(args, err)
   if not trace then return EXIT_BAD_INPUT end
-  local file, msg = out, nil
-  if args.output then
-    file, msg = io.open(args.output, "wb")
-    if not file then
-      err:write("sift: ", msg, "\n")
-      return EXIT_BAD_INPUT
-    end
-  end
-  local ok, text = pcall(trace.fold, trace, { clock = args.clock, thread = threads_option(args),
+  local file = open_output(args, out, err)
+  if not file then return EXIT_BAD_INPUT end
+  local text = try(err, args.file, trace.fold, trace, { clock = args.clock, thread = threads_option(args),
     merge = args.merge, exclude = #args.exclude > 0 and args.exclude or nil,
     include = #args.include > 0 and args.include or nil, collapse_recursion = args.collapse_recursion,
     file = io.type(file) == "file" and file or nil })
-  if ok and type(text) == "string" then file:write(text) end
+  if type(text) == "string" then file:write(text) end
   if args.output then file:close() end
-  if not ok then
-    err:write("sift: ", args.file, ": ", (tostring(text):gsub("^.-:%d+: ", "")), "\n")
-    return EXIT_BAD_INPUT
-  end
-  return EXIT_OK
+  return text and EXIT_OK or EXIT_BAD_INPUT
 end
 
 function commands.calls(args, out, err)
   local trace = trace_or_report(args, err)
   if not trace then return EXIT_BAD_INPUT end
-  local ok, lines, stats = pcall(trace.calls, trace, { thread = args.thread, depth = args.depth,
+  local lines, stats = try(err, args.file, trace.calls, trace, { thread = args.thread, depth = args.depth,
     exclude = #args.exclude > 0 and args.exclude or nil, include = #args.include > 0 and args.include or nil })
-  if not ok then
-    err:write("sift: ", args.file, ": ", (tostring(lines):gsub("^.-:%d+: ", "")), "\n")
-    return EXIT_BAD_INPUT
-  end
+  if not lines then return EXIT_BAD_INPUT end
   for _, line in ipairs(lines) do out:write(line, "\n") end
   err:write(("sift: thread %s: %s calls in %s lines (%.1f%% shorter)\n"):format(stats.thread,
     group_digits(stats.calls), group_digits(stats.lines),
@@ -629,23 +638,11 @@ end
 function commands.export(args, out, err)
   local trace = trace_or_report(args, err)
   if not trace then return EXIT_BAD_INPUT end
-  local ok, doc = pcall(trace[args.format], trace, { clock = args.clock, thread = threads_option(args) })
-  if not ok then
-    err:write("sift: ", args.file, ": ", (tostring(doc):gsub("^.-:%d+: ", "")), "\n")
-    return EXIT_BAD_INPUT
-  end
-  local text = json.encode(doc)
-  if args.output then
-    local f, msg = io.open(args.output, "wb")
-    if not f then
-      err:write("sift: ", msg, "\n")
-      return EXIT_BAD_INPUT
-    end
-    f:write(text, "\n")
-    f:close()
-  else
-    out:write(text, "\n")
-  end
+  local doc = try(err, args.file, trace[args.format], trace, { clock = args.clock, thread = threads_option(args) })
+  local file = doc and open_output(args, out, err)
+  if not file then return EXIT_BAD_INPUT end
+  file:write(json.encode(doc), "\n")
+  if args.output then file:close() end
   return EXIT_OK
 end
 
@@ -658,13 +655,8 @@ local function flame_tree(args, path, err)
     if not trace then return nil end
     -- frames narrower than --minwidth pixels are never drawn: prune them
     -- while reading the call tree
-    local ok, tree = pcall(flame.from_trace, trace, { clock = args.clock, thread = threads_option(args),
-      merge = args.merge, min_fraction = (args.minwidth or 0) / math.max(1, (args.width or 1200) - 20) })
-    if not ok then
-      err:write("sift: ", path, ": ", (tostring(tree):gsub("^.-:%d+: ", "")), "\n")
-      return nil
-    end
-    return tree
+    return try(err, path, flame.from_trace, trace, { clock = args.clock, thread = threads_option(args),
+      merge = args.merge, min_fraction = min_fraction(args) })
   end
   local f, msg = io.open(path, "rb")
   if not f then
@@ -685,11 +677,8 @@ local function write_svg(args, tree, default_title, out, err)
     minwidth = args.minwidth, countname = args.countname, colors = args.colors, hash = args.hash,
     inverted = args.inverted, flamechart = args.flamechart,
     subtitle = args.clock and (args.clock .. " clock") or nil })
-  local f, msg = io.open(args.output, "wb")
-  if not f then
-    err:write("sift: ", msg, "\n")
-    return EXIT_BAD_INPUT
-  end
+  local f = open_output(args, nil, err)
+  if not f then return EXIT_BAD_INPUT end
   f:write(svg)
   f:close()
   out:write(("%s: %d bytes, %s %s in all\n"):format(args.output, #svg, group_digits(tree.value), args.countname))
@@ -700,12 +689,9 @@ function commands.flame(args, out, err)
   if args.flamechart then
     local trace = trace_or_report(args, err)
     if not trace then return EXIT_BAD_INPUT end
-    local ok, tree = pcall(trace.timeline, trace, { clock = args.clock, thread = args.thread[1],
-      min_fraction = (args.minwidth or 0) / math.max(1, (args.width or 1200) - 20) })
-    if not ok then
-      err:write("sift: ", args.file, ": ", (tostring(tree):gsub("^.-:%d+: ", "")), "\n")
-      return EXIT_BAD_INPUT
-    end
+    local tree = try(err, args.file, trace.timeline, trace, { clock = args.clock, thread = args.thread[1],
+      min_fraction = min_fraction(args) })
+    if not tree then return EXIT_BAD_INPUT end
     return write_svg(args, tree, "Flame Chart", out, err)
   end
   local tree = flame_tree(args, args.file, err)
