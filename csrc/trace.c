@@ -532,7 +532,10 @@ static sift_Status run_thread (Ctx *c, mt_Thread *th, const uint32_t *offs,
     }
     else {  /* exit, unroll (exit by exception), or the unused 3 */
       uint32_t d = st->n, node;
-      while (d > 0 && st->f[d - 1].method != method) d--;
+      /* the method's frame, when it has one: the scan pops what it passes,
+         so it costs no more than the frames it closes */
+      if (st->active[method] == 0) d = 0;
+      else while (d > 0 && st->f[d - 1].method != method) d--;
       if (d == 0) {  /* the gap was the orphan's: it was running */
         if ((s = orphan_exit(t, th, method, now, &node)) != SIFT_OK) return s;
         if (st->n) t->anomalies++;

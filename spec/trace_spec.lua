@@ -156,6 +156,15 @@ describe("Android traces: bad input", function()
     assert.are.equal("bad_header", code)
   end)
 
+  it("decodes a deep stack followed by as many exits with no entry (each exit costs O(1))", function()
+    local w = dofile("spec/trace_writer.lua").new()
+    local a, b = w:method("A", "a"), w:method("B", "b")
+    for i = 1, 200000 do w:enter(1, a, i, i) end
+    for i = 1, 200000 do w:exit(1, b, 200000 + i, 200000 + i) end
+    local info = assert(require("sift.core").trace(w:bytes())):info()
+    assert.are.same({ 200000, 200000, 400001 }, { info.orphan_exits, info.mismatched_exits, info.nodes })
+  end)
+
   it("never crashes on a trace cut at any byte or with a lying data offset", function()
     local path = helper.fixture("trace/perflib-exception.trace")
     if not path then return end
