@@ -295,22 +295,26 @@ function M.svg(tree, opts)
   local min_value = (opts.minwidth or 0.1) / (scale > 0 and scale or 1)
   -- lay out: each node gets x (in counts) and depth
   local frames, max_depth, max_delta = {}, 0, 0
-  local function lay(node, x, depth)
-    if node.value < min_value then return end
-    frames[#frames + 1] = { node = node, x = x, depth = depth }
-    if depth > max_depth then max_depth = depth end
-    if node.delta and math.abs(node.delta) > max_delta then max_delta = math.abs(node.delta) end
-    local children = {}
-    for i, c in ipairs(node.children) do children[i] = c end
-    if not opts.flamechart then table.sort(children, function(a, b) return a.name < b.name end) end
-    local cx = x
-    for _, c in ipairs(children) do
-      -- a flame chart places calls at their time; a flame graph packs them
-      lay(c, opts.flamechart and c.start or cx, depth + 1)
-      cx = cx + c.value
+  -- preorder with an explicit stack: call trees can be deeper than Lua's
+  local todo = { { tree, 0, 0 } }
+  while #todo > 0 do
+    local node, x, depth = table.unpack(table.remove(todo))
+    if node.value >= min_value then
+      frames[#frames + 1] = { node = node, x = x, depth = depth }
+      if depth > max_depth then max_depth = depth end
+      if node.delta and math.abs(node.delta) > max_delta then max_delta = math.abs(node.delta) end
+      local children = {}
+      for i, c in ipairs(node.children) do children[i] = c end
+      if not opts.flamechart then table.sort(children, function(a, b) return a.name < b.name end) end
+      local placed, cx = {}, x
+      for i, c in ipairs(children) do
+        -- a flame chart places calls at their time; a flame graph packs them
+        placed[i] = { c, opts.flamechart and c.start or cx, depth + 1 }
+        cx = cx + c.value
+      end
+      for i = #placed, 1, -1 do todo[#todo + 1] = placed[i] end
     end
   end
-  lay(tree, 0, 0)
   local height = top + (max_depth + 1) * fh + 40
   local copts = { colors = opts.colors, hash = opts.hash, max_delta = max_delta }
   if not opts.hash then math.randomseed(1) end
