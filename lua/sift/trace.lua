@@ -259,18 +259,30 @@ end
 -- give every subtree a number: equal shapes, equal numbers
 local function shapes(root, depth_limit)
   local ids, n = {}, 0
-  local function walk(node, depth)
+  -- breadth first, then backwards: children get their numbers before
+  -- their parents (no recursion: call trees can be deeper than Lua's stack)
+  local order, depths = { root }, { 0 }
+  local i = 1
+  while i <= #order do
+    if depths[i] < depth_limit then
+      for _, c in ipairs(order[i].children) do
+        order[#order + 1] = c
+        depths[#depths + 1] = depths[i] + 1
+      end
+    end
+    i = i + 1
+  end
+  for k = #order, 1, -1 do
+    local node = order[k]
     local parts = { node.m or 0 }
-    if depth < depth_limit then
-      for _, c in ipairs(node.children) do parts[#parts + 1] = walk(c, depth + 1) end
+    if depths[k] < depth_limit then
+      for _, c in ipairs(node.children) do parts[#parts + 1] = c.shape end
     end
     local key = table.concat(parts, ",")
     local id = ids[key]
     if not id then n = n + 1; id = n; ids[key] = id end
     node.shape = id
-    return id
   end
-  walk(root, 0)
 end
 
 -- runs at one level: { start, length, times } covering the children
@@ -316,30 +328,37 @@ function Trace:calls(opts)
   local depth_limit = opts.depth or math.huge
   local root, names, calls = call_tree(self, th.tid, opts)
   shapes(root, depth_limit)
+  -- what to do next, last first: print a line, or lay out a list of calls
   local lines, shown_calls = {}, 0
-  local function emit(children, depth, weight)
-    if depth > depth_limit then return end
-    local indent = ("  "):rep(depth - 1)
-    for _, run in ipairs(runs(children, opts.period or 8)) do
-      local times = run.times
-      if run.length == 1 then
-        local c = children[run.start]
-        lines[#lines + 1] = indent .. names[c.m] .. (times > 1 and (" ×" .. times) or "")
-        shown_calls = shown_calls + 1
-        emit(c.children, depth + 1, weight * times)
-      else
-        lines[#lines + 1] = indent .. "┌ ×" .. times
-        for k = run.start, run.start + run.length - 1 do
-          local c = children[k]
-          lines[#lines + 1] = indent .. "│ " .. names[c.m]
-          shown_calls = shown_calls + 1
-          emit(c.children, depth + 1, weight * times)
+  local todo = { { list = root.children, depth = 1 } }
+  while #todo > 0 do
+    local a = table.remove(todo)
+    if a.line then
+      lines[#lines + 1] = a.line
+      if a.call then shown_calls = shown_calls + 1 end
+    elseif a.depth <= depth_limit then
+      -- past 64 levels the depth is written, not drawn: lines stay short
+      local indent, acts = ("  "):rep(math.min(a.depth, 65) - 1), {}
+      if a.depth > 65 then indent = indent .. ("[%d] "):format(a.depth) end
+      for _, run in ipairs(runs(a.list, opts.period or 8)) do
+        local times = run.times
+        if run.length == 1 then
+          local c = a.list[run.start]
+          acts[#acts + 1] = { line = indent .. names[c.m] .. (times > 1 and (" ×" .. times) or ""), call = true }
+          acts[#acts + 1] = { list = c.children, depth = a.depth + 1 }
+        else
+          acts[#acts + 1] = { line = indent .. "┌ ×" .. times }
+          for k = run.start, run.start + run.length - 1 do
+            local c = a.list[k]
+            acts[#acts + 1] = { line = indent .. "│ " .. names[c.m], call = true }
+            acts[#acts + 1] = { list = c.children, depth = a.depth + 1 }
+          end
+          acts[#acts + 1] = { line = indent .. "└" }
         end
-        lines[#lines + 1] = indent .. "└"
       end
+      for k = #acts, 1, -1 do todo[#todo + 1] = acts[k] end
     end
   end
-  emit(root.children, 1, 1)
   return lines, { thread = th.name or th.tid, calls = calls, lines = #lines, shown_calls = shown_calls }
 end
 
@@ -410,17 +429,17 @@ function Trace:timeline(opts)
   end)
   root.value = t1 - (t0 or 0)
   local min = (opts.min_fraction or 0) * root.value
-  local function prune(node)
-    local kept = {}
+  local todo = { root }  -- no recursion: call trees can be deeper than Lua's stack
+  while #todo > 0 do
+    local node, kept = table.remove(todo), {}
     for _, c in ipairs(node.children) do
       if c.value > 0 and c.value >= min then
         kept[#kept + 1] = c
-        prune(c)
+        todo[#todo + 1] = c
       end
     end
     node.children = kept
   end
-  prune(root)
   return root
 end
 
