@@ -159,5 +159,6 @@ help:
 	@echo "make demo       run sift on the shared fixtures (or generated files)"
 	@echo "make bench      timings and throughput"
 	@echo "make fuzz       run every fuzz harness for FUZZ_TIME seconds (default 60)"
+	@echo "make check-browser  flame-graph search and zoom in headless Chromium"
 	@echo "make install    install into PREFIX (default /usr/local), DESTDIR honoured"
 	@echo "make rock       luarocks make, offline, into ROCKTREE"
