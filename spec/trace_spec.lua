@@ -231,6 +231,23 @@ describe("sift profile, fold, flame, diff, calls and export", function()
       .. ": this trace has only the thread-cpu clock\n" }, { code, err })
   end)
 
+  it("prints dmtracedump's exclusive table: the same times and self percentages, (toplevel) included", function()
+    local path = helper.fixture("trace/perflib-basic.trace")
+    if not path then return end
+    local ref = helper.read(helper.fixture("trace/reference/perflib-basic.dmtracedump-profile.txt"))
+    local want = {}
+    for usecs, pct, name in ref:match("sorted by exclusive time%.\n\n[^\n]*\n(.-)\n\n")
+        :gmatch("%s*(%d+)%s+([%d.]+)%s+[%d.]+%s+%[%d+%] ([^\n]+)") do
+      want[#want + 1] = ("%s %s %s"):format(usecs, pct, (name:gsub("^(%S+)", function(c) return (c:gsub("/", ".")) end)))
+    end
+    local got = {}
+    for usecs, pct, name in run({ "profile", path }):gmatch("\n%s+(%d+)%s+([%d.]+)%%%s+[%d,]+%s+[%d.]+%%%s+%S+%s%s([^\n]+)") do
+      if tonumber(usecs) > 0 then got[#got + 1] = ("%s %s %s"):format(usecs, pct, name) end
+    end
+    assert.are.equal(6, #want)
+    assert.are.same(want, got)
+  end)
+
   it("folds stacks with the thread first, filters frames, and merges threads", function()
     local path = helper.fixture("trace/synthetic/simple-v2.trace")
     if not path then return end

@@ -589,8 +589,16 @@ function commands.profile(args, out, err)
     out:write(json.encode { clock = args.clock, threads = info.threads, records = info.records, methods = rows }, "\n")
     return EXIT_OK
   end
-  local total = trace:toplevel { clock = args.clock }
+  local toplevel = trace:toplevel { clock = args.clock }
+  local total = toplevel
   for _, r in ipairs(rows) do total = total + r.exclusive end
+  -- dmtracedump's "(toplevel)": time with no method on a thread's stack
+  local shown = { { name = "(toplevel)", exclusive = toplevel, inclusive = total, calls = 0, recursive_calls = 0 } }
+  for _, r in ipairs(rows) do shown[#shown + 1] = r end
+  table.sort(shown, function(a, b)
+    if a.exclusive ~= b.exclusive then return a.exclusive > b.exclusive end
+    return a.name < b.name
+  end)
   out:write(("%s: %s clock, %s records, %d threads, %d methods (%d unnamed), %s µs in all\n"):format(
     args.file, args.clock, group_digits(info.records), info.threads, info.methods, info.unknown_methods,
     group_digits(total)))
@@ -599,7 +607,7 @@ function commands.profile(args, out, err)
       info.orphan_exits, info.mismatched_exits))
   end
   out:write(("\n%12s %7s %12s %7s %12s  %s\n"):format("excl µs", "excl %", "incl µs", "incl %", "calls+rec", "method"))
-  for i, r in ipairs(rows) do
+  for i, r in ipairs(shown) do
     if args.top > 0 and i > args.top then break end
     local pct = function(v) return total > 0 and ("%6.2f%%"):format(100 * v / total) or "      -" end
     out:write(("%12s %7s %12s %7s %12s  %s\n"):format(group_digits(r.exclusive), pct(r.exclusive),
