@@ -369,24 +369,51 @@ static uint32_t hash_slot (const mt_Trace *t, uint32_t key, uint32_t method) {
   return (uint32_t)(h >> 32) & (t->hashcap - 1);
 }
 
+/* children past this many are found through the table */
+#define SCAN 8
+
 static void hash_insert (mt_Trace *t, uint32_t node) {
   const mt_Node *nd = &t->nodes[node];
   uint32_t s = hash_slot(t, t->nodes[nd->parent].key, nd->method);
   while (t->hash[s] != MT_NONE) s = (s + 1) & (t->hashcap - 1);
   t->hash[s] = node;
+  t->nhashed++;
 }
 
-/* grow the (parent key, method) table to twice its size */
-static int rehash (mt_Trace *t) {
-  uint32_t cap = t->hashcap ? t->hashcap * 2 : 1024, i;
+/* put a node's children in the table */
+static void hash_children (mt_Trace *t, uint32_t parent) {
+  uint32_t k;
+  for (k = t->nodes[parent].child; k != MT_NONE; k = t->nodes[k].next) hash_insert(t, k);
+}
+
+/* does the node have more children than a scan covers? */
+static int wide (const mt_Trace *t, uint32_t node) {
+  uint32_t k = t->nodes[node].child;
+  int n = 0;
+  for (; k != MT_NONE; k = t->nodes[k].next)
+    if (++n > SCAN) return 1;
+  return 0;
+}
+
+/* room for extra more entries (the table stays at most half full): a
+   bigger table, refilled with the children of every wide node */
+static int hash_reserve (mt_Trace *t, uint32_t extra) {
+  uint64_t need = ((uint64_t)t->nhashed + extra) * 2;
+  uint32_t cap = t->hashcap ? t->hashcap : 1024, i;
   uint32_t *h;
-  if (cap < t->hashcap || (h = (uint32_t *)malloc((size_t)cap * sizeof *h)) == NULL) return 0;
+  if (need <= t->hashcap) return 1;
+  while (cap < need) {
+    if (cap > UINT32_MAX / 2) return 0;
+    cap *= 2;
+  }
+  if ((h = (uint32_t *)malloc((size_t)cap * sizeof *h)) == NULL) return 0;
   memset(h, 0xFF, (size_t)cap * sizeof *h);
   free(t->hash);
   t->hash = h;
   t->hashcap = cap;
+  t->nhashed = 0;
   for (i = 0; i < t->nnodes; i++)
-    if (t->nodes[i].parent != MT_NONE) hash_insert(t, i);
+    if (wide(t, i)) hash_children(t, i);
   return 1;
 }
 
@@ -406,18 +433,35 @@ static uint32_t new_node (mt_Trace *t, uint32_t parent, uint32_t method) {
   return t->nnodes++;
 }
 
-/* the child of parent for method, made when new */
+/*
+** The child of parent for method, made when new. The first SCAN siblings
+** are scanned, and a found child moves to the front, so calls made again
+** are found at once. A node with more children also keeps them in the
+** table, so it costs no more than one with few.
+*/
 static uint32_t child (mt_Trace *t, uint32_t parent, uint32_t method) {
-  uint32_t s, k, key;
-  if ((uint64_t)(t->nnodes + 1) * 2 > t->hashcap && !rehash(t)) return MT_NONE;
-  key = t->nodes[parent].key;
-  s = hash_slot(t, key, method);
-  while ((k = t->hash[s]) != MT_NONE) {
-    if (t->nodes[k].method == method && t->nodes[t->nodes[k].parent].key == key) return k;
-    s = (s + 1) & (t->hashcap - 1);
+  uint32_t k = t->nodes[parent].child, prev = MT_NONE, s, key;
+  int n;
+  for (n = 0; k != MT_NONE && n < SCAN; n++, prev = k, k = t->nodes[k].next)
+    if (t->nodes[k].method == method) {
+      if (prev != MT_NONE) {
+        t->nodes[prev].next = t->nodes[k].next;
+        t->nodes[k].next = t->nodes[parent].child;
+        t->nodes[parent].child = k;
+      }
+      return k;
+    }
+  if (k != MT_NONE) {  /* a wide node: ask the table */
+    key = t->nodes[parent].key;
+    for (s = hash_slot(t, key, method); (k = t->hash[s]) != MT_NONE; s = (s + 1) & (t->hashcap - 1))
+      if (t->nodes[k].method == method && t->nodes[t->nodes[k].parent].key == key) return k;
+    if (!hash_reserve(t, 1) || (k = new_node(t, parent, method)) == MT_NONE) return MT_NONE;
+    hash_insert(t, k);
+    return k;
   }
+  if (n == SCAN && !hash_reserve(t, SCAN + 1)) return MT_NONE;
   if ((k = new_node(t, parent, method)) == MT_NONE) return MT_NONE;
-  t->hash[s] = k;
+  if (n == SCAN) hash_children(t, parent);  /* it has just become wide */
   return k;
 }
 
@@ -453,7 +497,6 @@ static sift_Status orphan_exit (mt_Trace *t, mt_Thread *th, uint32_t method,
                                 const uint64_t now[2], uint32_t *out) {
   uint32_t root = th->root, node, k, key;
   int i;
-  if ((uint64_t)(t->nnodes + 1) * 2 > t->hashcap && !rehash(t)) return SIFT_ENOMEM;
   if ((node = new_node(t, MT_NONE, method)) == MT_NONE) return SIFT_ENOMEM;
   /* the root's children become the orphan's; the orphan takes over the
      root's key, so their entries in the child table stay right */
@@ -464,8 +507,7 @@ static sift_Status orphan_exit (mt_Trace *t, mt_Thread *th, uint32_t method,
   t->nodes[root].key = key;
   t->nodes[root].child = node;
   t->nodes[node].parent = root;
-  hash_insert(t, node);
-  t->nodes[node].calls = 1;
+  t->nodes[node].calls = 1;  /* (the root has one child now: no table entry) */
   t->methods[method].calls++;
   for (i = 0; i < 2; i++) {
     t->nodes[node].incl[i] += now[i];

@@ -76,8 +76,8 @@ typedef struct mt_Trace {
   uint32_t nnodes, nodecap;
   uint32_t *dense;      /* method id / 4 -> method number, when ids are small */
   uint32_t ndense;
-  uint32_t *hash;       /* (parent key, method) -> node, open addressing */
-  uint32_t hashcap;
+  uint32_t *hash;       /* (parent key, method) -> node, open addressing, */
+  uint32_t hashcap, nhashed;  /* for the children of nodes with many */
   uint32_t nkeys;
 } mt_Trace;
 
