@@ -213,6 +213,19 @@ static uint32_t rec_thread (const mt_Trace *t, const unsigned char *r) {
   return t->version == 1 ? r[0] : u2le(r);
 }
 
+/* a record's method id and action (low 2 bits), and its times: both
+   clocks of a dual record, else the file's one clock (the other is 0) */
+static uint32_t rec_read (const mt_Trace *t, const unsigned char *r, uint64_t now[2]) {
+  int tw = t->version == 1 ? 1 : 2;
+  now[0] = now[1] = 0;
+  if (t->dual) {
+    now[MT_CPU] = u4le(r + tw + 4);
+    now[MT_WALL] = u4le(r + tw + 8);
+  }
+  else now[t->clock] = u4le(r + tw + 4);
+  return u4le(r + tw);
+}
+
 /*
 ** Walk a streaming file once: methods, threads and the summary go to the
 ** tables, and the method records are counted.
@@ -542,16 +555,9 @@ static sift_Status run_thread (Ctx *c, mt_Thread *th, const uint32_t *offs,
   uint64_t i, last[2] = {0, 0};
   sift_Status s;
   for (i = 0; i < count; i++) {
-    const unsigned char *r = t->p + offs[i];
-    int tw = t->version == 1 ? 1 : 2;
-    uint32_t md = u4le(r + tw), action = md & 3, method;
-    uint64_t now[2] = {0, 0};
-    if (t->dual) {
-      now[MT_CPU] = u4le(r + tw + 4);
-      now[MT_WALL] = u4le(r + tw + 8);
-    }
-    else now[t->clock] = u4le(r + tw + 4);
-    method = method_of(t, md & ~(uint32_t)3);
+    uint64_t now[2];
+    uint32_t md = rec_read(t, t->p + offs[i], now), action = md & 3;
+    uint32_t method = method_of(t, md & ~(uint32_t)3);
     if (i == 0) {
       th->first[0] = now[0];
       th->first[1] = now[1];
@@ -733,18 +739,11 @@ size_t mt_method_field (const mt_Method *m, int k, const char **s) {
 ** lengths it reads. Stops early when fn returns 0.
 */
 void mt_each_record (const mt_Trace *t, uint32_t tid, mt_RecordFn fn, void *ud) {
-  int tw = t->version == 1 ? 1 : 2;
   size_t pos;
   EACH_RECORD(t, pos) {
-    const unsigned char *r = t->p + pos;
-    if (rec_thread(t, r) == tid) {
-      uint32_t md = u4le(r + tw);
-      uint64_t now[2] = {0, 0};
-      if (t->dual) {
-        now[MT_CPU] = u4le(r + tw + 4);
-        now[MT_WALL] = u4le(r + tw + 8);
-      }
-      else now[t->clock] = u4le(r + tw + 4);
+    if (rec_thread(t, t->p + pos) == tid) {
+      uint64_t now[2];
+      uint32_t md = rec_read(t, t->p + pos, now);
       if (!fn(ud, method_of(t, md & ~(uint32_t)3), (int)(md & 3), now)) return;
     }
   }

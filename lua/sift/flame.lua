@@ -19,14 +19,6 @@ local format, concat = string.format, table.concat
 -- Trees
 -- =======================================================
 
--- a trace frame's name: class.method
-local function frame_name(m)
-  if not m then return "?" end
-  if not m.class then return format("unknown@%#x", m.id) end
-  return m.class:gsub("/", ".") .. "." .. (m.name or "?")
-end
-M.frame_name = frame_name
-
 --- A tree from a trace's call trees: one child of the root per thread
 -- (or the threads merged); nodes with no time, or under `min_fraction` of
 -- the total, are left out (in C, before Lua sees them).
@@ -67,7 +59,7 @@ function M.from_trace(trace, opts)
       for k = 2, #depths do
         local d, value = depths[k], values[k]
         local parent = path[d - 1]
-        local name = frame_name(methods[ms[k]])
+        local name = methods[ms[k]].frame
         local child = parent.index[name]
         if not child then  -- merged threads can meet the same frame twice
           child = { name = name, value = 0, children = {}, index = {} }

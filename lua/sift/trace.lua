@@ -48,21 +48,39 @@ function Trace:info()
   return info
 end
 
--- a method's display name: "com.example.Foo.bar (I)V" (slashes as dots)
-local function method_name(m)
+-- a frame's name: class.method with dots (flame graphs, listings, patterns)
+local function frame_name(m)
   if not m.class then return ("unknown@%#x"):format(m.id) end
-  local cls = m.class:gsub("/", ".")
-  return cls .. "." .. (m.name or "?") .. (m.signature and (" " .. m.signature) or "")
+  return m.class:gsub("/", ".") .. "." .. (m.name or "?")
 end
-M.method_name = method_name
 
---- The methods, each with `name` (class.method signature), `class`,
+-- a method's display name: "com.example.Foo.bar (I)V"
+local function method_name(m)
+  return frame_name(m) .. (m.class and m.signature and (" " .. m.signature) or "")
+end
+
+-- does a frame pass the include/exclude patterns (Lua patterns over its name)?
+local function shown(name, opts)
+  for _, pat in ipairs(opts.exclude or {}) do
+    if name:find(pat) then return false end
+  end
+  if opts.include then
+    for _, pat in ipairs(opts.include) do
+      if name:find(pat) then return true end
+    end
+    return false
+  end
+  return true
+end
+
+--- The methods, each with `full_name` (class.method signature), `frame`
+-- (class.method), `class`, `name`, `signature`,
 -- `calls`, `recursive_calls`, and `cpu_incl`, `cpu_excl`, `wall_incl`,
 -- `wall_excl` in µs. Cached.
 function Trace:methods()
   if not self._methods then
     local list = self.core:methods()
-    for _, m in ipairs(list) do m.full_name = method_name(m) end
+    for _, m in ipairs(list) do m.full_name, m.frame = method_name(m), frame_name(m) end
     self._methods = list
   end
   return self._methods
@@ -148,20 +166,7 @@ function Trace:fold(opts)
   local skip
   if opts.exclude or opts.include then
     skip = {}
-    for i, m in ipairs(self:methods()) do
-      local name = (m.class or ""):gsub("/", ".") .. "." .. (m.name or "")
-      local hide = false
-      for _, pat in ipairs(opts.exclude or {}) do
-        if name:find(pat) then hide = true end
-      end
-      if opts.include and not hide then
-        hide = true
-        for _, pat in ipairs(opts.include) do
-          if name:find(pat) then hide = false end
-        end
-      end
-      skip[i] = hide or nil
-    end
+    for i, m in ipairs(self:methods()) do skip[i] = not shown(m.frame, opts) or nil end
   end
   local direct = opts.file and not opts.merge and not skip and not opts.collapse_recursion
   -- (otherwise equal stacks must be summed first)
@@ -198,34 +203,14 @@ end
 -- Loop-collapsed call listings
 -- =======================================================
 
--- a frame's short name: class.method with dots
-local function short_name(m)
-  if not m.class then return ("unknown@%#x"):format(m.id) end
-  return m.class:gsub("/", ".") .. "." .. (m.name or "?")
-end
-
--- does the name pass the include/exclude patterns?
-local function shown(name, opts)
-  for _, pat in ipairs(opts.exclude or {}) do
-    if name:find(pat) then return false end
-  end
-  if opts.include then
-    for _, pat in ipairs(opts.include) do
-      if name:find(pat) then return true end
-    end
-    return false
-  end
-  return true
-end
-
 -- the call instances of one thread as a tree; hidden frames give their
 -- calls to their caller
 local function call_tree(self, tid, opts)
   local methods = self:methods()
   local names, visible = {}, {}
   for i, m in ipairs(methods) do
-    names[i] = short_name(m)
-    visible[i] = shown(names[i], opts)
+    names[i] = m.frame
+    visible[i] = shown(m.frame, opts)
   end
   local root = { children = {} }
   local stack, parents = { }, { root }   -- stack: method numbers; parents: the shown nodes
@@ -418,7 +403,7 @@ function Trace:timeline(opts)
     t0 = t0 or t
     t1 = t
     if kind == "O" then
-      local node = { name = short_name(methods[m]), start = t - t0, children = {} }
+      local node = { name = methods[m].frame, start = t - t0, children = {} }
       open[#open + 1] = node
     else
       local node = table.remove(open)
