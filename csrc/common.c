@@ -1,7 +1,13 @@
 /*
 ** common.c
-** Error-code names and the progress throttle shared by every pass.
+** Error-code names, the progress throttle shared by every pass, and
+** giving back pages of a mapping.
 */
+
+#define _DEFAULT_SOURCE  /* madvise */
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -47,4 +53,18 @@ int sift_progress_report (sift_Progress *p, uint64_t done) {
   p->next = done >= p->total ? UINT64_MAX
           : (done + step < p->total ? done + step : p->total);
   return 1;
+}
+
+
+size_t sift_drop_pages (const unsigned char *p, size_t from, size_t to) {
+#if defined(MADV_DONTNEED)
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t a = (from + page - 1) / page * page, b = to / page * page;
+  if (b <= a) return from;
+  madvise((void *)(uintptr_t)(p + a), b - a, MADV_DONTNEED);
+  return b;
+#else
+  (void)p; (void)from;
+  return to;
+#endif
 }

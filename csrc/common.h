@@ -77,4 +77,14 @@ static inline int sift_progress (sift_Progress *p, uint64_t done) {
 
 /* }====================================================== */
 
+
+/*
+** A pass over a read-only file mapping can give back the pages it has
+** left behind (they are read from the file again when touched), so its
+** peak memory is what it builds, not the file. p is where the mapping
+** starts; the pages wholly inside [from, to) go. Returns the offset up to
+** which pages are gone, to pass as the next from.
+*/
+size_t sift_drop_pages (const unsigned char *p, size_t from, size_t to);
+
 #endif

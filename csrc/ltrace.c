@@ -47,7 +47,7 @@ static int trace_open (lua_State *L) {
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
   lt->built = 1;
-  s = mt_build(&lt->t, p, n, &progress, err, sizeof err);
+  s = mt_build(&lt->t, p, n, map != NULL, &progress, err, sizeof err);
   if (s != SIFT_OK) {
     mt_free(&lt->t);
     lt->built = 0;
@@ -161,14 +161,13 @@ static uint32_t checknode (lua_State *L, const mt_Trace *t, int arg) {
   return (uint32_t)(i - 1);
 }
 
-/* trace:node(i) -> {method, parent, calls, cpu_incl, ...} (method nil for
+/* trace:node(i) -> {method, calls, cpu_incl, ...} (method nil for
    a thread's root) */
 static int trace_node (lua_State *L) {
   mt_Trace *t = checktrace(L);
   const mt_Node *nd = &t->nodes[checknode(L, t, 2)];
-  lua_createtable(L, 0, 7);
+  lua_createtable(L, 0, 6);
   if (nd->method != MT_NONE) SETINT("method", nd->method + 1);
-  if (nd->parent != MT_NONE) SETINT("parent", nd->parent + 1);
   SETINT("calls", nd->calls);
   push_times(L, nd->incl, nd->excl);
   return 1;

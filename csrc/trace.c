@@ -45,6 +45,17 @@ static int grow (void **arr, uint32_t *cap, size_t size) {
 }
 
 
+/* passes over a mapped file give back the pages behind them this often */
+#define DROP_EVERY ((size_t)4 << 20)
+
+static size_t drop_behind (const mt_Trace *t, size_t dropped, size_t pos) {
+  return t->mapped && pos - dropped >= DROP_EVERY ? sift_drop_pages(t->p, dropped, pos) : dropped;
+}
+
+static void drop_all (const mt_Trace *t) {
+  if (t->mapped) sift_drop_pages(t->p, 0, t->n);
+}
+
 /*
 ** {======================================================
 ** Text: header lines, method lines, thread lines
@@ -232,11 +243,12 @@ static uint32_t rec_read (const mt_Trace *t, const unsigned char *r, uint64_t no
 */
 static sift_Status walk_streaming (Ctx *c) {
   mt_Trace *t = c->t;
-  size_t pos = t->data, used;
+  size_t pos = t->data, used, dropped = 0;
   uint64_t k = 0;
   sift_Status st;
   while (pos < t->n) {
     const unsigned char *r = t->p + pos;
+    dropped = drop_behind(t, dropped, pos);
     if (t->n - pos < 2) return fail(c, SIFT_ETRUNC, "%s: record cut short at byte %zu", pos, "trace");
     if (u2le(r) != 0) {
       if (t->n - pos < t->recsize)
@@ -349,16 +361,29 @@ static size_t next_record (const mt_Trace *t, size_t pos) {
 #define EACH_RECORD(t, pos) \
   for (pos = next_record(t, (t)->data); pos < (t)->n; pos = next_record(t, pos + (t)->recsize))
 
-/* ids the records use and the file does not name become methods with no
-   line (named unknown@0x... above) */
-static sift_Status add_unknown (Ctx *c) {
+/*
+** One pass before the call trees: each thread's records are counted (the
+** threads the file does not name are added; slot maps a thread id to its
+** number), and the ids the records use and the file does not name become
+** methods with no line (named unknown@0x... above).
+*/
+static sift_Status survey (Ctx *c, uint32_t *slot) {
   mt_Trace *t = c->t;
   uint64_t *ids = NULL;
   uint32_t nids = 0, cap = 0, k;
   int tw = t->version == 1 ? 1 : 2;
-  size_t pos;
+  size_t pos, dropped = 0;
+  sift_Status s;
+  for (k = 0; k < t->nthreads; k++) slot[t->threads[k].tid] = k;
   EACH_RECORD(t, pos) {
     uint64_t id = u4le(t->p + pos + tw) & ~(uint32_t)3;
+    uint32_t tid = rec_thread(t, t->p + pos);
+    dropped = drop_behind(t, dropped, pos);
+    if (slot[tid] == MT_NONE) {
+      if ((s = add_thread(c, tid, NULL, 0)) != SIFT_OK) return free(ids), s;
+      slot[tid] = t->nthreads - 1;
+    }
+    t->threads[slot[tid]].records++;
     if ((id / 4 < t->ndense && t->dense[id / 4] != MT_NONE) || mt_find_method(t, id)) continue;
     if (nids > 0 && ids[nids - 1] == id) continue;
     if (!GROW(ids, nids, cap)) return free(ids), SIFT_ENOMEM;
@@ -373,30 +398,30 @@ static sift_Status add_unknown (Ctx *c) {
     t->unknown++;
   }
   free(ids);
+  drop_all(t);
   if (t->unknown) qsort(t->methods, t->nmethods, sizeof *t->methods, cmp_method);
   return SIFT_OK;
 }
 
-static uint32_t hash_slot (const mt_Trace *t, uint32_t key, uint32_t method) {
-  uint64_t h = ((uint64_t)key << 32 | method) * 0x9E3779B97F4A7C15ull;
-  return (uint32_t)(h >> 32) & (t->hashcap - 1);
+static uint32_t mix (uint32_t a, uint32_t b, uint32_t cap) {
+  return (uint32_t)((((uint64_t)a << 32 | b) * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
 }
 
 /* children past this many are found through the table */
 #define SCAN 8
 
-static void hash_insert (mt_Trace *t, uint32_t node) {
-  const mt_Node *nd = &t->nodes[node];
-  uint32_t s = hash_slot(t, t->nodes[nd->parent].key, nd->method);
-  while (t->hash[s] != MT_NONE) s = (s + 1) & (t->hashcap - 1);
-  t->hash[s] = node;
+static void hash_insert (mt_Trace *t, uint32_t parent, uint32_t node) {
+  uint32_t s = mix(parent, t->nodes[node].method, t->hashcap);
+  while (t->hash[s].node != MT_NONE) s = (s + 1) & (t->hashcap - 1);
+  t->hash[s].parent = parent;
+  t->hash[s].node = node;
   t->nhashed++;
 }
 
 /* put a node's children in the table */
 static void hash_children (mt_Trace *t, uint32_t parent) {
   uint32_t k;
-  for (k = t->nodes[parent].child; k != MT_NONE; k = t->nodes[k].next) hash_insert(t, k);
+  for (k = t->nodes[parent].child; k != MT_NONE; k = t->nodes[k].next) hash_insert(t, parent, k);
 }
 
 /* does the node have more children than a scan covers? */
@@ -413,13 +438,13 @@ static int wide (const mt_Trace *t, uint32_t node) {
 static int hash_reserve (mt_Trace *t, uint32_t extra) {
   uint64_t need = ((uint64_t)t->nhashed + extra) * 2;
   uint32_t cap = t->hashcap ? t->hashcap : 1024, i;
-  uint32_t *h;
+  mt_Edge *h;
   if (need <= t->hashcap) return 1;
   while (cap < need) {
     if (cap > UINT32_MAX / 2) return 0;
     cap *= 2;
   }
-  if ((h = (uint32_t *)malloc((size_t)cap * sizeof *h)) == NULL) return 0;
+  if ((h = (mt_Edge *)malloc((size_t)cap * sizeof *h)) == NULL) return 0;
   memset(h, 0xFF, (size_t)cap * sizeof *h);
   free(t->hash);
   t->hash = h;
@@ -436,8 +461,6 @@ static uint32_t new_node (mt_Trace *t, uint32_t parent, uint32_t method) {
   nd = &t->nodes[t->nnodes];
   memset(nd, 0, sizeof *nd);
   nd->method = method;
-  nd->parent = parent;
-  nd->key = t->nkeys++;
   nd->child = nd->next = MT_NONE;
   if (parent != MT_NONE) {
     nd->next = t->nodes[parent].child;
@@ -453,7 +476,7 @@ static uint32_t new_node (mt_Trace *t, uint32_t parent, uint32_t method) {
 ** table, so it costs no more than one with few.
 */
 static uint32_t child (mt_Trace *t, uint32_t parent, uint32_t method) {
-  uint32_t k = t->nodes[parent].child, prev = MT_NONE, s, key;
+  uint32_t k = t->nodes[parent].child, prev = MT_NONE, s;
   int n;
   for (n = 0; k != MT_NONE && n < SCAN; n++, prev = k, k = t->nodes[k].next)
     if (t->nodes[k].method == method) {
@@ -465,11 +488,10 @@ static uint32_t child (mt_Trace *t, uint32_t parent, uint32_t method) {
       return k;
     }
   if (k != MT_NONE) {  /* a wide node: ask the table */
-    key = t->nodes[parent].key;
-    for (s = hash_slot(t, key, method); (k = t->hash[s]) != MT_NONE; s = (s + 1) & (t->hashcap - 1))
-      if (t->nodes[k].method == method && t->nodes[t->nodes[k].parent].key == key) return k;
+    for (s = mix(parent, method, t->hashcap); (k = t->hash[s].node) != MT_NONE; s = (s + 1) & (t->hashcap - 1))
+      if (t->hash[s].parent == parent && t->nodes[k].method == method) return k;
     if (!hash_reserve(t, 1) || (k = new_node(t, parent, method)) == MT_NONE) return MT_NONE;
-    hash_insert(t, k);
+    hash_insert(t, parent, k);
     return k;
   }
   if (n == SCAN && !hash_reserve(t, SCAN + 1)) return MT_NONE;
@@ -478,56 +500,111 @@ static uint32_t child (mt_Trace *t, uint32_t parent, uint32_t method) {
   return k;
 }
 
+/*
+** How many frames of a method each thread has on its stack: a table from
+** (thread, method) to entries of an array that only grows, so a frame can
+** keep its entry's index.
+*/
+typedef struct Active {
+  uint32_t thread, method, count;
+} Active;
+
+typedef struct Actives {
+  Active *a;
+  uint32_t n, cap;
+  uint32_t *slot;       /* open addressing, at most half full */
+  uint32_t slotcap;
+} Actives;
+
+static int actives_grow (Actives *x) {
+  uint32_t cap = x->slotcap ? x->slotcap * 2 : 1024, i, s;
+  uint32_t *slot;
+  if (cap < x->slotcap || (slot = (uint32_t *)malloc((size_t)cap * sizeof *slot)) == NULL) return 0;
+  memset(slot, 0xFF, (size_t)cap * sizeof *slot);
+  for (i = 0; i < x->n; i++) {
+    for (s = mix(x->a[i].thread, x->a[i].method, cap); slot[s] != MT_NONE; s = (s + 1) & (cap - 1)) {}
+    slot[s] = i;
+  }
+  free(x->slot);
+  x->slot = slot;
+  x->slotcap = cap;
+  return 1;
+}
+
+/* the entry of (thread, method), made when new; MT_NONE without memory */
+static uint32_t active (Actives *x, uint32_t thread, uint32_t method) {
+  uint32_t s, i;
+  if ((uint64_t)x->n * 2 + 2 > x->slotcap && !actives_grow(x)) return MT_NONE;
+  for (s = mix(thread, method, x->slotcap); (i = x->slot[s]) != MT_NONE; s = (s + 1) & (x->slotcap - 1))
+    if (x->a[i].thread == thread && x->a[i].method == method) return i;
+  if (!GROW(x->a, x->n, x->cap)) return MT_NONE;
+  x->a[x->n].thread = thread;
+  x->a[x->n].method = method;
+  x->a[x->n].count = 0;
+  x->slot[s] = x->n;
+  return x->n++;
+}
+
 typedef struct Frame {
-  uint32_t node, method;
+  uint32_t node, method, active;
   uint64_t at[2];
 } Frame;
 
-typedef struct Stack {
-  Frame *f;
+typedef struct Run {  /* a thread's state during the pass */
+  Frame *f;             /* its stack */
   uint32_t n, cap;
-  uint32_t *active;  /* per method: its frames on the stack */
-} Stack;
+  int started;
+  uint64_t last[2];     /* the times of its last event */
+} Run;
 
-static void close_frame (mt_Trace *t, Stack *st, const uint64_t now[2]) {
-  Frame *f = &st->f[--st->n];
+/* the microseconds from then to now on a 32-bit counter that may wrap */
+static uint64_t since (uint64_t now, uint64_t then) {
+  return (uint32_t)(now - then);
+}
+
+static void close_frame (mt_Trace *t, Actives *x, Run *r, const uint64_t now[2]) {
+  Frame *f = &r->f[--r->n];
   mt_Method *m = &t->methods[f->method];
+  Active *a = &x->a[f->active];
   int k;
   for (k = 0; k < 2; k++) {
-    uint64_t d = now[k] - f->at[k];
+    uint64_t d = since(now[k], f->at[k]);
     t->nodes[f->node].incl[k] += d;
-    if (st->active[f->method] == 1) m->incl[k] += d;
+    if (a->count == 1) m->incl[k] += d;
   }
-  st->active[f->method]--;
+  a->count--;
 }
 
 /*
 ** An exit with no entry: the method was running when tracing began, so it
-** becomes the caller of what the thread ran so far (the root's other
-** children move under it), entered at time 0 and closed now.
+** becomes the caller of what the thread ran so far, entered at time 0 and
+** closed now. The root moves to a new node and its old node becomes the
+** orphan: the root's children stay where they are, and so do their entries
+** in the child table.
 */
 static sift_Status orphan_exit (mt_Trace *t, mt_Thread *th, uint32_t method,
                                 const uint64_t now[2], uint32_t *out) {
-  uint32_t root = th->root, node, k, key;
+  uint32_t orphan = th->root, root = new_node(t, MT_NONE, MT_NONE), kids;
+  mt_Node *o;
   int i;
-  if ((node = new_node(t, MT_NONE, method)) == MT_NONE) return SIFT_ENOMEM;
-  /* the root's children become the orphan's; the orphan takes over the
-     root's key, so their entries in the child table stay right */
-  t->nodes[node].child = t->nodes[root].child;
-  for (k = t->nodes[node].child; k != MT_NONE; k = t->nodes[k].next) t->nodes[k].parent = node;
-  key = t->nodes[node].key;
-  t->nodes[node].key = t->nodes[root].key;
-  t->nodes[root].key = key;
-  t->nodes[root].child = node;
-  t->nodes[node].parent = root;
-  t->nodes[node].calls = 1;  /* (the root has one child now: no table entry) */
+  if (root == MT_NONE) return SIFT_ENOMEM;
+  o = &t->nodes[orphan];
+  kids = o->child;
+  t->nodes[root] = *o;  /* its times so far, method MT_NONE */
+  t->nodes[root].child = orphan;
+  memset(o, 0, sizeof *o);
+  o->method = method;
+  o->child = kids;
+  o->next = MT_NONE;
+  o->calls = 1;
+  th->root = root;
   t->methods[method].calls++;
   for (i = 0; i < 2; i++) {
-    t->nodes[node].incl[i] += now[i];
+    o->incl[i] += now[i];
     t->methods[method].incl[i] += now[i];
   }
   t->orphans++;
-  *out = node;
+  *out = orphan;
   return SIFT_OK;
 }
 
@@ -536,91 +613,90 @@ static void charge_method (mt_Trace *t, uint32_t node, uint32_t method,
                            const uint64_t now[2], const uint64_t last[2]) {
   int k;
   for (k = 0; k < 2; k++) {
-    uint64_t d = now[k] - last[k];
+    uint64_t d = since(now[k], last[k]);
     t->nodes[node].excl[k] += d;
     if (method != MT_NONE) t->methods[method].excl[k] += d;
   }
 }
 
 /* ... to the top of the stack (node is its node, or the thread's root) */
-static void charge (mt_Trace *t, const Stack *st, uint32_t node,
+static void charge (mt_Trace *t, const Run *r, uint32_t node,
                     const uint64_t now[2], const uint64_t last[2]) {
-  charge_method(t, node, st->n ? st->f[st->n - 1].method : MT_NONE, now, last);
+  charge_method(t, node, r->n ? r->f[r->n - 1].method : MT_NONE, now, last);
 }
 
-/* one thread's records, in order */
-static sift_Status run_thread (Ctx *c, mt_Thread *th, const uint32_t *offs,
-                               uint64_t count, Stack *st) {
-  mt_Trace *t = c->t;
-  uint64_t i, last[2] = {0, 0};
+/* one record of thread number i */
+static sift_Status step (mt_Trace *t, Actives *x, uint32_t i, Run *r,
+                         const unsigned char *rec) {
+  mt_Thread *th = &t->threads[i];
+  uint64_t now[2];
+  uint32_t md = rec_read(t, rec, now), action = md & 3;
+  uint32_t method = method_of(t, md & ~(uint32_t)3), a, node;
   sift_Status s;
-  for (i = 0; i < count; i++) {
-    uint64_t now[2];
-    uint32_t md = rec_read(t, t->p + offs[i], now), action = md & 3;
-    uint32_t method = method_of(t, md & ~(uint32_t)3);
-    if (i == 0) {
-      th->first[0] = now[0];
-      th->first[1] = now[1];
-      last[0] = now[0];
-      last[1] = now[1];
-    }
-    if (action == 0) {  /* enter: the gap was the caller's */
-      uint32_t parent = st->n ? st->f[st->n - 1].node : th->root;
-      uint32_t node = child(t, parent, method);
-      charge(t, st, parent, now, last);
-      if (node == MT_NONE || !GROW(st->f, st->n, st->cap)) return SIFT_ENOMEM;
-      t->nodes[node].calls++;
-      if (st->active[method]++ > 0) t->methods[method].recursive++;
-      else t->methods[method].calls++;
-      st->f[st->n].node = node;
-      st->f[st->n].method = method;
-      st->f[st->n].at[0] = now[0];
-      st->f[st->n].at[1] = now[1];
-      st->n++;
-    }
-    else {  /* exit, unroll (exit by exception), or the unused 3 */
-      uint32_t d = st->n, node;
+  if (!r->started) {
+    r->started = 1;
+    th->first[0] = r->last[0] = now[0];
+    th->first[1] = r->last[1] = now[1];
+  }
+  if (action == 0) {  /* enter: the gap was the caller's */
+    uint32_t parent = r->n ? r->f[r->n - 1].node : th->root;
+    node = child(t, parent, method);
+    charge(t, r, parent, now, r->last);
+    if (node == MT_NONE || (a = active(x, i, method)) == MT_NONE || !GROW(r->f, r->n, r->cap))
+      return SIFT_ENOMEM;
+    t->nodes[node].calls++;
+    if (x->a[a].count++ > 0) t->methods[method].recursive++;
+    else t->methods[method].calls++;
+    r->f[r->n].node = node;
+    r->f[r->n].method = method;
+    r->f[r->n].active = a;
+    r->f[r->n].at[0] = now[0];
+    r->f[r->n].at[1] = now[1];
+    r->n++;
+  }
+  else {  /* exit, unroll (exit by exception), or the unused 3 */
+    uint32_t d = r->n;
+    if (d == 0 || r->f[d - 1].method != method) {
       /* the method's frame, when it has one: the scan pops what it passes,
          so it costs no more than the frames it closes */
-      if (st->active[method] == 0) d = 0;
-      else while (d > 0 && st->f[d - 1].method != method) d--;
-      if (d == 0) {  /* the gap was the orphan's: it was running */
-        if ((s = orphan_exit(t, th, method, now, &node)) != SIFT_OK) return s;
-        if (st->n) t->anomalies++;
-        charge_method(t, node, method, now, last);
-      }
-      else {
-        charge(t, st, st->f[st->n - 1].node, now, last);
-        if (d != st->n) t->anomalies++;
-        while (st->n >= d) close_frame(t, st, now);
-      }
+      if ((a = active(x, i, method)) == MT_NONE) return SIFT_ENOMEM;
+      if (x->a[a].count == 0) d = 0;
+      else while (d > 0 && r->f[d - 1].method != method) d--;
     }
-    last[0] = now[0];
-    last[1] = now[1];
+    if (d == 0) {  /* the gap was the orphan's: it was running */
+      if ((s = orphan_exit(t, th, method, now, &node)) != SIFT_OK) return s;
+      if (r->n) t->anomalies++;
+      charge_method(t, node, method, now, r->last);
+    }
+    else {
+      charge(t, r, r->f[r->n - 1].node, now, r->last);
+      if (d != r->n) t->anomalies++;
+      while (r->n >= d) close_frame(t, x, r, now);
+    }
   }
-  th->last[0] = last[0];
-  th->last[1] = last[1];
-  th->records = count;
-  while (st->n) close_frame(t, st, last);
+  r->last[0] = now[0];
+  r->last[1] = now[1];
   return SIFT_OK;
 }
 
 /* }====================================================== */
 
 
-sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,
+sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n, int mapped,
                       sift_Progress *progress, char *err, size_t errsize) {
   Ctx c;
   sift_Status s;
-  uint32_t *offs = NULL;
-  uint64_t *start = NULL, *fill = NULL, i;
+  uint64_t done = 0;
+  size_t dropped = 0;  /* pages before this offset are given back */
+  uint32_t i, *slot = NULL;  /* thread id -> thread number */
   size_t pos;
-  uint32_t *slot = NULL;  /* thread id -> thread number */
-  Stack st;
+  Run *runs = NULL;
+  Actives x;
   memset(t, 0, sizeof *t);
-  memset(&st, 0, sizeof st);
+  memset(&x, 0, sizeof x);
   t->p = p;
   t->n = n;
+  t->mapped = mapped;
   c.t = t;
   c.err = err;
   c.errsize = errsize;
@@ -642,6 +718,7 @@ sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,
   /* the records' offsets */
   if (t->streaming) {
     if ((s = walk_streaming(&c)) != SIFT_OK) return s;
+    drop_all(t);
     if (t->header == NULL) return fail(&c, SIFT_ETRUNC, "%s: streaming trace has no summary (ends at byte %zu)", n, "trace");
   }
   else {
@@ -655,57 +732,46 @@ sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,
     snprintf(err, errsize, "trace: files over 4 GiB are not read yet (%zu bytes)", n);
     return SIFT_EUNSUPPORTED;
   }
-  if (!make_dense(t)) { s = SIFT_ENOMEM; goto out; }
-  if ((s = add_unknown(&c)) != SIFT_OK) goto out;
+  if (!make_dense(t) || !ALLOC(slot, 65536)) { s = SIFT_ENOMEM; goto out; }
+  memset(slot, 0xFF, 65536 * sizeof *slot);
+  if ((s = survey(&c, slot)) != SIFT_OK) goto out;
   if (t->unknown > 0) {  /* method numbers moved */
     free(t->dense);
     t->dense = NULL;
     t->ndense = 0;
     if (!make_dense(t)) { s = SIFT_ENOMEM; goto out; }
   }
-  /* group the records by thread: count, then place (a counting sort) */
-  if (!ALLOC(slot, 65536)) { s = SIFT_ENOMEM; goto out; }
-  memset(slot, 0xFF, 65536 * sizeof *slot);
-  for (i = 0; i < t->nthreads; i++) slot[t->threads[i].tid] = (uint32_t)i;
-  EACH_RECORD(t, pos) {
-    uint32_t tid = rec_thread(t, p + pos);
-    if (slot[tid] == MT_NONE) {
-      if ((s = add_thread(&c, tid, NULL, 0)) != SIFT_OK) goto out;
-      slot[tid] = t->nthreads - 1;
-    }
-    t->threads[slot[tid]].records++;
-  }
-  if (!ALLOC(start, t->nthreads + 1) || !ALLOC(fill, t->nthreads + 1) || !ALLOC(offs, t->records + 1)) {
-    s = SIFT_ENOMEM;
-    goto out;
-  }
-  for (i = 0; i < t->nthreads; i++) fill[i + 1] = start[i + 1] = start[i] + t->threads[i].records;
-  memcpy(fill, start, t->nthreads * sizeof *fill);
-  EACH_RECORD(t, pos) offs[fill[slot[rec_thread(t, p + pos)]]++] = (uint32_t)pos;
   /* nodes: at most one per entry (half the records, as entries pair with
      exits) and a root per thread; calloc'd pages cost nothing until used */
   t->nodecap = (uint32_t)((t->records / 2 + t->nthreads + 64) < UINT32_MAX / 2
                           ? t->records / 2 + t->nthreads + 64 : UINT32_MAX / 2);
-  if (!ALLOC(t->nodes, t->nodecap)) { s = SIFT_ENOMEM; goto out; }
-  /* one root per thread, then each thread's call tree */
+  if (!ALLOC(t->nodes, t->nodecap) || !ALLOC(runs, t->nthreads)) { s = SIFT_ENOMEM; goto out; }
   for (i = 0; i < t->nthreads; i++)
     if ((t->threads[i].root = new_node(t, MT_NONE, MT_NONE)) == MT_NONE) { s = SIFT_ENOMEM; goto out; }
-  if (!ALLOC(st.active, t->nmethods + 1)) { s = SIFT_ENOMEM; goto out; }
+  /* the records in file order, each on its thread's stack */
+  EACH_RECORD(t, pos) {
+    uint32_t k = slot[rec_thread(t, p + pos)];
+    if ((s = step(t, &x, k, &runs[k], p + pos)) != SIFT_OK) goto out;
+    if (!sift_progress(progress, ++done)) { s = SIFT_ECANCEL; goto out; }
+    dropped = drop_behind(t, dropped, pos);
+  }
+  drop_all(t);
+  /* frames still open close at their thread's last event */
   for (i = 0; i < t->nthreads; i++) {
-    if ((s = run_thread(&c, &t->threads[i], offs + start[i], start[i + 1] - start[i], &st)) != SIFT_OK)
-      goto out;
-    if (!sift_progress(progress, start[i + 1])) { s = SIFT_ECANCEL; goto out; }
+    Run *r = &runs[i];
+    t->threads[i].last[0] = r->last[0];
+    t->threads[i].last[1] = r->last[1];
+    while (r->n) close_frame(t, &x, r, r->last);
   }
   s = SIFT_OK;
 out:
   if (s == SIFT_ENOMEM) snprintf(err, errsize, "trace: out of memory");
   if (s == SIFT_ECANCEL) snprintf(err, errsize, "trace: cancelled");
-  free(offs);
-  free(start);
-  free(fill);
+  for (i = 0; runs && i < t->nthreads; i++) free(runs[i].f);
+  free(runs);
   free(slot);
-  free(st.f);
-  free(st.active);
+  free(x.a);
+  free(x.slot);
   return s;
 }
 
@@ -739,8 +805,9 @@ size_t mt_method_field (const mt_Method *m, int k, const char **s) {
 ** lengths it reads. Stops early when fn returns 0.
 */
 void mt_each_record (const mt_Trace *t, uint32_t tid, mt_RecordFn fn, void *ud) {
-  size_t pos;
+  size_t pos, dropped = 0;
   EACH_RECORD(t, pos) {
+    dropped = drop_behind(t, dropped, pos);
     if (rec_thread(t, t->p + pos) == tid) {
       uint64_t now[2];
       uint32_t md = rec_read(t, t->p + pos, now);

@@ -2,9 +2,10 @@
 ** Android method traces (.trace): decoder and call trees.
 ** Regular files (text header, "SLOW" binary header, fixed-size records,
 ** versions 1-3) and streaming files (0xF2/0xF3: records with inline method,
-** thread and summary records). Records are processed thread by thread into
-** a calling-context tree per thread and a per-method table, for the
-** thread-CPU and the wall clock at once. The rules (docs/traces.md):
+** thread and summary records). Records are processed in one pass in file
+** order, each thread keeping its own stack, into a calling-context tree per
+** thread and a per-method table, for the thread-CPU and the wall clock at
+** once. The rules (docs/traces.md):
 ** - a gap between two events of a thread is charged to the method on top
 **   of that thread's stack (its root, "(toplevel)", when empty);
 ** - inclusive time goes to a node when its frame closes; a method's
@@ -12,7 +13,9 @@
 ** - an exit with no entry (tracing began mid-call) makes its method the
 **   caller of everything the thread ran so far, entered at time 0;
 ** - an exit that does not match the top unwinds to its match (an anomaly);
-** - frames still open close at the thread's last event; no depth cap.
+** - frames still open close at the thread's last event; no depth cap;
+** - times are 32-bit microsecond counters: a time below the one before it
+**   is the counter wrapping (after 71.6 minutes).
 */
 
 #if !defined(sift_trace_h)
@@ -44,17 +47,21 @@ typedef struct mt_Thread {
   uint64_t first[2], last[2];  /* times of its first and last events */
 } mt_Thread;
 
-typedef struct mt_Node {  /* 56 bytes */
+typedef struct mt_Node {  /* 48 bytes */
   uint64_t incl[2], excl[2];
   uint32_t method;      /* MT_NONE for a thread's root */
-  uint32_t parent, child, next;  /* first child, next sibling */
-  uint32_t key;         /* names it as a parent in the child table */
+  uint32_t child, next; /* first child, next sibling */
   uint32_t calls;       /* entries: fewer than the file's records */
 } mt_Node;
+
+typedef struct mt_Edge {  /* a wide node's child in the child table */
+  uint32_t parent, node;
+} mt_Edge;
 
 typedef struct mt_Trace {
   const unsigned char *p;
   size_t n;
+  int mapped;           /* p is a file mapping: passes give back its pages */
   int version;          /* binary version (1-3), streaming or not */
   int streaming;
   int dual;             /* records carry two times (cpu, wall) */
@@ -76,12 +83,12 @@ typedef struct mt_Trace {
   uint32_t nnodes, nodecap;
   uint32_t *dense;      /* method id / 4 -> method number, when ids are small */
   uint32_t ndense;
-  uint32_t *hash;       /* (parent key, method) -> node, open addressing, */
+  mt_Edge *hash;        /* (parent, method) -> node, open addressing, */
   uint32_t hashcap, nhashed;  /* for the children of nodes with many */
-  uint32_t nkeys;
 } mt_Trace;
 
-sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n,
+/* mapped: p is a read-only file mapping (see sift_drop_pages) */
+sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n, int mapped,
                       sift_Progress *progress, char *err, size_t errsize);
 void mt_free (mt_Trace *t);
 

@@ -2,6 +2,7 @@
 -- per-method profiles equal dmtracedump's (reference/*.dmtracedump-*.txt).
 local sift = require "sift"
 local helper = require "spec.helper"
+local writer = dofile("spec/trace_writer.lua")
 
 local function read(path)
   local f = assert(io.open(path, "rb"))
@@ -109,6 +110,26 @@ describe("Android trace call trees", function()
       tree(trace, main.root))
   end)
 
+  it("keeps each thread's stack apart when records interleave, and reads a wrapped 32-bit clock", function()
+    local w = writer.new { threads = { { 1, "main" }, { 2, "worker" } } }
+    local run, work = w:method("A", "run"), w:method("B", "work")
+    local top = 0xFFFFFFFF
+    w:enter(1, run, top - 99, 0)    -- main's CPU clock wraps inside A.run
+    w:enter(2, run, 5, 5)
+    w:enter(1, work, top - 9, 10)   -- B.work on main, A.run still open on worker
+    w:exit(2, run, 25, 25)
+    w:exit(1, work, 20, 40)         -- 30 µs across the wrap
+    w:enter(2, run, 30, 30)         -- worker's second A.run is not recursive
+    w:exit(1, run, 100, 100)
+    w:exit(2, run, 40, 40)
+    local trace = assert(sift.open(helper.tmpfile(w:bytes())))
+    local main, worker = trace:threads()[1], trace:threads()[2]
+    assert.are.same({ "A.run 1 200", " B.work 1 30" }, tree(trace, main.root))
+    assert.are.same({ "A.run 2 30" }, tree(trace, worker.root))
+    local p = profile(trace)
+    assert.are.same({ excl = 200, incl = 230, calls = 3, recursive = 0 }, p["A.run ()V"])
+  end)
+
   it("reads the streaming trace dmtracedump cannot (methods and threads inline, summary last)", function()
     local path = helper.fixture("trace/firefox-art-trace-streaming.trace")
     if not path then return end
@@ -184,7 +205,6 @@ describe("Android traces: bad input", function()
 end)
 
 describe("loop-collapsed call listings", function()
-  local writer = dofile("spec/trace_writer.lua")
 
   it("shows a loop once with its count, nested calls under it, and a two-call body as a group", function()
     local w = writer.new()

@@ -125,13 +125,18 @@ local FRAMEWORK = { "^android%.", "^com%.android%.", "^dalvik%.", "^androidx%.",
 local JDK = { "^java%.", "^javax%.", "^sun%.", "^jdk%.", "^kotlin%.", "^kotlinx%.", "^libcore%.", "^org%.apache%.harmony" }
 
 -- what a frame is: "app", "framework", "jdk", "thread" or "unknown"
-local function kind_of(node)
+-- (cache: an optional table from name to kind)
+local function kind_of(node, cache)
   if node.thread then return "thread" end
   local name = node.name
-  if name:match("^unknown@") then return "unknown" end
-  for _, p in ipairs(JDK) do if name:match(p) then return "jdk" end end
-  for _, p in ipairs(FRAMEWORK) do if name:match(p) then return "framework" end end
-  return "app"
+  local kind = cache and cache[name]
+  if kind then return kind end
+  kind = "app"
+  if name:match("^unknown@") then kind = "unknown" end
+  for _, p in ipairs(JDK) do if kind == "app" and name:match(p) then kind = "jdk" end end
+  for _, p in ipairs(FRAMEWORK) do if kind == "app" and name:match(p) then kind = "framework" end end
+  if cache then cache[name] = kind end
+  return kind
 end
 M.kind_of = kind_of
 
@@ -161,7 +166,7 @@ local function colour(node, opts)
     return "rgb(250,250,250)"
   end
   local palette = PALETTES[opts.colors] or PALETTES.java
-  local base = palette.all or palette[kind_of(node)] or palette.app
+  local base = palette.all or palette[kind_of(node, opts.kinds)] or palette.app
   local v = opts.hash and hash01(node.name) or math.random()
   local r = math.floor(base[1] + base[4] * v)
   local g = math.floor(base[2] + base[5] * v)
@@ -285,30 +290,40 @@ function M.svg(tree, opts)
   local total = tree.value
   local scale = total > 0 and (width - 2 * pad) / total or 0
   local min_value = (opts.minwidth or 0.1) / (scale > 0 and scale or 1)
-  -- lay out: each node gets x (in counts) and depth
-  local frames, max_depth, max_delta = {}, 0, 0
-  -- preorder with an explicit stack: call trees can be deeper than Lua's
-  local todo = { { tree, 0, 0 } }
+  -- lay out: each node gets x (in counts) and depth, in preorder with an
+  -- explicit stack (call trees can be deeper than Lua's)
+  local nodes, xs, depths, max_depth, max_delta = {}, {}, {}, 0, 0
+  local todo, tx, td = { tree }, { 0 }, { 0 }
+  local by_name = function(a, b) return a.name < b.name end
   while #todo > 0 do
-    local node, x, depth = table.unpack(table.remove(todo))
+    local k = #todo
+    local node, x, depth = todo[k], tx[k], td[k]
+    todo[k], tx[k], td[k] = nil, nil, nil
     if node.value >= min_value then
-      frames[#frames + 1] = { node = node, x = x, depth = depth }
+      local n = #nodes + 1
+      nodes[n], xs[n], depths[n] = node, x, depth
       if depth > max_depth then max_depth = depth end
       if node.delta and math.abs(node.delta) > max_delta then max_delta = math.abs(node.delta) end
-      local children = {}
-      for i, c in ipairs(node.children) do children[i] = c end
-      if not opts.flamechart then table.sort(children, function(a, b) return a.name < b.name end) end
-      local placed, cx = {}, x
-      for i, c in ipairs(children) do
-        -- a flame chart places calls at their time; a flame graph packs them
-        placed[i] = { c, opts.flamechart and c.start or cx, depth + 1 }
-        cx = cx + c.value
+      local children = node.children
+      if #children > 1 and not opts.flamechart then
+        children = table.move(children, 1, #children, 1, {})
+        table.sort(children, by_name)
       end
-      for i = #placed, 1, -1 do todo[#todo + 1] = placed[i] end
+      -- a flame chart places calls at their time; a flame graph packs them
+      local cx = x
+      for i = 1, #children do
+        local c = children[i]
+        c.x_, cx = opts.flamechart and c.start or cx, cx + c.value
+      end
+      for i = #children, 1, -1 do
+        local c = children[i]
+        k = #todo + 1
+        todo[k], tx[k], td[k], c.x_ = c, c.x_, depth + 1, nil
+      end
     end
   end
   local height = top + (max_depth + 1) * fh + 40
-  local copts = { colors = opts.colors, hash = opts.hash, max_delta = max_delta }
+  local copts = { colors = opts.colors, hash = opts.hash, max_delta = max_delta, kinds = {} }
   if not opts.hash then math.randomseed(1) end
   local out = {
     '<?xml version="1.0" standalone="no"?>',
@@ -328,19 +343,28 @@ function M.svg(tree, opts)
   out[#out + 1] = format('<text id="search" class="button" x="%d" y="24" text-anchor="end">Search</text>', width - pad)
   out[#out + 1] = format('<text id="matched" x="%d" y="%d" text-anchor="end"> </text>', width - pad, height - 12)
   out[#out + 1] = format('<text id="details" x="%d" y="%d"> </text>', pad, height - 12)
-  for _, f in ipairs(frames) do
-    local node = f.node
-    local y = opts.inverted and (top + f.depth * fh) or (height - 40 - (f.depth + 1) * fh)
-    local w = node.value * scale
-    local tip = format("%s (%s %s, %s%%)", node.name, node.value, countname, percent(node.value, total))
+  -- per name: its escaped form and, unless hashed, its colour's kind
+  local escaped = setmetatable({}, { __index = function(t, name)
+    local e = esc(name)
+    t[name] = e
+    return e
+  end })
+  local units = esc(countname)
+  for i, node in ipairs(nodes) do
+    local depth, x = depths[i], xs[i]
+    local y = opts.inverted and (top + depth * fh) or (height - 40 - (depth + 1) * fh)
+    local name, value = escaped[node.name], node.value
+    local tip
     if node.delta then
-      tip = format("%s (%s → %s %s, %s%+d)", node.name, node.before or 0, node.value, countname, "", node.delta)
+      tip = format("%s (%s → %s %s, %+d)", name, node.before or 0, value, units, node.delta)
+    else
+      tip = format("%s (%s %s, %s%%)", name, value, units, percent(value, total))
     end
     out[#out + 1] = format('<g class="f" data-x="%s" data-w="%s" data-name="%s"><title>%s</title>'
       .. '<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s" rx="2" ry="2"/>'
       .. '<text x="%.2f" y="%d"></text></g>',
-      f.x, node.value, esc(node.name), esc(tip), pad + f.x * scale, y, w, fh - 1, colour(node, copts),
-      pad + f.x * scale + 3, y + fh - 4)
+      x, value, name, tip, pad + x * scale, y, value * scale, fh - 1, colour(node, copts),
+      pad + x * scale + 3, y + fh - 4)
   end
   out[#out + 1] = "<script><![CDATA[" .. SCRIPT .. "]]></script>"
   out[#out + 1] = "</svg>"
