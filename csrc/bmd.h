@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "common.h"
+#include "idmap.h"
 
 enum {  /* record tags */
   BMD_STRING = 1, BMD_HASHED_STRING, BMD_CLASS, BMD_INSTANCE, BMD_ROOTS,
@@ -46,5 +47,70 @@ typedef struct bmd_CrunchOptions {
 sift_Status bmd_crunch (const unsigned char *p, size_t n, FILE *out,
                         const bmd_CrunchOptions *opt, bmd_Counts *counts,
                         sift_Progress *pr, char *err, size_t errsize);
+
+
+/*
+** {======================================================
+** Reading and decrunching
+** =======================================================
+*/
+
+typedef struct bmd_Class {
+  uint32_t id, super, name;
+  uint32_t fields, nfields;   /* kept fields: b->ftype/fname[fields ..) */
+  uint32_t discarded;         /* bytes of primitive fields left out */
+} bmd_Class;
+
+/* a BMD file, checked record by record when opened */
+typedef struct bmd_File {
+  const unsigned char *p;
+  size_t n;
+  const unsigned char *meta;  /* the HPROF header text */
+  size_t metalen;
+  size_t data;                /* offset of the first record */
+  bmd_Class *classes;
+  size_t nclasses, classcap;
+  sift_IdMap byid;            /* class id -> index + 1 */
+  uint8_t *ftype;             /* BMD types of kept instance fields */
+  uint32_t *fname;
+  size_t nfields, fieldcap;
+  uint32_t max_string;        /* the largest string id */
+  bmd_Counts counts;
+} bmd_File;
+
+sift_Status bmd_open (bmd_File *b, const unsigned char *p, size_t n,
+                      sift_Progress *pr, char *err, size_t errsize);
+void bmd_close (bmd_File *b);
+
+/* recovered names: hash and byte length -> text (dict.c) */
+typedef struct bmd_Dict bmd_Dict;
+const unsigned char *bmd_dict_find (const bmd_Dict *d, int32_t hash,
+                                    uint32_t len, size_t *textlen);
+
+typedef struct bmd_DecrunchOptions {
+  const bmd_Dict *dict;       /* NULL: no names to recover */
+  int nodata;                 /* primitive arrays as Android's no-data
+                                 records (0xC3) instead of zeros */
+} bmd_DecrunchOptions;
+
+typedef struct bmd_DecrunchStats {
+  uint64_t recovered;         /* hashed strings given back their text */
+  uint64_t placeholders;      /* ... written as Hash$<hash> */
+  uint64_t legacy_dropped;    /* legacy records whose ids are not 4 bytes */
+  uint64_t bytes_out;
+} bmd_DecrunchStats;
+
+/*
+** BMD -> HPROF 1.0.x with 4-byte ids, from a file bmd_open has checked
+** (progress continues from b->n) (BMD.md 10, and docs/bmd.md for
+** where sift differs): strings (recovered, or Hash$<hash>), a LOAD_CLASS
+** per class, legacy records, heap dump segments, HEAP_DUMP_END.
+*/
+sift_Status bmd_decrunch (const bmd_File *b, FILE *out,
+                          const bmd_DecrunchOptions *opt,
+                          bmd_DecrunchStats *st, sift_Progress *pr,
+                          char *err, size_t errsize);
+
+/* }====================================================== */
 
 #endif

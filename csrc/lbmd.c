@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bmd.h"
+#include "dict.h"
 #include "lsift.h"
 
 #define SETINT(key, v) \
@@ -112,11 +113,185 @@ static int bmd_crunch_lua (lua_State *L) {
   return 1;
 }
 
+/*
+** core.bmd_info(source [, progress]) -> {header, counts...}
+** Every record is read and checked.
+*/
+static int bmd_info_lua (lua_State *L) {
+  size_t n;
+  const sift_Map *map;
+  const unsigned char *p = sift_checksource(L, 1, &n, &map);
+  bmd_File b;
+  sift_Progress pr;
+  sift_LuaProgress lp;
+  sift_Status s;
+  char err[256];
+  sift_progress_lua(L, 2, &lp, &pr, n);
+  s = bmd_open(&b, p, n, &pr, err, sizeof err);
+  if (s != SIFT_OK) {
+    bmd_close(&b);
+    sift_progress_rethrow(&lp);
+    return sift_pushfail(L, s, "%s", err);
+  }
+  push_counts(L, &b.counts);
+  lua_pushlstring(L, (const char *)b.meta, b.metalen);
+  lua_setfield(L, -2, "header");
+  bmd_close(&b);
+  return 1;
+}
+
+
+/* {======================================================
+** sift.Dictionary: names to recover hashed strings
+** ======================================================= */
+
+#define SIFT_DICT_T "sift.Dictionary"
+
+static bmd_Dict **checkdict (lua_State *L, int arg) {
+  bmd_Dict **d = (bmd_Dict **)luaL_checkudata(L, arg, SIFT_DICT_T);
+  if (*d == NULL) luaL_error(L, "attempt to use a closed " SIFT_DICT_T);
+  return d;
+}
+
+/* core.dictionary() -> an empty dictionary */
+static int dict_new (lua_State *L) {
+  bmd_Dict **d = (bmd_Dict **)lua_newuserdatauv(L, sizeof *d, 0);
+  *d = NULL;
+  luaL_setmetatable(L, SIFT_DICT_T);
+  if ((*d = bmd_dict_new()) == NULL) return luaL_error(L, "out of memory");
+  return 1;
+}
+
+/* dict:add(source) -> strings found in a jar, apk, dex or class file */
+static int dict_add (lua_State *L) {
+  bmd_Dict **d = checkdict(L, 1);
+  size_t n;
+  const sift_Map *map;
+  const unsigned char *p = sift_checksource(L, 2, &n, &map);
+  uint64_t added;
+  char err[200];
+  sift_Status s = bmd_dict_add_file(*d, p, n, &added, err, sizeof err);
+  if (s != SIFT_OK) return sift_pushfail(L, s, "%s", err);
+  lua_pushinteger(L, (lua_Integer)added);
+  return 1;
+}
+
+/* dict:add_names(list) -> the dictionary; each name with its spellings */
+static int dict_add_names (lua_State *L) {
+  bmd_Dict **d = checkdict(L, 1);
+  lua_Integer i, n;
+  luaL_checktype(L, 2, LUA_TTABLE);
+  n = luaL_len(L, 2);
+  for (i = 1; i <= n; i++) {
+    size_t len;
+    const char *s;
+    lua_geti(L, 2, i);
+    s = luaL_checklstring(L, -1, &len);
+    if (!bmd_dict_add_string(*d, (const unsigned char *)s, len)) return luaL_error(L, "out of memory");
+    lua_pop(L, 1);
+  }
+  bmd_dict_sort(*d);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* dict:size() -> spellings held */
+static int dict_size (lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)bmd_dict_size(*checkdict(L, 1)));
+  return 1;
+}
+
+static int dict_close (lua_State *L) {
+  bmd_Dict **d = (bmd_Dict **)luaL_checkudata(L, 1, SIFT_DICT_T);
+  bmd_dict_free(*d);
+  *d = NULL;
+  return 0;
+}
+
+/* }====================================================== */
+
+
+/*
+** core.bmd_decrunch(source, outpath [, opts [, progress]]) -> stats
+** core.bmd_decrunch(source, nil [, opts [, progress]]) -> map, stats
+** opts: dictionary (a sift.Dictionary), nodata (primitive arrays as
+** no-data records). With no path the HPROF goes to an unlinked temporary
+** file, returned mapped (how sift.open reads a BMD).
+*/
+static int bmd_decrunch_lua (lua_State *L) {
+  size_t n;
+  const sift_Map *map;
+  const unsigned char *p = sift_checksource(L, 1, &n, &map);
+  const char *path = luaL_optstring(L, 2, NULL);
+  bmd_DecrunchOptions opt;
+  bmd_DecrunchStats st;
+  bmd_File b;
+  sift_Progress pr;
+  sift_LuaProgress lp;
+  sift_Status s;
+  char err[256];
+  FILE *f;
+  memset(&opt, 0, sizeof opt);
+  if (!lua_isnoneornil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    if (lua_getfield(L, 3, "dictionary") != LUA_TNIL) opt.dict = *checkdict(L, -1);
+    lua_getfield(L, 3, "nodata");
+    opt.nodata = lua_toboolean(L, -1);
+    lua_pop(L, 2);
+  }
+  sift_progress_lua(L, 4, &lp, &pr, 2 * (uint64_t)n);
+  f = path ? open_part(L, path) : tmpfile();
+  if (f == NULL)
+    return sift_pushfail(L, SIFT_EIO, "%s: %s", path ? path : "temporary file", strerror(errno));
+  if ((s = bmd_open(&b, p, n, &pr, err, sizeof err)) == SIFT_OK)
+    s = bmd_decrunch(&b, f, &opt, &st, &pr, err, sizeof err);
+  bmd_close(&b);
+  if (path == NULL) {
+    if (s != SIFT_OK) {
+      fclose(f);
+      sift_progress_rethrow(&lp);
+      return sift_pushfail(L, s, "%s", err);
+    }
+    if (sift_push_tmpmap(L, f) != 1) return 3;
+  }
+  else if (!close_part(L, path, f, s == SIFT_OK) && s == SIFT_OK) {
+    s = SIFT_EIO;
+    snprintf(err, sizeof err, "%s: cannot write: %s", path, strerror(errno));
+  }
+  sift_progress_rethrow(&lp);
+  if (s != SIFT_OK) return sift_pushfail(L, s, "%s", err);
+  lua_createtable(L, 0, 4);
+  SETINT("recovered", st.recovered);
+  SETINT("placeholders", st.placeholders);
+  SETINT("legacy_dropped", st.legacy_dropped);
+  SETINT("bytes_out", st.bytes_out);
+  return path ? 1 : 2;
+}
+
+static const luaL_Reg dict_methods[] = {
+  {"add", dict_add},
+  {"add_names", dict_add_names},
+  {"size", dict_size},
+  {"close", dict_close},
+  {NULL, NULL}
+};
+
+static const luaL_Reg dict_metamethods[] = {
+  {"__index", NULL},
+  {"__gc", dict_close},
+  {"__close", dict_close},
+  {NULL, NULL}
+};
+
 static const luaL_Reg bmd_functions[] = {
   {"bmd_crunch", bmd_crunch_lua},
+  {"bmd_decrunch", bmd_decrunch_lua},
+  {"bmd_info", bmd_info_lua},
+  {"dictionary", dict_new},
   {NULL, NULL}
 };
 
 void sift_open_bmd (lua_State *L) {
+  sift_newclass(L, SIFT_DICT_T, dict_metamethods, dict_methods);
   luaL_setfuncs(L, bmd_functions, 0);
 }

@@ -108,15 +108,7 @@ static int map_inflate (lua_State *L) {
   sift_Status s;
   char err[200];
   FILE *tmp;
-  off_t size = 0;
-  void *data = NULL;
-  sift_Map *m;
   sift_progress_lua(L, 2, &lp, &progress, n);
-  m = (sift_Map *)lua_newuserdatauv(L, sizeof(sift_Map), 0);
-  m->data = NULL;
-  m->size = 0;
-  m->open = 0;
-  luaL_setmetatable(L, SIFT_MAP_T);
   if (c == SIFT_PLAIN)
     return sift_pushfail(L, SIFT_EUNSUPPORTED, "not gzip or bzip2 data");
   tmp = tmpfile();
@@ -124,22 +116,34 @@ static int map_inflate (lua_State *L) {
     return sift_pushfail(L, SIFT_EIO, "cannot create a temporary file: %s",
                          strerror(errno));
   s = sift_inflate_all(c, p, n, fileno(tmp), &progress, err, sizeof err);
-  if (s == SIFT_OK) {
-    size = lseek(fileno(tmp), 0, SEEK_END);
-    if (size > 0) {
-      data = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(tmp), 0);
-      if (data == MAP_FAILED) {
-        snprintf(err, sizeof err, "cannot map the decompressed data: %s",
-                 strerror(errno));
-        s = SIFT_EIO;
-      }
+  if (s != SIFT_OK) {
+    fclose(tmp);
+    sift_progress_rethrow(&lp);
+    return sift_pushfail(L, s, "%s", err);
+  }
+  return sift_push_tmpmap(L, tmp);
+}
+
+
+int sift_push_tmpmap (lua_State *L, FILE *tmp) {
+  off_t size = lseek(fileno(tmp), 0, SEEK_END);
+  void *data = NULL;
+  sift_Map *m = (sift_Map *)lua_newuserdatauv(L, sizeof(sift_Map), 0);
+  m->data = NULL;
+  m->size = 0;
+  m->open = 0;
+  luaL_setmetatable(L, SIFT_MAP_T);
+  if (size > 0) {
+    data = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(tmp), 0);
+    if (data == MAP_FAILED) {
+      int e = errno;
+      fclose(tmp);
+      return sift_pushfail(L, SIFT_EIO, "cannot map the temporary file: %s", strerror(e));
     }
   }
   fclose(tmp);  /* unlinked: the mapping alone keeps the data */
-  sift_progress_rethrow(&lp);
-  if (s != SIFT_OK) return sift_pushfail(L, s, "%s", err);
   m->data = (const unsigned char *)data;
-  m->size = (size_t)size;
+  m->size = size > 0 ? (size_t)size : 0;
   m->open = 1;
   return 1;
 }

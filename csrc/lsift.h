@@ -7,6 +7,8 @@
 #if !defined(sift_lsift_h)
 #define sift_lsift_h
 
+#include <stdio.h>
+
 #include "lua.h"
 #include "lauxlib.h"
 
@@ -49,6 +51,11 @@ typedef struct sift_LuaProgress {
 void sift_progress_lua (lua_State *L, int fn, sift_LuaProgress *lp,
                         sift_Progress *pr, uint64_t total);
 void sift_progress_rethrow (sift_LuaProgress *lp);
+
+/* push a sift.Map of a temporary file written by a converter (it must be
+   unlinked, as tmpfile()'s are); closes tmp. Returns 1, or 3 (nil,
+   message, code) when it cannot be mapped. */
+int sift_push_tmpmap (lua_State *L, FILE *tmp);
 
 void sift_open_map (lua_State *L);
 void sift_open_reader (lua_State *L);

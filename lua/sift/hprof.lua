@@ -108,7 +108,16 @@ function M.open(path, opts)
     map:close()
     if not source then return nil, path .. ": " .. err, code end
   end
-  local mapping = opts.mapping
+  return M.open_source(source, path, opts, { compressed = compressed })
+end
+
+--- Index HPROF bytes already at hand: a sift.Map or a string (what
+-- `sift.bmd` does with a decrunched dump). `fields` go into the heap
+-- (`format`, `compressed`, ...). On failure the source is closed.
+-- @return heap, or nil, message, code
+function M.open_source(source, path, opts, fields)
+  opts = opts or {}
+  local mapping, err, code = opts.mapping, nil, nil
   if type(mapping) == "string" then
     mapping, err, code = M.read_mapping(mapping)
     if not mapping then return nil, err, code end
@@ -116,19 +125,21 @@ function M.open(path, opts)
   local index
   index, err, code = core.hprof(source, opts.dump, opts.progress)
   if not index then
-    source:close()
+    if type(source) ~= "string" then source:close() end
     return nil, path .. ": " .. err, code
   end
-  return setmetatable({
-    index = index, source = source, path = path, compressed = compressed,
+  local heap = {
+    index = index, source = source, path = path, format = "hprof",
     mapping = mapping, _classes = {}, _objects = setmetatable({}, { __mode = "v" }),
-  }, Heap)
+  }
+  for k, v in pairs(fields or {}) do heap[k] = v end
+  return setmetatable(heap, Heap)
 end
 
 --- Release the index and the mapping at once (also on `<close>` and GC).
 function Heap:close()
   self.index:close()
-  self.source:close()
+  if type(self.source) ~= "string" then self.source:close() end
 end
 Heap.__close = Heap.close
 
@@ -150,9 +161,10 @@ end
 -- oddities counted (`duplicates`, `missing_classes`, `truncated_at`).
 function Heap:info()
   local info = self.index:info()
-  info.format = "hprof"
+  info.format = self.format
   info.path = self.path
   info.compressed = self.compressed
+  info.bmd = self.bmd
   if info.timestamp_ms > 0 then
     info.time = os.date("!%Y-%m-%dT%H:%M:%SZ", info.timestamp_ms // 1000)
   end

@@ -22,14 +22,16 @@ local M = {
 local openers = {
   hprof = function(path, opts) return require("sift.hprof").open(path, opts) end,
   trace = function(path, opts) return require("sift.trace").open(path, opts) end,
+  bmd = function(path, opts) return require("sift.bmd").open(path, opts) end,
 }
 
---- Open a dump for analysis: a heap for an HPROF file (see `sift.hprof`),
--- a trace for an Android method trace (see `sift.trace`).
+--- Open a dump for analysis: a heap for an HPROF or BMD file (see
+-- `sift.hprof`, `sift.bmd`), a trace for an Android method trace (see
+-- `sift.trace`).
 -- Formats without a decoder yet give `nil, message, "unsupported"`.
 -- @tparam string path
 -- @tparam[opt] table opts `progress` (function(done, total)), and the
---   format's own options (HPROF: `dump`, `mapping`)
+--   format's own options (HPROF: `dump`, `mapping`; BMD: also `strings`)
 -- @return the opened dump, or nil, message, code
 function M.open(path, opts)
   if type(path) ~= "string" then
