@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bmd.h"
+#include "jstring.h"
 #include "out.h"
 #include "reader.h"
 
@@ -162,13 +163,34 @@ static void flush_segment (Walk *w) {
   w->seg->n = 0;
 }
 
+
+/*
+** The text of a hashed string with no name found: Hash$<hash>, padded with
+** '+' up to the original length as Badoo's decruncher does, or with
+** $<length> after it when the original was shorter, so that crunching it
+** again gives back the same hash and length (crunch.c). Plain: no length.
+** Returns the length; a long original is padded to at most size - 1.
+*/
+static size_t hash_placeholder (char *buf, size_t size, int32_t hash, uint32_t len, int plain) {
+  size_t n = (size_t)snprintf(buf, size, "Hash$%ld", (long)hash);
+  if (plain || n == len) return n;
+  if (n > len) return n + (size_t)snprintf(buf + n, size - n, "$%lu", (unsigned long)len);
+  return n;  /* the caller pads it */
+}
+
+static int32_t removed_hash (void) {
+  int32_t h;
+  sift_java_string((const unsigned char *)FIELD_REMOVED, strlen(FIELD_REMOVED), &h, NULL);
+  return h;
+}
+
 static sift_Status string_record (Walk *w, int hashed) {
-  uint32_t id, len;
+  uint32_t id, len, pad = 0;
   int32_t hash = 0;
   const unsigned char *text;
   size_t textlen = 0;
   sift_Status s;
-  char placeholder[32];
+  char placeholder[64];
   if ((s = rd_u31(w, "string id", &id)) != SIFT_OK) return s;
   if (hashed) {
     if ((s = rd_u31(w, "string length", &len)) != SIFT_OK) return s;
@@ -180,19 +202,32 @@ static sift_Status string_record (Walk *w, int hashed) {
     textlen = len;
   }
   if (id > w->b->max_string) w->b->max_string = id;
-  if (w->o == NULL) return SIFT_OK;
-  if (hashed) {
+  if (w->o == NULL) {  /* a decrunched file crunched again has its placeholder name */
+    int32_t h;
+    size_t m = hashed ? len : sift_java_string(text, len, &h, NULL);
+    if (!hashed) hash = h;
+    if (m == strlen(FIELD_REMOVED) && hash == removed_hash()) w->b->removed = id;
+    return SIFT_OK;
+  }
+  if (id == w->removed) {
+    text = (const unsigned char *)FIELD_REMOVED;
+    textlen = strlen(FIELD_REMOVED);
+  }
+  else if (hashed) {
     text = w->opt->dict ? bmd_dict_find(w->opt->dict, hash, len, &textlen) : NULL;
     if (text) w->st->recovered++;
     else {
-      textlen = (size_t)snprintf(placeholder, sizeof placeholder, "Hash$%ld", (long)hash);
       text = (const unsigned char *)placeholder;
+      textlen = hash_placeholder(placeholder, sizeof placeholder, hash, len, w->opt->plain_names);
+      if (!w->opt->plain_names && textlen < len) pad = len - textlen;
       w->st->placeholders++;
     }
   }
-  top_record(w, 0x01, (uint32_t)(4 + textlen));
+  flush_segment(w);  /* the file keeps the BMD's order */
+  top_record(w, 0x01, (uint32_t)(4 + textlen + pad));
   sift_out_u4be(w->o, id);
   sift_out_bytes(w->o, text, textlen);
+  sift_out_fill(w->o, '+', pad);
   return SIFT_OK;
 }
 
@@ -422,6 +457,7 @@ static sift_Status record (Walk *w) {
       if (w->o == NULL) b->counts.legacy_tags[htag]++;
       else if (!fits_id4((int)htag, q, n)) w->st->legacy_dropped++;
       else {
+        flush_segment(w);
         top_record(w, (int)htag, n);
         sift_out_bytes(w->o, q, n);
       }
@@ -502,18 +538,21 @@ sift_Status bmd_decrunch (const bmd_File *b, FILE *out,
   w.st = st;
   w.pr = pr;
   w.base = b->n;  /* after bmd_open's walk */
-  w.removed = b->max_string + 1;
+  w.removed = b->removed ? b->removed : b->max_string + 1;
   sift_out_init(&o, out);
   sift_out_init(&seg, NULL);
   sift_out_bytes(&o, b->meta, b->metalen);
   sift_out_u1(&o, 0);
   sift_out_u4be(&o, 4);   /* id size */
   sift_out_u8be(&o, 0);   /* time stamp: BMD has none */
-  top_record(&w, 0x01, 4 + (uint32_t)strlen(FIELD_REMOVED));
-  sift_out_u4be(&o, w.removed);
-  sift_out_bytes(&o, FIELD_REMOVED, strlen(FIELD_REMOVED));
   if ((s = walk(&w)) == SIFT_OK) {
     flush_segment(&w);
+    if (b->removed == 0) {  /* the placeholder fields' name, last: crunched
+                               again, it is the one string more */
+      top_record(&w, 0x01, 4 + (uint32_t)strlen(FIELD_REMOVED));
+      sift_out_u4be(&o, w.removed);
+      sift_out_bytes(&o, FIELD_REMOVED, strlen(FIELD_REMOVED));
+    }
     top_record(&w, 0x2C, 0);
     if (!sift_out_flush(&o)) s = fail(&w, SIFT_EIO, "cannot write the output (%llu bytes written)", (size_t)o.flushed);
   }

@@ -75,6 +75,7 @@ typedef struct bmd_File {
   uint32_t *fname;
   size_t nfields, fieldcap;
   uint32_t max_string;        /* the largest string id */
+  uint32_t removed;           /* id of a "field_removed" string, 0: none */
   bmd_Counts counts;
 } bmd_File;
 
@@ -91,6 +92,8 @@ typedef struct bmd_DecrunchOptions {
   const bmd_Dict *dict;       /* NULL: no names to recover */
   int nodata;                 /* primitive arrays as Android's no-data
                                  records (0xC3) instead of zeros */
+  int plain_names;            /* Hash$<hash> alone, without the original
+                                 length (for reading, not crunching) */
 } bmd_DecrunchOptions;
 
 typedef struct bmd_DecrunchStats {

@@ -163,17 +163,45 @@ static int clear_text (const Cruncher *c, const unsigned char *s, size_t n) {
   return 0;
 }
 
+/*
+** A placeholder a decruncher wrote for a string it could not name:
+** Hash$<hash> padded with '+' to the original length, or Hash$<hash>$<len>
+** (bmd.c). Crunched again, it is that hash and length once more.
+*/
+static int placeholder (const unsigned char *s, size_t n, int32_t *hash, uint32_t *len) {
+  size_t i = 5;
+  int64_t h = 0, l = 0;
+  int neg = 0, digits = 0;
+  if (!starts(s, n, "Hash$")) return 0;
+  if (i < n && s[i] == '-') { neg = 1; i++; }
+  for (; i < n && s[i] >= '0' && s[i] <= '9' && digits < 11; i++, digits++) h = h * 10 + (s[i] - '0');
+  if (digits == 0 || (neg ? -h : h) < INT32_MIN || (neg ? -h : h) > INT32_MAX) return 0;
+  *hash = (int32_t)(neg ? -h : h);
+  if (i < n && s[i] == '$') {  /* the original length */
+    for (i++, digits = 0; i < n && s[i] >= '0' && s[i] <= '9' && digits < 10; i++, digits++) l = l * 10 + (s[i] - '0');
+    if (digits == 0 || i != n || l > INT32_MAX) return 0;
+    *len = (uint32_t)l;
+    return 1;
+  }
+  while (i < n && s[i] == '+') i++;
+  if (i != n) return 0;
+  *len = (uint32_t)n;
+  return 1;
+}
+
 static sift_Status string_record (Cruncher *c, const unsigned char *q, uint32_t len) {
   uint64_t id = id_at(c, q);
   const unsigned char *s = q + c->idsize;
   size_t n = len - (size_t)c->idsize, m;
   int32_t hash;
-  uint32_t bmd;
-  int made;
+  uint32_t bmd, hashed_len;
+  int made, named;
   if (!grow((void **)&c->scratch, &c->scratchcap, 3 * n + 1, 1)) return NOMEM(c);
   m = sift_java_string(s, n, &hash, c->scratch);
   if (!number(&c->strs, &c->next_str, id, &bmd)) return NOMEM(c);
-  if (clear_text(c, c->scratch, m)) {
+  named = !placeholder(s, n, &hash, &hashed_len);
+  if (!named) m = hashed_len;
+  if (named && clear_text(c, c->scratch, m)) {
     if (id != 0 && sift_idmap_put(&c->text, id, &made) == NULL) return NOMEM(c);
     sift_out_varint(&c->o, BMD_STRING);
     sift_out_int32(&c->o, (int32_t)bmd);

@@ -215,7 +215,7 @@ static int dict_close (lua_State *L) {
 ** core.bmd_decrunch(source, outpath [, opts [, progress]]) -> stats
 ** core.bmd_decrunch(source, nil [, opts [, progress]]) -> map, stats
 ** opts: dictionary (a sift.Dictionary), nodata (primitive arrays as
-** no-data records). With no path the HPROF goes to an unlinked temporary
+** no-data records), plain_names (Hash$<hash> without the length). With no path the HPROF goes to an unlinked temporary
 ** file, returned mapped (how sift.open reads a BMD).
 */
 static int bmd_decrunch_lua (lua_State *L) {
@@ -237,7 +237,9 @@ static int bmd_decrunch_lua (lua_State *L) {
     if (lua_getfield(L, 3, "dictionary") != LUA_TNIL) opt.dict = *checkdict(L, -1);
     lua_getfield(L, 3, "nodata");
     opt.nodata = lua_toboolean(L, -1);
-    lua_pop(L, 2);
+    lua_getfield(L, 3, "plain_names");
+    opt.plain_names = lua_toboolean(L, -1);
+    lua_pop(L, 3);
   }
   sift_progress_lua(L, 4, &lp, &pr, 2 * (uint64_t)n);
   f = path ? open_part(L, path) : tmpfile();

@@ -48,11 +48,11 @@ void sift_out_bytes (sift_Out *o, const void *p, size_t n) {
   }
 }
 
-void sift_out_zeros (sift_Out *o, uint64_t n) {
+void sift_out_fill (sift_Out *o, int c, uint64_t n) {
   while (n > 0 && !o->failed) {
     size_t k = n < FLUSH_AT ? (size_t)n : FLUSH_AT;
     if (!reserve(o, k)) return;
-    memset(o->buf + o->n, 0, k);
+    memset(o->buf + o->n, c, k);
     o->n += k;
     n -= k;
   }

@@ -26,12 +26,16 @@ void sift_out_init (sift_Out *o, FILE *f);
 void sift_out_free (sift_Out *o);
 
 void sift_out_bytes (sift_Out *o, const void *p, size_t n);
-void sift_out_zeros (sift_Out *o, uint64_t n);
+void sift_out_fill (sift_Out *o, int c, uint64_t n);  /* n bytes c */
 void sift_out_u1 (sift_Out *o, unsigned v);
 void sift_out_u2be (sift_Out *o, uint32_t v);
 void sift_out_u4be (sift_Out *o, uint32_t v);
 void sift_out_u8be (sift_Out *o, uint64_t v);
 void sift_out_varint (sift_Out *o, uint64_t v);
+
+static inline void sift_out_zeros (sift_Out *o, uint64_t n) {
+  sift_out_fill(o, 0, n);
+}
 
 /* protobuf int32: a negative value is sign-extended to 64 bits (10 bytes) */
 static inline void sift_out_int32 (sift_Out *o, int32_t v) {

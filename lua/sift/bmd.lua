@@ -170,7 +170,7 @@ function M.open(path, opts)
   m, err, code = map(path)
   if not m then return nil, err, code end
   local source, stats
-  source, stats, code = core.bmd_decrunch(m, nil, { dictionary = dict, nodata = true }, opts.progress)
+  source, stats, code = core.bmd_decrunch(m, nil, { dictionary = dict, nodata = true, plain_names = true }, opts.progress)
   m:close()
   if not source then return fail(path, stats, code) end
   return require("sift.hprof").open_source(source, path, opts, { format = "bmd", bmd = stats })

@@ -34,10 +34,13 @@ local function build_parser()
   info:flag("--json", "Print JSON: an object for one FILE, an array for several.")
   info:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
   info:flag("--header", "Only detect the format and read the header; do not index heap dumps.")
+  info:option("--source", "For a BMD file: the HPROF it was crunched from, to show the size ratio.")
 
   local function heap_options(cmd)
-    cmd:argument("file", "An HPROF heap dump (plain, .gz or .bz2).")
+    cmd:argument("file", "A heap dump: HPROF (plain, .gz or .bz2) or BMD.")
     cmd:option("--mapping", "A ProGuard/R8 mapping file to deobfuscate class and field names.")
+    cmd:option("--strings", "For a BMD dump: a jar, apk, dex or class file to recover hashed names "
+      .. "from; repeat for several."):count("*")
     cmd:option("--dump", "Which heap dump to use when the file holds several (1-based; default the last).")
       :convert(tonumber)
     cmd:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
@@ -82,6 +85,25 @@ local function build_parser()
   leaks:flag("--suspects", "Also report MAT-style leak suspects: what holds more than a tenth of the heap.")
   leaks:flag("--no-known", "Leave out the catalogue of known Android and vendor leaks (sift.known_leaks): "
     .. "their traces then count as application leaks.")
+
+  local crunch = parser:command("crunch", "Crunch an HPROF heap dump into a BMD (Badoo Memory Dump): "
+    .. "ids renumbered, strings hashed, primitive data dropped.")
+  crunch:argument("input", "The HPROF heap dump (4- or 8-byte ids; 1.0.1 to 1.0.3).")
+  crunch:argument("output", "The BMD file to write.")
+  crunch:option("--keep", "Keep strings that start with this prefix as text (beyond java.lang and the "
+    .. "primitive type names); repeat for several."):count("*")
+  crunch:flag("--keep-primitives", "Keep the primitive fields of every class (BMD keeps them only for "
+    .. "classes whose names stay text).")
+  crunch:flag("--json", "Print the counts as JSON.")
+  crunch:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+
+  local decrunch = parser:command("decrunch", "Turn a BMD back into an HPROF other analysers open.")
+  decrunch:argument("input", "The BMD file.")
+  decrunch:argument("output", "The HPROF file to write (4-byte ids).")
+  decrunch:option("--strings", "A jar, apk, dex or class file to recover hashed names from; repeat "
+    .. "for several."):count("*")
+  decrunch:flag("--json", "Print the counts as JSON.")
+  decrunch:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
 
   local function trace_options(cmd)
     cmd:argument("file", "An Android method trace (regular or streaming .trace).")
@@ -158,8 +180,8 @@ local FACT_ORDER = {
   "hprof_header", "clock", "vm", "pid", "threads", "methods", "records",
   "num_method_calls", "record_size", "data_offset", "elapsed_time_us",
   "start_time_us", "header", "encoding", "charset", "security", "data",
-  "body_offset", "header_size", "size", "objects", "classes", "instances",
-  "object_arrays", "primitive_arrays", "strings", "roots", "heaps", "dumps", "dump",
+  "body_offset", "header_size", "size", "source_bytes", "ratio", "objects", "classes", "instances",
+  "object_arrays", "primitive_arrays", "strings", "hashed_strings", "legacy", "legacy_tags", "roots", "heaps", "dumps", "dump",
   "duplicates", "missing_classes", "truncated_at", "warnings",
 }
 local HIDDEN = { path = true, description = true, problem = true, problem_code = true }
@@ -221,7 +243,8 @@ end
 
 local function open_heap(args, path)
   return with_progress(args, path, function(update)
-    return sift.open(path, { mapping = args.mapping, dump = args.dump, progress = update })
+    return sift.open(path, { mapping = args.mapping, dump = args.dump, progress = update,
+      strings = args.strings })
   end)
 end
 
@@ -238,6 +261,24 @@ local function add_heap_facts(args, path, info)
   if #info.warnings == 0 then info.warnings = nil end
   if info.duplicates == 0 then info.duplicates = nil end
   if info.missing_classes == 0 then info.missing_classes = nil end
+  return info
+end
+
+-- what reading every record of a BMD adds: counts, and the size ratio
+local function add_bmd_facts(args, path, info)
+  local facts, msg, code = with_progress(args, path, function(update)
+    return require("sift.bmd").info(path, { source = args.source, progress = update })
+  end)
+  if not facts then return nil, msg, code end
+  for _, k in ipairs { "strings", "hashed_strings", "classes", "instances", "object_arrays",
+      "primitive_arrays", "legacy", "roots", "source_bytes" } do
+    info[k] = facts[k]
+  end
+  if next(facts.legacy_tags) then
+    info.legacy_tags = {}
+    for tag, n in pairs(facts.legacy_tags) do info.legacy_tags[("0x%02X"):format(tag)] = n end
+  end
+  info.ratio = facts.ratio and ("%.1f%%"):format(100 * facts.ratio)
   return info
 end
 
@@ -274,6 +315,8 @@ function commands.info(args, out, err)
       info, msg, code = add_heap_facts(args, path, info)
     elseif info and info.format == "trace" and not info.problem and not args.header then
       info, msg, code = add_trace_facts(args, path, info)
+    elseif info and info.format == "bmd" and not info.problem and not args.header then
+      info, msg, code = add_bmd_facts(args, path, info)
     end
     if not info then
       err:write("sift: ", printable(msg), "\n")
@@ -320,7 +363,7 @@ function commands.histogram(args, out, err)
   end
   if args.json then
     out:write(json.encode {
-      format = "hprof", version = info.version, id_size = info.id_size,
+      format = info.format, version = info.version, id_size = info.id_size,
       instances = info.instances, classes = info.classes,
       object_arrays = info.object_arrays, primitive_arrays = info.primitive_arrays,
       roots = info.roots, rows = rows,
@@ -612,6 +655,54 @@ function commands.profile(args, out, err)
     local pct = function(v) return total > 0 and ("%6.2f%%"):format(100 * v / total) or "      -" end
     out:write(("%12s %7s %12s %7s %12s  %s\n"):format(group_digits(r.exclusive), pct(r.exclusive),
       group_digits(r.inclusive), pct(r.inclusive), r.calls .. "+" .. r.recursive_calls, r.name))
+  end
+  return EXIT_OK
+end
+
+local function percent_of(part, whole)
+  return whole > 0 and ("%.1f%%"):format(100 * part / whole) or "-"
+end
+
+function commands.crunch(args, out, err)
+  local counts, msg = with_progress(args, args.input, function(update)
+    return require("sift.bmd").crunch(args.input, args.output, { keep = args.keep,
+      keep_primitives = args.keep_primitives, progress = update })
+  end)
+  if not counts then
+    err:write("sift: ", printable(msg), "\n")
+    return EXIT_BAD_INPUT
+  end
+  if args.json then
+    out:write(json.encode(counts), "\n")
+    return EXIT_OK
+  end
+  out:write(("%s -> %s: %s -> %s bytes (%s)\n"):format(args.input, args.output, group_digits(counts.bytes_in),
+    group_digits(counts.bytes_out), percent_of(counts.bytes_out, counts.bytes_in)))
+  out:write(("  strings                %s as text, %s hashed\n"):format(group_digits(counts.strings),
+    group_digits(counts.hashed_strings)))
+  for _, k in ipairs { "classes", "instances", "object_arrays", "primitive_arrays", "legacy", "roots", "dropped" } do
+    if counts[k] > 0 or k ~= "dropped" then out:write(("  %-22s %s\n"):format(k, group_digits(counts[k]))) end
+  end
+  return EXIT_OK
+end
+
+function commands.decrunch(args, out, err)
+  local stats, msg = with_progress(args, args.input, function(update)
+    return require("sift.bmd").decrunch(args.input, args.output, { strings = args.strings, progress = update })
+  end)
+  if not stats then
+    err:write("sift: ", printable(msg), "\n")
+    return EXIT_BAD_INPUT
+  end
+  if args.json then
+    out:write(json.encode(stats), "\n")
+    return EXIT_OK
+  end
+  out:write(("%s -> %s: %s bytes\n"):format(args.input, args.output, group_digits(stats.bytes_out)))
+  out:write(("  names recovered        %s of %s hashed strings (the rest are Hash$<hash>)\n"):format(
+    group_digits(stats.recovered), group_digits(stats.recovered + stats.placeholders)))
+  if stats.legacy_dropped > 0 then
+    out:write(("  legacy records dropped %s (their ids are not 4 bytes wide)\n"):format(group_digits(stats.legacy_dropped)))
   end
   return EXIT_OK
 end
