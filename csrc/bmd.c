@@ -17,13 +17,16 @@
 #define SEGMENT_BYTES ((size_t)1 << 20)
 #define FIELD_REMOVED "field_removed"
 
+enum { CHECK, TOP, HEAP };  /* the walks: checking, then decrunching's two */
+
 typedef struct Walk {
+  int pass;
   bmd_File *b;
   sift_Reader r;
   char *err;
   size_t errsize;
   /* decrunching: NULL while checking */
-  sift_Out *o;                /* top-level records */
+  sift_Out *o;                /* the HPROF file */
   sift_Out *seg;              /* the heap dump segment being built */
   const bmd_DecrunchOptions *opt;
   bmd_DecrunchStats *st;
@@ -32,6 +35,9 @@ typedef struct Walk {
   sift_Progress *pr;
   uint64_t base;              /* progress: bytes done before this walk */
 } Walk;
+
+/* where the heap pass writes a value (nowhere in the other walks) */
+#define HEAP_OUT(w) ((w)->pass == HEAP ? (w)->seg : NULL)
 
 static sift_Status fail (Walk *w, sift_Status s, const char *fmt, size_t at) {
   char what[160];
@@ -155,6 +161,15 @@ static void top_record (Walk *w, int tag, uint32_t len) {
   sift_out_u4be(w->o, len);
 }
 
+/* the placeholder fields' name, after the other strings; crunched again,
+   it is the one string more */
+static void removed_string (Walk *w) {
+  if (w->b->removed != 0) return;
+  top_record(w, 0x01, 4 + (uint32_t)strlen(FIELD_REMOVED));
+  sift_out_u4be(w->o, w->removed);
+  sift_out_bytes(w->o, FIELD_REMOVED, strlen(FIELD_REMOVED));
+}
+
 /* the segment built so far, as a HEAP_DUMP_SEGMENT */
 static void flush_segment (Walk *w) {
   if (w->seg->n == 0) return;
@@ -202,13 +217,14 @@ static sift_Status string_record (Walk *w, int hashed) {
     textlen = len;
   }
   if (id > w->b->max_string) w->b->max_string = id;
-  if (w->o == NULL) {  /* a decrunched file crunched again has its placeholder name */
+  if (w->pass == CHECK) {  /* a decrunched file crunched again has its placeholder name */
     int32_t h;
     size_t m = hashed ? len : sift_java_string(text, len, &h, NULL);
     if (!hashed) hash = h;
     if (m == strlen(FIELD_REMOVED) && hash == removed_hash()) w->b->removed = id;
     return SIFT_OK;
   }
+  if (w->pass != TOP) return SIFT_OK;
   if (id == w->removed) {
     text = (const unsigned char *)FIELD_REMOVED;
     textlen = strlen(FIELD_REMOVED);
@@ -223,7 +239,6 @@ static sift_Status string_record (Walk *w, int hashed) {
       w->st->placeholders++;
     }
   }
-  flush_segment(w);  /* the file keeps the BMD's order */
   top_record(w, 0x01, (uint32_t)(4 + textlen + pad));
   sift_out_u4be(w->o, id);
   sift_out_bytes(w->o, text, textlen);
@@ -239,7 +254,7 @@ static sift_Status class_record (Walk *w, size_t at) {
   int t;
   if ((s = rd_u31(w, "class id", &id)) != SIFT_OK || (s = rd_u31(w, "superclass id", &super)) != SIFT_OK ||
       (s = rd_u31(w, "name id", &name)) != SIFT_OK) return s;
-  if (w->o == NULL) {  /* checking: learn the class */
+  if (w->pass == CHECK) {  /* learn the class */
     uint32_t *slot;
     int made;
     if (id == 0) return fail(w, SIFT_ECORRUPT, "class id 0 at byte %llu", at);
@@ -258,14 +273,17 @@ static sift_Status class_record (Walk *w, size_t at) {
     kl->super = super;
     kl->name = name;
   }
-  else {  /* LOAD_CLASS, and the CLASS_DUMP header */
+  else if (w->pass == TOP) {  /* its LOAD_CLASS */
     kl = find_class(b, id);
-    if ((s = chain_size(w, kl, &size, at)) != SIFT_OK) return s;
     top_record(w, 0x02, 16);
     sift_out_u4be(w->o, ++w->serial);
     sift_out_u4be(w->o, id);
     sift_out_u4be(w->o, 0);
     sift_out_u4be(w->o, name);
+  }
+  else {  /* its CLASS_DUMP */
+    kl = find_class(b, id);
+    if ((s = chain_size(w, kl, &size, at)) != SIFT_OK) return s;
     sift_out_u1(w->seg, 0x20);
     sift_out_u4be(w->seg, id);
     sift_out_u4be(w->seg, 0);
@@ -276,32 +294,32 @@ static sift_Status class_record (Walk *w, size_t at) {
   /* constants: pool index, type, value */
   if ((s = rd_count(w, "constant count", 3, &n)) != SIFT_OK) return s;
   if (n > 0xFFFF) return fail(w, SIFT_ECORRUPT, "more constants than HPROF holds in the class at byte %llu", at);
-  if (w->o) sift_out_u2be(w->seg, n);
+  if (w->pass == HEAP) sift_out_u2be(w->seg, n);
   for (k = 0; k < n; k++) {
     uint32_t index;
     if ((s = rd_u31(w, "constant pool index", &index)) != SIFT_OK || (s = rd_type(w, &t)) != SIFT_OK) return s;
-    if (w->o) {
+    if (w->pass == HEAP) {
       sift_out_u2be(w->seg, index & 0xFFFF);
       sift_out_u1(w->seg, bmd_hprof_type[t]);
     }
-    if ((s = rd_value(w, t, w->o ? w->seg : NULL)) != SIFT_OK) return s;
+    if ((s = rd_value(w, t, HEAP_OUT(w))) != SIFT_OK) return s;
   }
   /* statics: name, type, value */
   if ((s = rd_count(w, "static field count", 3, &n)) != SIFT_OK) return s;
   if (n > 0xFFFF) return fail(w, SIFT_ECORRUPT, "more static fields than HPROF holds in the class at byte %llu", at);
-  if (w->o) sift_out_u2be(w->seg, n);
+  if (w->pass == HEAP) sift_out_u2be(w->seg, n);
   for (k = 0; k < n; k++) {
     uint32_t fname;
     if ((s = rd_u31(w, "field name id", &fname)) != SIFT_OK || (s = rd_type(w, &t)) != SIFT_OK) return s;
-    if (w->o) {
+    if (w->pass == HEAP) {
       sift_out_u4be(w->seg, fname);
       sift_out_u1(w->seg, bmd_hprof_type[t]);
     }
-    if ((s = rd_value(w, t, w->o ? w->seg : NULL)) != SIFT_OK) return s;
+    if ((s = rd_value(w, t, HEAP_OUT(w))) != SIFT_OK) return s;
   }
   /* kept instance fields, then the bytes left out */
   if ((s = rd_count(w, "instance field count", 2, &n)) != SIFT_OK) return s;
-  if (w->o == NULL) {
+  if (w->pass == CHECK) {
     if (b->nfields + n > b->fieldcap) {
       size_t cap = b->fieldcap ? b->fieldcap : 1024;
       uint8_t *ft;
@@ -320,18 +338,19 @@ static sift_Status class_record (Walk *w, size_t at) {
   for (k = 0; k < n; k++) {
     uint32_t fname;
     if ((s = rd_u31(w, "field name id", &fname)) != SIFT_OK || (s = rd_type(w, &t)) != SIFT_OK) return s;
-    if (w->o == NULL) {
+    if (w->pass == CHECK) {
       b->ftype[b->nfields] = (uint8_t)t;
       b->fname[b->nfields++] = fname;
     }
   }
   if ((s = rd_u31(w, "left-out field bytes", &size)) != SIFT_OK) return s;
-  if (w->o == NULL) {
+  if (w->pass == CHECK) {
     kl->discarded = size;
     if ((uint64_t)n + size / 4 + size % 4 > 0xFFFF)
       return fail(w, SIFT_ECORRUPT, "more instance fields than HPROF holds in the class at byte %llu", at);
     return SIFT_OK;
   }
+  if (w->pass != HEAP) return SIFT_OK;
   /* the kept fields, then placeholders for the bytes left out: an int
      per 4 bytes and a byte per remaining byte, so sizes stay right */
   sift_out_u2be(w->seg, kl->nfields + size / 4 + size % 4);
@@ -355,7 +374,7 @@ static sift_Status instance_record (Walk *w, size_t at) {
   if ((k = find_class(b, cls)) == NULL)
     return fail(w, SIFT_ECORRUPT, "instance at byte %llu: its class is not defined before it", at);
   if ((s = chain_size(w, k, &size, at)) != SIFT_OK) return s;
-  if (w->o) {
+  if (w->pass == HEAP) {
     sift_out_u1(w->seg, 0x21);
     sift_out_u4be(w->seg, id);
     sift_out_u4be(w->seg, 0);
@@ -364,8 +383,8 @@ static sift_Status instance_record (Walk *w, size_t at) {
   }
   for (; k != NULL; k = k->super ? find_class(b, k->super) : NULL) {
     for (f = 0; f < k->nfields; f++)
-      if ((s = rd_value(w, b->ftype[k->fields + f], w->o ? w->seg : NULL)) != SIFT_OK) return s;
-    if (w->o) sift_out_zeros(w->seg, k->discarded);
+      if ((s = rd_value(w, b->ftype[k->fields + f], HEAP_OUT(w))) != SIFT_OK) return s;
+    if (w->pass == HEAP) sift_out_zeros(w->seg, k->discarded);
   }
   return SIFT_OK;
 }
@@ -378,7 +397,7 @@ static sift_Status array_record (Walk *w, int tag) {
   if (tag == BMD_OBJECT_ARRAY) {
     if ((s = rd_u31(w, "array class id", &cls)) != SIFT_OK ||
         (s = rd_count(w, "element count", 1, &n)) != SIFT_OK) return s;
-    if (w->o) {
+    if (w->pass == HEAP) {
       sift_out_u1(w->seg, 0x22);
       sift_out_u4be(w->seg, id);
       sift_out_u4be(w->seg, 0);
@@ -387,28 +406,32 @@ static sift_Status array_record (Walk *w, int tag) {
     }
     for (k = 0; k < n; k++) {
       if ((s = rd_u31(w, "element id", &e)) != SIFT_OK) return s;
-      if (w->o) sift_out_u4be(w->seg, e);
+      if (w->pass == HEAP) sift_out_u4be(w->seg, e);
     }
     return SIFT_OK;
   }
   if ((s = rd_type(w, &t)) != SIFT_OK || (s = rd_u31(w, "element count", &n)) != SIFT_OK) return s;
   if (t == 0) return fail(w, SIFT_ECORRUPT, "primitive array of objects before byte %llu", w->r.pos);
-  if (w->o) {
-    sift_out_u1(w->seg, w->opt->nodata ? 0xC3 : 0x23);
-    sift_out_u4be(w->seg, id);
-    sift_out_u4be(w->seg, 0);
-    sift_out_u4be(w->seg, n);
-    sift_out_u1(w->seg, bmd_hprof_type[t]);
-    if (!w->opt->nodata) {  /* the contents are gone: zeros */
-      uint64_t bytes = (uint64_t)n * (uint64_t)hprof_size(t);
-      while (bytes > 0) {
-        uint64_t room = SEGMENT_BYTES > w->seg->n ? SEGMENT_BYTES - w->seg->n : 0;
-        uint64_t k2 = bytes < room ? bytes : room;
-        sift_out_zeros(w->seg, k2);
-        bytes -= k2;
-        if (bytes > 0) flush_segment(w);  /* a big array spans segments */
+  if (w->pass == HEAP) {
+    /* the contents are gone: zeros (none for a no-data record); a big
+       array is a segment of its own, streamed to the file */
+    uint64_t bytes = w->opt->nodata ? 0 : (uint64_t)n * (uint64_t)hprof_size(t);
+    sift_Out *dst = w->seg;
+    if (w->seg->n + 14 + bytes > SEGMENT_BYTES) {
+      flush_segment(w);
+      if (14 + bytes > SEGMENT_BYTES) {
+        if (14 + bytes > UINT32_MAX)
+          return fail(w, SIFT_EUNSUPPORTED, "a primitive array before byte %llu is over the 4 GiB an HPROF record holds", w->r.pos);
+        top_record(w, 0x1C, (uint32_t)(14 + bytes));
+        dst = w->o;
       }
     }
+    sift_out_u1(dst, w->opt->nodata ? 0xC3 : 0x23);
+    sift_out_u4be(dst, id);
+    sift_out_u4be(dst, 0);
+    sift_out_u4be(dst, n);
+    sift_out_u1(dst, bmd_hprof_type[t]);
+    sift_out_zeros(dst, bytes);
   }
   return SIFT_OK;
 }
@@ -432,7 +455,7 @@ static sift_Status record (Walk *w) {
   const unsigned char *q;
   sift_Status s;
   TRY(rd_int32(w, &tag));
-  if (w->o == NULL && tag > 0 && tag < BMD_NTAGS) b->counts.records[tag]++;
+  if (w->pass == CHECK && tag > 0 && tag < BMD_NTAGS) b->counts.records[tag]++;
   switch (tag) {
     case BMD_STRING: return string_record(w, 0);
     case BMD_HASHED_STRING: return string_record(w, 1);
@@ -441,10 +464,10 @@ static sift_Status record (Walk *w) {
     case BMD_OBJECT_ARRAY: case BMD_PRIMITIVE_ARRAY: return array_record(w, tag);
     case BMD_ROOTS:
       if ((s = rd_count(w, "root count", 1, &n)) != SIFT_OK) return s;
-      if (w->o == NULL) b->counts.roots += n;
+      if (w->pass == CHECK) b->counts.roots += n;
       for (k = 0; k < n; k++) {
         if ((s = rd_u31(w, "root id", &id)) != SIFT_OK) return s;
-        if (w->o) {
+        if (w->pass == HEAP) {
           sift_out_u1(w->seg, 0xFF);
           sift_out_u4be(w->seg, id);
         }
@@ -454,10 +477,10 @@ static sift_Status record (Walk *w) {
       if ((s = rd_u31(w, "HPROF tag", &htag)) != SIFT_OK || (s = rd_count(w, "record length", 1, &n)) != SIFT_OK) return s;
       if (htag > 0xFF) return fail(w, SIFT_ECORRUPT, "legacy record with an HPROF tag over 0xFF at byte %llu", at);
       TRY(sift_rd_bytes(&w->r, n, &q));
-      if (w->o == NULL) b->counts.legacy_tags[htag]++;
+      if (w->pass == CHECK) b->counts.legacy_tags[htag]++;
+      else if (w->pass == HEAP) {}
       else if (!fits_id4((int)htag, q, n)) w->st->legacy_dropped++;
       else {
-        flush_segment(w);
         top_record(w, (int)htag, n);
         sift_out_bytes(w->o, q, n);
       }
@@ -473,7 +496,7 @@ static sift_Status walk (Walk *w) {
   w->r.pos = w->b->data;
   while (sift_rd_left(&w->r) > 0) {
     if ((s = record(w)) != SIFT_OK) return s;
-    if (w->seg && w->seg->n >= SEGMENT_BYTES) flush_segment(w);
+    if (w->pass == HEAP && w->seg->n >= SEGMENT_BYTES) flush_segment(w);
     if (w->o && w->o->failed) return fail(w, SIFT_EIO, "cannot write the output (after byte %llu)", w->r.pos);
     if (!sift_progress(w->pr, w->base + w->r.pos)) return fail(w, SIFT_ECANCEL, "cancelled at byte %llu", w->r.pos);
   }
@@ -537,7 +560,6 @@ sift_Status bmd_decrunch (const bmd_File *b, FILE *out,
   w.opt = opt;
   w.st = st;
   w.pr = pr;
-  w.base = b->n;  /* after bmd_open's walk */
   w.removed = b->removed ? b->removed : b->max_string + 1;
   sift_out_init(&o, out);
   sift_out_init(&seg, NULL);
@@ -545,14 +567,18 @@ sift_Status bmd_decrunch (const bmd_File *b, FILE *out,
   sift_out_u1(&o, 0);
   sift_out_u4be(&o, 4);   /* id size */
   sift_out_u8be(&o, 0);   /* time stamp: BMD has none */
+  /* strings, LOAD_CLASS and legacy records first, then the heap as
+     contiguous segments (VisualVM wants nothing between them) */
+  w.pass = TOP;
+  w.base = b->n;  /* progress: after bmd_open's walk */
   if ((s = walk(&w)) == SIFT_OK) {
+    removed_string(&w);
+    w.pass = HEAP;
+    w.base = 2 * (uint64_t)b->n;
+    s = walk(&w);
+  }
+  if (s == SIFT_OK) {
     flush_segment(&w);
-    if (b->removed == 0) {  /* the placeholder fields' name, last: crunched
-                               again, it is the one string more */
-      top_record(&w, 0x01, 4 + (uint32_t)strlen(FIELD_REMOVED));
-      sift_out_u4be(&o, w.removed);
-      sift_out_bytes(&o, FIELD_REMOVED, strlen(FIELD_REMOVED));
-    }
     top_record(&w, 0x2C, 0);
     if (!sift_out_flush(&o)) s = fail(&w, SIFT_EIO, "cannot write the output (%llu bytes written)", (size_t)o.flushed);
   }

@@ -105,7 +105,7 @@ typedef struct bmd_DecrunchStats {
 
 /*
 ** BMD -> HPROF 1.0.x with 4-byte ids, from a file bmd_open has checked
-** (progress continues from b->n) (BMD.md 10, and docs/bmd.md for
+** (its two walks report progress from b->n to 3 * b->n) (BMD.md 10, and docs/bmd.md for
 ** where sift differs): strings (recovered, or Hash$<hash>), a LOAD_CLASS
 ** per class, legacy records, heap dump segments, HEAP_DUMP_END.
 */

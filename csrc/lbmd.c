@@ -241,7 +241,7 @@ static int bmd_decrunch_lua (lua_State *L) {
     opt.plain_names = lua_toboolean(L, -1);
     lua_pop(L, 3);
   }
-  sift_progress_lua(L, 4, &lp, &pr, 2 * (uint64_t)n);
+  sift_progress_lua(L, 4, &lp, &pr, 3 * (uint64_t)n);  /* a checking walk, two writing walks */
   f = path ? open_part(L, path) : tmpfile();
   if (f == NULL)
     return sift_pushfail(L, SIFT_EIO, "%s: %s", path ? path : "temporary file", strerror(errno));

@@ -37,6 +37,8 @@ local CORE = {
   "java.util.Hashtable", "java.util.Hashtable$Entry", "java.util.WeakHashMap",
   "java.util.WeakHashMap$Entry", "java.util.concurrent.ConcurrentHashMap",
   "java.util.concurrent.ConcurrentHashMap$Node", "java.util.TreeMap", "java.util.TreeMap$Entry",
+  -- primitive array classes, as HotSpot names them (Android's int[] come with them)
+  "[Z", "[C", "[F", "[D", "[B", "[S", "[I", "[J",
   "value", "key", "next", "prev", "table", "elementData", "size", "count", "hash", "name",
   "parent", "referent", "queue", "threads", "groups", "contextClassLoader", "target",
   "first", "last", "item", "left", "right", "coder", "offset", "classLoader", "classes",
