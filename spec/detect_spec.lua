@@ -352,13 +352,12 @@ end)
 
 describe("sift.open", function()
   it("detects, then says when a format has no decoder yet", function()
-    local path = helper.tmpfile("\1\18JAVA PROFILE 1.0.3\8\14")
+    local path = helper.tmpfile("OFXHEADER:100\r\nDATA:OFXSGML\r\nVERSION:102\r\n\r\n<OFX>\r\n</OFX>\r\n")
     local v, msg, code = sift.open(path)
     os.remove(path)
     assert.is_nil(v)
     assert.are.equal("unsupported", code)
-    assert.are.equal(path .. ": no decoder for BMD heap dump (Badoo Memory Dump) yet "
-      .. "(BMD version 1 heap dump (Badoo Memory Dump) of an HPROF 1.0.3 dump)", msg)
+    assert.matches(path .. ": no decoder for OFX", msg, 1, true)
   end)
 
   it("refuses a recognised file whose header is damaged", function()
