@@ -10,9 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+typedef struct sift_IdSlot {
+  uint64_t key;         /* 0: empty */
+  uint32_t val;
+} sift_IdSlot;
+
 typedef struct sift_IdMap {
-  uint64_t *keys;       /* 0: an empty slot */
-  uint32_t *vals;
+  sift_IdSlot *slots;   /* key and value side by side: one cache miss */
   size_t cap, n;
 } sift_IdMap;
 
