@@ -115,7 +115,20 @@ if io.open(amp) then
     .. "docs/traces.md has the rules and options)")
 end
 
--- 5. the reader, from Lua
+-- 5. BMD: crunch, inspect, analyse, decrunch
+section("BMD: a heap dump crunched for shipping, analysed as it is, decrunched back")
+local jdk = fixtures .. "/bmd/jdk17-sample.hprof"
+if io.open(jdk) then
+  os.execute("mkdir -p build/demo")
+  sh("bin/sift crunch " .. jdk .. " build/demo/sample.bmd")
+  sh("bin/sift info build/demo/sample.bmd --source " .. jdk .. " | head -12")
+  sh("bin/sift histogram build/demo/sample.bmd --top 5")
+  sh("bin/sift decrunch build/demo/sample.bmd build/demo/sample.decrunched.hprof")
+  sh("lua5.4 examples/bmd.lua " .. fixtures .. "/hprof/hprof-slurp/hprof-32.bin | tail -4")
+  print("(docs/bmd.md: what BMD keeps, name recovery from jars and apks, Badoo compatibility)")
+end
+
+-- 6. the reader, from Lua
 section("walking HPROF records with the bounds-checked reader")
 local dump = fixtures .. "/hprof/hprof-slurp/hprof-32.bin"
 if io.open(dump) then
