@@ -35,6 +35,12 @@ describe("BMD crunching", function()
       local counts = assert(bmd.crunch(input, out))
       assert.are.equal(helper.read(theirs), helper.read(out))
       assert.are.equal(#helper.read(theirs), counts.bytes_out)
+      -- the same from the dump gzipped
+      local gz = tmp() .. ".gz"
+      assert(os.execute(("gzip -c %s > %s"):format(helper.quote(input), helper.quote(gz))))
+      assert(bmd.crunch(gz, out))
+      assert.are.equal(helper.read(theirs), helper.read(out))
+      os.remove(gz)
       os.remove(out)
     end
   end)

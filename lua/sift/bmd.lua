@@ -96,8 +96,8 @@ local function dictionary_of(opts)
   return M.dictionary(opts.strings, opts)
 end
 
---- HPROF (plain; 1.0.1 to 1.0.3; 4- or 8-byte ids) to BMD. The output is
--- written to `output .. ".part"` and renamed when complete.
+--- HPROF (plain, gzip or bzip2; 1.0.1 to 1.0.3; 4- or 8-byte ids) to BMD.
+-- The output is written to `output .. ".part"` and renamed when complete.
 -- @tparam table opts `keep` (list of string prefixes kept as text, beyond
 --   `java.lang` and the primitive type names), `keep_primitives` (every
 --   class keeps its primitive fields, not only the ones named as text),
@@ -109,6 +109,14 @@ function M.crunch(input, output, opts)
   opts = opts or {}
   local m, err, code = map(input)
   if not m then return nil, err, code end
+  local head = m:read(0, 3)
+  if head:sub(1, 2) == "\31\139" or head == "BZh" then  -- compressed: inflate to a temporary file
+    local inflated
+    inflated, err, code = core.inflate(m, opts.progress)
+    m:close()
+    if not inflated then return fail(input, err, code) end
+    m = inflated
+  end
   local counts
   counts, err, code = core.bmd_crunch(m, output, opts, opts.progress)
   m:close()
