@@ -30,12 +30,14 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 # Debian packages the project needs (make deps installs the missing ones)
 DEB_PACKAGES = lua5.4 liblua5.4-dev lua-busted lua-argparse lua-cjson \
                luarocks zlib1g-dev libbz2-dev pkg-config gcc make clang \
-               libclang-rt-14-dev lua-readline openjdk-17-jdk-headless visualvm
+               libclang-rt-14-dev lua-readline openjdk-17-jdk-headless visualvm \
+               lua-lpeg
 
 CORE_SRC = $(wildcard csrc/*.c)
 CORE_HDR = $(wildcard csrc/*.h)
 FUZZ_SRC = csrc/common.c csrc/reader.c csrc/sniff.c csrc/inflate.c csrc/hprof.c csrc/trace.c \
-           csrc/graph.c csrc/out.c csrc/idmap.c csrc/jstring.c csrc/crunch.c csrc/bmd.c csrc/dict.c
+           csrc/graph.c csrc/out.c csrc/idmap.c csrc/jstring.c csrc/crunch.c csrc/bmd.c csrc/dict.c \
+           csrc/ofx.c
 FUZZERS  = reader sniff hprof trace bmd
 FUZZ_TIME ?= 60
 

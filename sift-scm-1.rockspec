@@ -35,7 +35,7 @@ build = {
         "csrc/hprof.c", "csrc/lheap.c", "csrc/graph.c", "csrc/lgraph.c",
         "csrc/lsift.c", "csrc/lmap.c", "csrc/lreader.c", "csrc/lsniff.c", "csrc/sift_core.c",
         "csrc/out.c", "csrc/idmap.c", "csrc/jstring.c", "csrc/crunch.c", "csrc/bmd.c", "csrc/dict.c",
-        "csrc/lbmd.c",
+        "csrc/lbmd.c", "csrc/ofx.c", "csrc/lofx.c",
       },
       libraries = { "z", "bz2" },
       incdirs = { "$(ZLIB_INCDIR)", "$(BZ2_INCDIR)" },

@@ -44,6 +44,7 @@ SIFT_EXPORT int luaopen_sift_core (lua_State *L) {
   sift_open_heap(L);
   sift_open_trace(L);
   sift_open_bmd(L);
+  sift_open_ofx(L);
   lua_pushliteral(L, SIFT_VERSION);
   lua_setfield(L, -2, "_VERSION");
   return 1;

@@ -1,0 +1,457 @@
+--- OFX and QFX statements: the tree (`sift.ofx.grammar`), typed
+-- statements with exact amounts, and writing OFX back (`sift.ofx.writer`).
+--
+--     local ofx = require "sift.ofx"
+--     local doc = assert(ofx.read("statement.qfx"))
+--     for _, st in ipairs(doc.statements) do
+--       print(st.kind, st.account.id, st.ledger_balance and st.ledger_balance.amount)
+--       for _, t in ipairs(st.transactions) do print(t.posted, t.amount, t.name) end
+--     end
+--
+-- Amounts are exact decimal strings as the file wrote them ("-6.60",
+-- "115.8331"); `ofx.units(amount)` gives integer minor units and the
+-- scale. Dates are ISO 8601: a date alone as "2009-04-01", a time as UTC
+-- "2009-05-23T12:20:17Z". Lenient (the default) never invents a value: a
+-- transaction with no valid date or amount is left out, with a warning
+-- saying why; strict mode (`strict = true`) fails on the first problem
+-- with its line and column.
+-- @module sift.ofx
+
+local core = require "sift.core"
+local grammar = require "sift.ofx.grammar"
+
+local M = { grammar = grammar }
+
+-- what the specification's status codes mean (OFX 1.6 / 2.1 tables)
+M.STATUS_CODES = {
+  [0] = "Success", [1] = "Client is up-to-date", [2000] = "General error",
+  [2001] = "Invalid account", [2002] = "General account error", [2003] = "Account not found",
+  [2004] = "Account closed", [2005] = "Account not authorized", [2006] = "Source account not found",
+  [2007] = "Source account closed", [2008] = "Source account not authorized",
+  [2009] = "Destination account not found", [2010] = "Destination account closed",
+  [2011] = "Destination account not authorized", [2012] = "Invalid amount",
+  [2014] = "Date too soon", [2015] = "Date too far in future", [2016] = "Transaction already committed",
+  [2017] = "Already canceled", [2018] = "Unknown server ID", [2019] = "Duplicate request",
+  [2020] = "Invalid date", [2021] = "Unsupported version", [2022] = "Invalid TAN",
+  [2023] = "Unknown FITID", [2025] = "Branch ID missing", [2026] = "Bank name doesn't match bank ID",
+  [2027] = "Invalid date range", [2028] = "Requested element unknown",
+  [6500] = "<REJECTIFMISSING>Y invalid without <TOKEN>", [6501] = "Embedded transactions in request failed",
+  [6502] = "Unable to process embedded transaction due to out-of-date <TOKEN>",
+  [10000] = "Stop check in process", [10500] = "Too many checks to process",
+  [10501] = "Invalid payee", [10502] = "Invalid payee address", [10503] = "Invalid payee account number",
+  [10504] = "Insufficient funds", [10505] = "Cannot modify element", [10506] = "Cannot modify source account",
+  [10507] = "Cannot modify destination account", [10508] = "Invalid frequency",
+  [10509] = "Model already canceled", [10510] = "Invalid payee ID", [10511] = "Invalid payee city",
+  [10512] = "Invalid payee state", [10513] = "Invalid payee postal code",
+  [10514] = "Transaction already processed", [10515] = "Payee not modifiable by client",
+  [10516] = "Wire beneficiary invalid", [10517] = "Invalid payee name",
+  [10518] = "Unknown model ID", [10519] = "Invalid payee list ID",
+  [12250] = "Investment transaction download not supported",
+  [12251] = "Investment position download not supported",
+  [12252] = "Investment positions for specified date not available",
+  [12253] = "Investment open order download not supported",
+  [12254] = "Investment balances download not supported", [12255] = "401(k) not available for this account",
+  [13000] = "User ID & password will be sent out-of-band", [13500] = "Unable to enroll user",
+  [13501] = "User already enrolled", [13502] = "Invalid service", [13503] = "Cannot change user information",
+  [13504] = "FI missing or invalid in SONRQ",
+  [15000] = "Must change USERPASS", [15500] = "Signon invalid (user ID or password wrong)",
+  [15501] = "Customer account already in use", [15502] = "USERPASS lockout",
+  [15503] = "Could not change USERPASS", [15504] = "Could not provide random data",
+  [15505] = "Country system not available", [15506] = "Empty signon not supported",
+  [15507] = "Signon invalid without supporting pin change request", [15508] = "Transaction not authorized",
+}
+
+--- {======================================================
+-- Values
+-- =======================================================
+
+--- An amount's exact decimal text from units and scale.
+local function decimal(units, scale)
+  local neg = units < 0
+  local digits = tostring(neg and -units or units)
+  if scale > 0 then
+    digits = ("0"):rep(scale + 1 - #digits) .. digits
+    digits = digits:sub(1, -scale - 1) .. "." .. digits:sub(-scale)
+  end
+  return (neg and "-" or "") .. digits
+end
+
+--- Integer minor units and scale of an amount string ("-6.60" -> -660, 2).
+function M.units(amount)
+  return core.ofx_amount(amount)
+end
+
+-- }======================================================
+
+
+--- {======================================================
+-- Typed statements
+-- =======================================================
+
+-- the reader of one document: turns nodes into values, noting problems
+local function reader(doc, strict)
+  local r = { warnings = doc.warnings }
+
+  function r.problem(node, message)
+    local line, col = grammar.line_col(doc.text, node.pos)
+    if strict then error({ ofx_problem = { line = line, column = col, message = message } }, 0) end
+    r.warnings[#r.warnings + 1] = { line = line, column = col, message = message }
+  end
+
+  -- an element's text, nil when absent or empty
+  function r.text(node, path)
+    return node and node:text(path)
+  end
+
+  -- an amount at path: its exact text, nil when absent; false (and a
+  -- problem) when present but not an amount
+  function r.amount(node, path, what)
+    local leaf = node and node:find(path)
+    if not leaf or leaf.value == nil then return nil end
+    if leaf.value == "" then
+      r.problem(leaf, ("%s is empty"):format(what or path))
+      return false
+    end
+    local units, scale = core.ofx_amount(leaf.value)
+    if not units then
+      r.problem(leaf, ("%s %q is not an amount (%s)"):format(what or path, leaf.value, scale))
+      return false
+    end
+    return decimal(units, scale)
+  end
+
+  -- a date at path as ISO text, like amount
+  function r.date(node, path, what)
+    local leaf = node and node:find(path)
+    if not leaf or leaf.value == nil then return nil end
+    if leaf.value == "" then
+      r.problem(leaf, ("%s is empty"):format(what or path))
+      return false
+    end
+    local iso, err = core.ofx_date(leaf.value)
+    if not iso then
+      r.problem(leaf, ("%s %q is not a date (%s)"):format(what or path, leaf.value, err))
+      return false
+    end
+    return iso
+  end
+
+  -- STATUS: code, severity, message, and what the code means
+  function r.status(node)
+    if not node then return nil end
+    local code = tonumber(r.text(node, "CODE"))
+    return { code = code, severity = r.text(node, "SEVERITY"), message = r.text(node, "MESSAGE"),
+      meaning = code and M.STATUS_CODES[code] }
+  end
+
+  return r
+end
+
+-- a balance aggregate (LEDGERBAL, AVAILBAL): nil when it has no amount
+local function balance(r, node, what)
+  if not node then return nil end
+  local amount = r.amount(node, "BALAMT", what .. "/BALAMT")
+  if not amount then return nil end
+  return { amount = amount, date = r.date(node, "DTASOF", what .. "/DTASOF") or nil }
+end
+
+local function currency_of(r, node)
+  local c = node:child("CURRENCY") or node:child("ORIGCURRENCY")
+  if not c then return nil end
+  return r.text(c, "CURSYM"), r.text(c, "CURRATE")
+end
+
+-- a bank or credit-card transaction; nil when it cannot be kept
+local function transaction(r, node, where)
+  local fitid = r.text(node, "FITID")
+  local label = ("%s (FITID %s)"):format(where, fitid or "none")
+  local posted = r.date(node, "DTPOSTED", label .. " DTPOSTED")
+  local amount = r.amount(node, "TRNAMT", label .. " TRNAMT")
+  if not posted or not amount then
+    if posted == nil then r.problem(node, label .. " has no DTPOSTED: left out")
+    elseif amount == nil then r.problem(node, label .. " has no TRNAMT: left out")
+    else r.problem(node, label .. " left out") end
+    r.discarded = (r.discarded or 0) + 1
+    return nil
+  end
+  local payee = node:child("PAYEE")
+  local cur, rate = currency_of(r, node)
+  local to = node:child("BANKACCTTO") or node:child("CCACCTTO")
+  local t = {
+    fitid = fitid,
+    type = r.text(node, "TRNTYPE") and r.text(node, "TRNTYPE"):upper(),
+    posted = posted,
+    user_date = r.date(node, "DTUSER") or nil,
+    available_date = r.date(node, "DTAVAIL") or nil,
+    amount = amount,
+    name = r.text(node, "NAME"),
+    extended_name = r.text(node, "EXTDNAME"),
+    memo = r.text(node, "MEMO"),
+    payee = payee and r.text(payee, "NAME") or r.text(node, "NAME"),
+    payee_id = r.text(node, "PAYEEID"),
+    checknum = r.text(node, "CHECKNUM"),
+    refnum = r.text(node, "REFNUM"),
+    sic = r.text(node, "SIC"),
+    server_id = r.text(node, "SRVRTID"),
+    correct_fitid = r.text(node, "CORRECTFITID"),
+    correct_action = r.text(node, "CORRECTACTION"),
+    currency = cur, currency_rate = rate,
+    inv401k_source = r.text(node, "INV401KSOURCE"),
+  }
+  if to then
+    t.transfer_to = { bank_id = r.text(to, "BANKID"), branch_id = r.text(to, "BRANCHID"),
+      id = r.text(to, "ACCTID"), type = r.text(to, "ACCTTYPE") }
+  end
+  return t
+end
+
+-- an investment transaction (BUYSTOCK, INCOME, TRANSFER...): every field
+-- it carries, amounts exact
+local INV_AMOUNTS = { UNITS = "units", UNITPRICE = "unit_price", COMMISSION = "commission", FEES = "fees",
+  TOTAL = "total", MARKUP = "markup", MARKDOWN = "markdown", TAXES = "taxes", LOAD = "load",
+  WITHHOLDING = "withholding", STATEWITHHOLDING = "state_withholding", PENALTY = "penalty",
+  GAIN = "gain", ACCRDINT = "accrued_interest", OLDUNITS = "old_units", NEWUNITS = "new_units",
+  NUMERATOR = "numerator", DENOMINATOR = "denominator", FRACCASH = "fraction_cash",
+  AVGCOSTBASIS = "average_cost_basis" }
+local INV_TEXT = { INCOMETYPE = "income_type", BUYTYPE = "buy_type", SELLTYPE = "sell_type",
+  SUBACCTSEC = "subaccount_security", SUBACCTFUND = "subaccount_fund", TFERACTION = "transfer_action",
+  POSTYPE = "position_type", INV401KSOURCE = "inv401k_source", OPTACTION = "option_action",
+  SUBACCTTO = "subaccount_to", SUBACCTFROM = "subaccount_from", RELFITID = "related_fitid" }
+local function investment_transaction(r, node, where)
+  local inv = node:find("INVBUY/INVTRAN") or node:find("INVSELL/INVTRAN") or node:child("INVTRAN")
+  local t = { kind = node.tag:lower(), fitid = r.text(inv, "FITID") }
+  local label = ("%s %s (FITID %s)"):format(where, node.tag, t.fitid or "none")
+  t.trade_date = r.date(inv, "DTTRADE", label .. " DTTRADE") or nil
+  t.settle_date = r.date(inv, "DTSETTLE", label .. " DTSETTLE") or nil
+  t.memo = r.text(inv, "MEMO")
+  t.server_id = r.text(inv, "SRVRTID")
+  -- the fields of the transaction and of its INVBUY/INVSELL part
+  local function collect(agg)
+    for child in agg:each() do
+      local amount_key, text_key = INV_AMOUNTS[child.tag], INV_TEXT[child.tag]
+      if amount_key then t[amount_key] = r.amount(agg, child.tag, label .. " " .. child.tag) or nil
+      elseif text_key then t[text_key] = child.value ~= "" and child.value:gsub("%s+$", "") or nil
+      elseif child.tag == "SECID" then
+        t.security = { id = r.text(child, "UNIQUEID"), type = r.text(child, "UNIQUEIDTYPE") }
+      elseif child.tag == "CURRENCY" or child.tag == "ORIGCURRENCY" then
+        t.currency, t.currency_rate = r.text(child, "CURSYM"), r.text(child, "CURRATE")
+      end
+    end
+  end
+  collect(node)
+  local part = node:child("INVBUY") or node:child("INVSELL")
+  if part then collect(part) end
+  if not t.trade_date then
+    r.problem(node, label .. " has no valid DTTRADE")
+  end
+  return t
+end
+
+local function position(r, node, where)
+  local pos = node:child("INVPOS")
+  if not pos then return nil end
+  local secid = pos:child("SECID")
+  return {
+    kind = node.tag:lower(),
+    security = secid and { id = r.text(secid, "UNIQUEID"), type = r.text(secid, "UNIQUEIDTYPE") },
+    held_in = r.text(pos, "HELDINACCT"),
+    position_type = r.text(pos, "POSTYPE"),
+    units = r.amount(pos, "UNITS", where .. " UNITS") or nil,
+    unit_price = r.amount(pos, "UNITPRICE", where .. " UNITPRICE") or nil,
+    market_value = r.amount(pos, "MKTVAL", where .. " MKTVAL") or nil,
+    price_date = r.date(pos, "DTPRICEASOF", where .. " DTPRICEASOF") or nil,
+    memo = r.text(pos, "MEMO"),
+  }
+end
+
+local function bank_account(r, node)
+  if not node then return nil end
+  return { bank_id = r.text(node, "BANKID"), branch_id = r.text(node, "BRANCHID"),
+    id = r.text(node, "ACCTID"), type = r.text(node, "ACCTTYPE"), key = r.text(node, "ACCTKEY"),
+    broker_id = r.text(node, "BROKERID") }
+end
+
+local STATEMENTS = {
+  { rs = "STMTRS", trnrs = "STMTTRNRS", kind = "bank", account = "BANKACCTFROM" },
+  { rs = "CCSTMTRS", trnrs = "CCSTMTTRNRS", kind = "creditcard", account = "CCACCTFROM" },
+  { rs = "INVSTMTRS", trnrs = "INVSTMTTRNRS", kind = "investment", account = "INVACCTFROM" },
+}
+
+local function statement(r, rs, shape, where, status, trnuid)
+  local st = {
+    kind = shape.kind, account = bank_account(r, rs:child(shape.account)) or {},
+    currency = r.text(rs, "CURDEF"), status = status, trnuid = trnuid, transactions = {},
+  }
+  if not st.currency then r.problem(rs, where .. " has no currency (CURDEF)") end
+  st.ledger_balance = balance(r, rs:child("LEDGERBAL"), where .. "/LEDGERBAL")
+  st.available_balance = balance(r, rs:child("AVAILBAL"), where .. "/AVAILBAL")
+  local list = rs:child("BANKTRANLIST") or rs:child("INVTRANLIST")
+  if list then
+    st.start = r.date(list, "DTSTART", where .. " DTSTART") or nil
+    st["end"] = r.date(list, "DTEND", where .. " DTEND") or nil
+    local n = 0
+    for child in list:each() do
+      if child.tag == "STMTTRN" then
+        n = n + 1
+        st.transactions[#st.transactions + 1] = transaction(r, child, ("%s transaction %d"):format(where, n))
+      elseif child.tag == "INVBANKTRAN" and child:child("STMTTRN") then
+        n = n + 1
+        local t = transaction(r, child:child("STMTTRN"), ("%s transaction %d"):format(where, n))
+        if t then
+          t.subaccount_fund = r.text(child, "SUBACCTFUND")
+          st.transactions[#st.transactions + 1] = t
+        end
+      elseif child.value == nil then  -- BUYSTOCK, INCOME, TRANSFER...
+        st.investment_transactions = st.investment_transactions or {}
+        st.investment_transactions[#st.investment_transactions + 1] = investment_transaction(r, child, where)
+      end
+    end
+  end
+  if shape.kind == "investment" then
+    st.as_of = r.date(rs, "DTASOF", where .. " DTASOF") or nil
+    local poslist = rs:child("INVPOSLIST")
+    if poslist then
+      st.positions = {}
+      for i, p in ipairs(poslist:children()) do
+        st.positions[#st.positions + 1] = position(r, p, ("%s position %d"):format(where, i))
+      end
+    end
+    local bal = rs:child("INVBAL")
+    if bal then
+      st.balances = { available_cash = r.amount(bal, "AVAILCASH") or nil,
+        margin_balance = r.amount(bal, "MARGINBALANCE") or nil,
+        short_balance = r.amount(bal, "SHORTBALANCE") or nil,
+        buying_power = r.amount(bal, "BUYPOWER") or nil, list = {} }
+      for _, b in ipairs(bal:find("BALLIST") and bal:find("BALLIST"):children("BAL") or {}) do
+        st.balances.list[#st.balances.list + 1] = { name = r.text(b, "NAME"), description = r.text(b, "DESC"),
+          type = r.text(b, "BALTYPE"), value = r.amount(b, "VALUE") or nil, date = r.date(b, "DTASOF") or nil }
+      end
+    end
+  end
+  return st
+end
+
+-- the securities list (SECLISTMSGSRSV1/SECLIST)
+local function securities(r, ofx)
+  local list = ofx:find("SECLISTMSGSRSV1/SECLIST")
+  if not list then return nil end
+  local out = {}
+  for info in list:each() do
+    local sec = info:child("SECINFO")
+    if sec then
+      local id = sec:child("SECID")
+      out[#out + 1] = { kind = info.tag:lower(), id = id and r.text(id, "UNIQUEID"),
+        id_type = id and r.text(id, "UNIQUEIDTYPE"), name = r.text(sec, "SECNAME"),
+        ticker = r.text(sec, "TICKER"), fiid = r.text(sec, "FIID"),
+        unit_price = r.amount(sec, "UNITPRICE") or nil, price_date = r.date(sec, "DTASOF") or nil }
+    end
+  end
+  return out
+end
+
+-- the account list of an ACCTINFORS
+local function accounts(r, ofx)
+  local rs = ofx:find("SIGNUPMSGSRSV1/ACCTINFOTRNRS/ACCTINFORS")
+  if not rs then return nil end
+  local out = {}
+  for info in rs:each() do
+    if info.tag == "ACCTINFO" then
+      local a = { description = r.text(info, "DESC"), phone = r.text(info, "PHONE") }
+      for child in info:each() do
+        local kind = ({ BANKACCTINFO = "bank", CCACCTINFO = "creditcard", INVACCTINFO = "investment" })[child.tag]
+        if kind then
+          local from = child:child("BANKACCTFROM") or child:child("CCACCTFROM") or child:child("INVACCTFROM")
+          local acct = bank_account(r, from) or {}
+          a.kind, a.bank_id, a.branch_id, a.id, a.type, a.broker_id =
+            kind, acct.bank_id, acct.branch_id, acct.id, acct.type, acct.broker_id
+          a.service_status = r.text(child, "SVCSTATUS")
+        end
+      end
+      out[#out + 1] = a
+    end
+  end
+  return out
+end
+
+--- The typed content of a parsed document (see `parse`).
+local function typed(doc, strict)
+  local r = reader(doc, strict)
+  local ofx = doc:child("OFX") or doc
+  local head = doc.header
+  local out = { header = head.fields, header_kind = head.kind, charset = doc.charset, statements = {},
+    status = {}, warnings = r.warnings, tree = doc }
+  out.version = head.fields.VERSION
+  local sonrs = ofx:find("SIGNONMSGSRSV1/SONRS")
+  if sonrs then
+    out.signon = r.status(sonrs:child("STATUS")) or {}
+    out.signon.server_time = r.date(sonrs, "DTSERVER", "SONRS/DTSERVER") or nil
+    out.signon.language = r.text(sonrs, "LANGUAGE")
+    out.signon.org = r.text(sonrs, "FI/ORG")
+    out.signon.fid = r.text(sonrs, "FI/FID")
+  end
+  for msgs in ofx:each() do
+    for trnrs in msgs:each() do
+      for _, shape in ipairs(STATEMENTS) do
+        if trnrs.tag == shape.trnrs then
+          local status = r.status(trnrs:child("STATUS"))
+          local trnuid = r.text(trnrs, "TRNUID")
+          out.status[#out.status + 1] = { kind = shape.kind, trnuid = trnuid, code = status and status.code,
+            severity = status and status.severity, message = status and status.message,
+            meaning = status and status.meaning }
+          for _, rs in ipairs(trnrs:children(shape.rs)) do
+            out.statements[#out.statements + 1] = statement(r, rs, shape,
+              ("%s %d"):format(shape.rs, #out.statements + 1), status, trnuid)
+          end
+        end
+      end
+    end
+  end
+  out.securities = securities(r, ofx)
+  out.accounts = accounts(r, ofx)
+  out.discarded = r.discarded or 0
+  return out
+end
+
+--- Parse OFX text into typed statements.
+-- @tparam string text the file's bytes
+-- @tparam[opt] table opts `strict`
+-- @return `{ version, header, signon, statements, status, securities,
+--   accounts, warnings, discarded, tree }`, or nil, message, code
+function M.parse(text, opts)
+  local strict = opts and opts.strict
+  local doc, err, code = grammar.parse(text, opts)
+  if not doc then return nil, err, code end
+  if strict and #doc.warnings > 0 then
+    return nil, doc.warnings[1].message, "corrupt"
+  end
+  local ok, result = pcall(typed, doc, strict)
+  if not ok then
+    if type(result) == "table" and result.ofx_problem then
+      local p = result.ofx_problem
+      return nil, ("line %d, column %d: %s"):format(p.line, p.column, p.message), "corrupt"
+    end
+    error(result, 0)
+  end
+  if not doc:child("OFX") and not strict then
+    table.insert(result.warnings, 1, { message = "no <OFX> element: the file holds no statement" })
+  elseif not doc:child("OFX") then
+    return nil, "no <OFX> element", "corrupt"
+  end
+  return result
+end
+
+--- Read an OFX or QFX file (see `parse`); errors name the file.
+function M.read(path, opts)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err, "io" end
+  local text = f:read("a")
+  f:close()
+  local doc, msg, code = M.parse(text, opts)
+  if not doc then return nil, path .. ": " .. msg, code end
+  doc.path = path
+  return doc
+end
+
+-- }======================================================
+
+return M

@@ -1,0 +1,339 @@
+--- The OFX grammar: headers (v1 key:value lines, v2 `<?xml?>` and
+-- `<?OFX?>`, none at all) and one body grammar for SGML and XML that
+-- builds a tree of aggregates and elements by the OFX rules. The LPeg
+-- patterns are built once, at load (LPeg 1.0.2 is enough).
+--
+--     local grammar = require "sift.ofx.grammar"
+--     local doc = assert(grammar.parse(text))     -- lenient: doc.warnings
+--     print(doc:find("OFX/SIGNONMSGSRSV1/SONRS/STATUS/CODE").value)
+--
+-- The rules (docs/ofx.md): a start tag followed by text is an element
+-- (its end tag may follow and is swallowed); a start tag followed by
+-- another start tag is an aggregate, which ends at its end tag or, when
+-- that is missing, when an ancestor's end tag arrives; an end tag that
+-- closes nothing open (a leaf's, nested in reverse as some banks write
+-- them) is swallowed. Comments, processing instructions, `<!...>`
+-- declarations and CDATA are read; entities are decoded; proprietary
+-- dotted tags (`INTU.BID`) are kept.
+-- @module sift.ofx.grammar
+
+local lpeg = require "lpeg"
+local core = require "sift.core"
+
+local P, S, R, C, Cp, Ct, Cg, Cc = lpeg.P, lpeg.S, lpeg.R, lpeg.C, lpeg.Cp, lpeg.Ct, lpeg.Cg, lpeg.Cc
+
+local M = {}
+
+--- {======================================================
+-- Nodes
+-- =======================================================
+
+local Node = {}
+Node.__index = Node
+M.Node = Node
+
+--- The first child with this tag, or nil.
+function Node:child(tag)
+  for i = 1, #self do
+    if self[i].tag == tag then return self[i] end
+  end
+end
+
+--- Every child with this tag (all children when tag is nil), as a list.
+function Node:children(tag)
+  local out = {}
+  for i = 1, #self do
+    if tag == nil or self[i].tag == tag then out[#out + 1] = self[i] end
+  end
+  return out
+end
+
+--- The first node down a path of tags ("BANKACCTFROM/ACCTID"), or nil.
+function Node:find(path)
+  local node = self
+  for tag in path:gmatch("[^/]+") do
+    node = node:child(tag)
+    if not node then return nil end
+  end
+  return node
+end
+
+--- The value of the element down a path, or nil (also for an empty one).
+function Node:text(path)
+  local node = self:find(path)
+  local v = node and node.value
+  if v == "" then return nil end
+  return v
+end
+
+--- Iterate over the children: `for child in node:each() do ... end`.
+function Node:each()
+  local i = 0
+  return function()
+    i = i + 1
+    return self[i]
+  end
+end
+
+function Node:__tostring()
+  if self.value ~= nil then return ("<%s>%s"):format(self.tag, self.value) end
+  return ("<%s> (%d children)"):format(self.tag, #self)
+end
+
+-- }======================================================
+
+
+--- {======================================================
+-- Headers
+-- =======================================================
+
+local ws = S" \t"
+local nl = S"\r\n"
+local space = S" \t\r\n"
+local KEYS = { "OFXHEADER", "DATA", "VERSION", "SECURITY", "ENCODING", "CHARSET", "COMPRESSION",
+  "OLDFILEUID", "NEWFILEUID" }
+local key = P(false)
+for _, k in ipairs(KEYS) do key = key + P(k) end
+-- a value runs to the end of its line or to the next key (files with no
+-- line breaks between fields)
+local value = C((1 - nl - (key * ws^0 * P":") - P"<")^0)
+local field = Cg(C(key) * ws^0 * P":" * ws^0 * value) * (ws + nl)^0
+local v1_header = Ct(Cg(Ct((field / function(k, v) return k, v end)^1), "fields")) * Cp()
+
+local attr = C(R("AZ", "az")^1) * ws^0 * P"=" * ws^0 * (P'"' * C((1 - P'"')^0) * P'"' + P"'" * C((1 - P"'")^0) * P"'")
+-- attributes as a list: name, value, name, value...
+local xml_decl = P"<?xml" * Ct((space^1 * attr)^0) * space^0 * P"?>"
+local ofx_pi = P"<?OFX" * Ct((space^1 * attr)^0) * space^0 * P"?>"
+local v2_header = Ct(Cg(xml_decl, "xml") * space^0 * Cg(ofx_pi, "ofx")) * Cp()
+
+local bom = P"\239\187\191"
+
+-- the header: kind ("v1", "v2" or "none"), its fields, where the body starts
+local function header(text)
+  local start = bom:match(text) or 1
+  start = (space^0 * Cp()):match(text, start)
+  local h, pos = v2_header:match(text, start)
+  if h then
+    local fields = {}
+    for i = 1, #h.ofx, 2 do fields[h.ofx[i]:upper()] = h.ofx[i + 1] end
+    for i = 1, #h.xml, 2 do fields["XML." .. h.xml[i]:upper()] = h.xml[i + 1] end
+    return { kind = "v2", fields = fields }, pos
+  end
+  h, pos = v1_header:match(text, start)
+  if h then
+    local fields = {}
+    for i = 1, #h.fields, 2 do fields[h.fields[i]] = h.fields[i + 1] end
+    return { kind = "v1", fields = fields }, pos
+  end
+  return { kind = "none", fields = {} }, start
+end
+M.header = header
+
+-- }======================================================
+
+
+--- {======================================================
+-- The body
+-- =======================================================
+
+local name = (R("AZ", "az", "09") + S"._-:")^1
+local attrs = (space^1 * (1 - S"/>")^0)^-1
+local comment = P"<!--" * (1 - P"-->")^0 * (P"-->" + -P(1))
+local pi = P"<?" * (1 - P"?>")^0 * (P"?>" + -P(1))
+local decl = P"<!" * -P"[CDATA[" * (1 - P">")^0 * P">"
+-- tokens: each calls the builder as it matches
+local function tokens(b)
+  local start = Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">" / b.start
+  local finish = Cp() * P"</" * space^0 * C(name) * space^0 * P">" / b.finish
+  local cdata = P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>" / b.cdata
+  local text = Cp() * C((1 - P"<")^1) / b.text
+  local stray = Cp() * C(P"<") / b.text  -- a '<' that starts no tag is text
+  return (comment + pi + cdata + decl + start + finish + text + stray)^0 * -P(1)
+end
+
+local ENTITIES = { amp = "&", lt = "<", gt = ">", quot = '"', apos = "'", nbsp = "\194\160" }
+local entity = P"&#" * S"xX" * C(R("09", "af", "AF")^1) * P";" / function(h) return utf8.char(tonumber(h, 16)) end
+  + P"&#" * C(R"09"^1) * P";" / function(d) return utf8.char(tonumber(d)) end
+  + P"&" * C(R("az", "AZ")^1) * P";" / function(n) return ENTITIES[n:lower()] or "&" .. n .. ";" end
+local unescape = lpeg.Cs((entity + 1)^0)
+
+-- aggregates the specification defines: a start tag of one of these with no
+-- text after it opens an aggregate even when its end tag comes at once
+local AGGREGATES = {}
+for tag in ([[OFX SIGNONMSGSRSV1 SIGNONMSGSRQV1 SONRS SONRQ STATUS FI BANKMSGSRSV1 BANKMSGSRQV1
+  STMTTRNRS STMTTRNRQ STMTRS STMTRQ BANKACCTFROM BANKACCTTO BANKACCTINFO BANKTRANLIST STMTTRN
+  LEDGERBAL AVAILBAL BALLIST BAL CREDITCARDMSGSRSV1 CREDITCARDMSGSRQV1 CCSTMTTRNRS CCSTMTTRNRQ
+  CCSTMTRS CCSTMTRQ CCACCTFROM CCACCTTO CCACCTINFO INVSTMTMSGSRSV1 INVSTMTMSGSRQV1 INVSTMTTRNRS
+  INVSTMTTRNRQ INVSTMTRS INVSTMTRQ INVACCTFROM INVACCTINFO INVTRANLIST INVPOSLIST INVBAL INVOOLIST
+  INVBANKTRAN INVTRAN INVBUY INVSELL BUYDEBT BUYMF BUYOPT BUYOTHER BUYSTOCK CLOSUREOPT INCOME
+  INVEXPENSE JRNLFUND JRNLSEC MARGININTEREST REINVEST RETOFCAP SELLDEBT SELLMF SELLOPT SELLOTHER
+  SELLSTOCK SPLIT TRANSFER POSDEBT POSMF POSOPT POSOTHER POSSTOCK INVPOS SECID SECLISTMSGSRSV1
+  SECLIST SECINFO DEBTINFO MFINFO OPTINFO OTHERINFO STOCKINFO SIGNUPMSGSRSV1 SIGNUPMSGSRQV1
+  ACCTINFOTRNRS ACCTINFOTRNRQ ACCTINFORS ACCTINFORQ ACCTINFO INCTRAN INCPOS PAYEE EXTDPAYEE
+  CURRENCY ORIGCURRENCY MKTGINFO YEARTODATE PROFMSGSRSV1 PROFTRNRS PROFRS MSGSETLIST SIGNONINFOLIST
+  SIGNONINFO]]):gmatch("%S+") do
+  AGGREGATES[tag] = true
+end
+M.AGGREGATES = AGGREGATES
+
+local function new_node(tag, pos, value)
+  return setmetatable({ tag = tag, pos = pos, value = value }, Node)
+end
+
+--- Line and column (1-based) of a byte position in text.
+function M.line_col(text, pos)
+  local line, last = 1, 0
+  for nlpos in text:sub(1, pos - 1):gmatch("()\n") do
+    line = line + 1
+    last = nlpos
+  end
+  return line, pos - last
+end
+
+-- the tree builder: the token callbacks and their state
+local function builder(text, strict)
+  local root = new_node("#document", 1)
+  local stack, depth = { root }, 1
+  local pending, pending_pos       -- a start tag not yet known as element or aggregate
+  local last_leaf                  -- the element just read (its end tag may follow)
+  local problems = {}
+  local b = {}
+
+  local function problem(pos, msg)
+    local line, col = M.line_col(text, pos)
+    problems[#problems + 1] = { line = line, column = col, message = msg }
+    if strict then error({ ofx_problem = problems[#problems] }, 0) end
+  end
+
+  local function add(node)
+    local parent = stack[depth]
+    parent[#parent + 1] = node
+  end
+
+  local function open(tag, pos)
+    local node = new_node(tag, pos)
+    add(node)
+    depth = depth + 1
+    stack[depth] = node
+  end
+
+  -- the pending start tag becomes an element with this value
+  local function leaf(value)
+    last_leaf = new_node(pending, pending_pos, value)
+    add(last_leaf)
+    pending = nil
+  end
+
+  function b.start(pos, tag, selfclosing)
+    if pending then open(pending, pending_pos) pending = nil end
+    last_leaf = nil
+    if selfclosing then
+      add(new_node(tag, pos, ""))
+    else
+      pending, pending_pos = tag, pos
+    end
+  end
+
+  function b.text(pos, s)
+    if not s:find("[^ \t\r\n]") then return end
+    local value = unescape:match((s:gsub("^[ \t\r\n]+", ""):gsub("[ \t\r\n]+$", "")))
+    if pending then
+      leaf(value)
+    elseif last_leaf then  -- more of the same value, after a comment
+      last_leaf.value = last_leaf.value .. value
+    else
+      problem(pos, ("text outside any element: %q"):format(s:sub(1, 40)))
+    end
+  end
+
+  function b.cdata(s)
+    s = s:gsub("^[ \t\r\n]+", ""):gsub("[ \t\r\n]+$", "")
+    if pending then leaf(s)
+    elseif last_leaf then last_leaf.value = last_leaf.value .. s end
+  end
+
+  function b.finish(pos, tag)
+    if pending then
+      if pending == tag then  -- <TAG></TAG>: an empty element
+        leaf("")
+        last_leaf = nil
+        return
+      end
+      if AGGREGATES[pending] then open(pending, pending_pos) pending = nil
+      else leaf("") end  -- <MEMO></STMTTRN>: an empty element
+    end
+    if last_leaf and last_leaf.tag == tag then  -- the element's own end tag
+      last_leaf = nil
+      return
+    end
+    last_leaf = nil
+    for d = depth, 2, -1 do
+      if stack[d].tag == tag then
+        for k = depth, d + 1, -1 do
+          problem(pos, ("<%s> has no end tag (closed by </%s>)"):format(stack[k].tag, tag))
+        end
+        depth = d - 1
+        return
+      end
+    end
+    -- closes nothing open: a leaf's end tag out of order, or a stray one
+    local parent = stack[depth]
+    for i = #parent, 1, -1 do
+      if parent[i].tag == tag and parent[i].value ~= nil then return end
+    end
+    problem(pos, ("</%s> closes nothing that is open"):format(tag))
+  end
+
+  function b.finish_document()
+    if pending then leaf("") end
+    for k = depth, 2, -1 do
+      problem(#text + 1, ("<%s> has no end tag (the file ends)"):format(stack[k].tag))
+    end
+    return root, problems
+  end
+
+  return b
+end
+
+--- Parse OFX text (bytes as read from the file) into a tree.
+-- @tparam string text
+-- @tparam[opt] table opts `strict` (the first problem is an error)
+-- @return the document node (`header`, `warnings`, children: `OFX`...),
+--   or nil, "line L, column C: message", "corrupt" (strict)
+function M.parse(text, opts)
+  local strict = opts and opts.strict
+  local head, body = header(text)
+  local fields = head.fields
+  -- the characters: a v1 file's CHARSET decides; otherwise UTF-8, and
+  -- any byte that is not UTF-8 read as CP1252 (and counted)
+  local charset = "utf8"
+  if head.kind == "v1" then
+    local cs = (fields.CHARSET or ""):upper()
+    if cs == "1252" or cs == "WINDOWS-1252" or cs == "CP1252" then charset = "cp1252"
+    elseif cs == "ISO-8859-1" or cs == "8859-1" or cs == "LATIN1" then charset = "latin1" end
+  end
+  -- (the header is ASCII, so the body starts at the same byte once decoded)
+  local decoded, fixed = core.ofx_utf8(text, charset)
+  local b = builder(decoded, strict)
+  local ok, err = pcall(function() return tokens(b):match(decoded, body) end)
+  if not ok then
+    if type(err) == "table" and err.ofx_problem then
+      local p = err.ofx_problem
+      return nil, ("line %d, column %d: %s"):format(p.line, p.column, p.message), "corrupt"
+    end
+    error(err, 0)
+  end
+  local root, problems = b.finish_document()
+  root.header = head
+  root.charset = charset
+  root.text = decoded  -- for line and column numbers
+  root.warnings = problems
+  if fixed > 0 then
+    table.insert(root.warnings, 1, { message = ("%d bytes that are not UTF-8 were read as CP1252"):format(fixed) })
+  end
+  return root
+end
+
+-- }======================================================
+
+return M
