@@ -440,6 +440,18 @@ function M.parse(text, opts)
   return result
 end
 
+--- The document as the JSON contract has it (`sift ofx --json`): version,
+-- statements, signon, status, warnings (and securities, accounts when
+-- the file has them); no tree.
+function M.view(doc)
+  local warnings = {}
+  for i, w in ipairs(doc.warnings) do
+    warnings[i] = { line = w.line, column = w.column, message = w.message }
+  end
+  return { version = doc.version, statements = doc.statements, signon = doc.signon, status = doc.status,
+    warnings = warnings, securities = doc.securities, accounts = doc.accounts, discarded = doc.discarded }
+end
+
 --- Read an OFX or QFX file (see `parse`); errors name the file.
 function M.read(path, opts)
   local f, err = io.open(path, "rb")
