@@ -93,7 +93,7 @@ local function reader(doc, strict)
   local r = { warnings = doc.warnings }
 
   function r.problem(node, message)
-    local line, col = grammar.line_col(doc.text, node.pos)
+    local line, col = grammar.line_col(doc.source, node.pos)
     if strict then error({ ofx_problem = { line = line, column = col, message = message } }, 0) end
     r.warnings[#r.warnings + 1] = { line = line, column = col, message = message }
   end

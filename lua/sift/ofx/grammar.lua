@@ -176,6 +176,16 @@ for tag in ([[OFX SIGNONMSGSRSV1 SIGNONMSGSRQV1 SONRS SONRQ STATUS FI BANKMSGSRS
 end
 M.AGGREGATES = AGGREGATES
 
+-- lists that hold only these: another start tag in one means its end tag
+-- is missing (a bank that never closes BANKTRANLIST)
+local LIST_MEMBERS = { BANKTRANLIST = {}, INVTRANLIST = {} }
+for tag in ("DTSTART DTEND STMTTRN"):gmatch("%S+") do LIST_MEMBERS.BANKTRANLIST[tag] = true end
+for tag in ([[DTSTART DTEND INVBANKTRAN BUYDEBT BUYMF BUYOPT BUYOTHER BUYSTOCK CLOSUREOPT INCOME
+  INVEXPENSE JRNLFUND JRNLSEC MARGININTEREST REINVEST RETOFCAP SELLDEBT SELLMF SELLOPT SELLOTHER
+  SELLSTOCK SPLIT TRANSFER]]):gmatch("%S+") do
+  LIST_MEMBERS.INVTRANLIST[tag] = true
+end
+
 local function new_node(tag, pos, value)
   return setmetatable({ tag = tag, pos = pos, value = value }, Node)
 end
@@ -227,6 +237,11 @@ local function builder(text, strict)
   function b.start(pos, tag, selfclosing)
     if pending then open(pending, pending_pos) pending = nil end
     last_leaf = nil
+    local members = LIST_MEMBERS[stack[depth].tag]
+    if members and not members[tag] and not tag:find(".", 1, true) then
+      problem(pos, ("<%s> has no end tag (closed before <%s>)"):format(stack[depth].tag, tag))
+      depth = depth - 1
+    end
     if selfclosing then
       add(new_node(tag, pos, ""))
     else
@@ -326,7 +341,7 @@ function M.parse(text, opts)
   local root, problems = b.finish_document()
   root.header = head
   root.charset = charset
-  root.text = decoded  -- for line and column numbers
+  root.source = decoded  -- for line and column numbers
   root.warnings = problems
   if fixed > 0 then
     table.insert(root.warnings, 1, { message = ("%d bytes that are not UTF-8 were read as CP1252"):format(fixed) })
