@@ -38,7 +38,7 @@ CORE_HDR = $(wildcard csrc/*.h)
 FUZZ_SRC = csrc/common.c csrc/reader.c csrc/sniff.c csrc/inflate.c csrc/hprof.c csrc/trace.c \
            csrc/graph.c csrc/out.c csrc/idmap.c csrc/jstring.c csrc/crunch.c csrc/bmd.c csrc/dict.c \
            csrc/ofx.c
-FUZZERS  = reader sniff hprof trace bmd
+FUZZERS  = reader sniff hprof trace bmd ofx
 FUZZ_TIME ?= 60
 
 # specs, demo and bench run against the checkout: Lua sources from lua/,

@@ -92,8 +92,10 @@ end
 local function reader(doc, strict)
   local r = { warnings = doc.warnings }
 
+  -- (an element has no position of its own: its aggregate's is given)
   function r.problem(node, message)
-    local line, col = grammar.line_col(doc.source, node.pos)
+    local line, col
+    if node and node.pos then line, col = grammar.line_col(doc.source, node.pos, doc) end
     if strict then error({ ofx_problem = { line = line, column = col, message = message } }, 0) end
     r.warnings[#r.warnings + 1] = { line = line, column = col, message = message }
   end
@@ -109,12 +111,12 @@ local function reader(doc, strict)
     local leaf = node and node:find(path)
     if not leaf or leaf.value == nil then return nil end
     if leaf.value == "" then
-      r.problem(leaf, ("%s is empty"):format(what or path))
+      r.problem(node, ("%s is empty"):format(what or path))
       return false
     end
     local units, scale = core.ofx_amount(leaf.value)
     if not units then
-      r.problem(leaf, ("%s %q is not an amount (%s)"):format(what or path, leaf.value, scale))
+      r.problem(node, ("%s %q is not an amount (%s)"):format(what or path, leaf.value, scale))
       return false
     end
     return decimal(units, scale)
@@ -125,12 +127,12 @@ local function reader(doc, strict)
     local leaf = node and node:find(path)
     if not leaf or leaf.value == nil then return nil end
     if leaf.value == "" then
-      r.problem(leaf, ("%s is empty"):format(what or path))
+      r.problem(node, ("%s is empty"):format(what or path))
       return false
     end
     local iso, err = core.ofx_date(leaf.value)
     if not iso then
-      r.problem(leaf, ("%s %q is not a date (%s)"):format(what or path, leaf.value, err))
+      r.problem(node, ("%s %q is not a date (%s)"):format(what or path, leaf.value, err))
       return false
     end
     return iso
@@ -161,47 +163,48 @@ local function currency_of(r, node)
   return r.text(c, "CURSYM"), r.text(c, "CURRATE")
 end
 
--- a bank or credit-card transaction; nil when it cannot be kept
-local function transaction(r, node, where)
-  local fitid = r.text(node, "FITID")
-  local label = ("%s (FITID %s)"):format(where, fitid or "none")
-  local posted = r.date(node, "DTPOSTED", label .. " DTPOSTED")
-  local amount = r.amount(node, "TRNAMT", label .. " TRNAMT")
-  if not posted or not amount then
-    if posted == nil then r.problem(node, label .. " has no DTPOSTED: left out")
-    elseif amount == nil then r.problem(node, label .. " has no TRNAMT: left out")
-    else r.problem(node, label .. " left out") end
+-- a bank or credit-card transaction's fields: element tag -> key
+local TXN_TEXT = { FITID = "fitid", NAME = "name", EXTDNAME = "extended_name", MEMO = "memo",
+  PAYEEID = "payee_id", CHECKNUM = "checknum", REFNUM = "refnum", SIC = "sic", SRVRTID = "server_id",
+  CORRECTFITID = "correct_fitid", CORRECTACTION = "correct_action", INV401KSOURCE = "inv401k_source" }
+local TXN_DATES = { DTPOSTED = "posted", DTUSER = "user_date", DTAVAIL = "available_date" }
+
+-- a bank or credit-card transaction, read in one pass over its children;
+-- nil when it cannot be kept (no valid date or amount)
+local function transaction(r, node, where, n)
+  local t, bad = {}, nil
+  for i = 1, #node do
+    local c = node[i]
+    local tag, v = c.tag, c.value
+    if v == nil then  -- an aggregate
+      if tag == "PAYEE" then t.payee = r.text(c, "NAME")
+      elseif tag == "CURRENCY" or tag == "ORIGCURRENCY" then
+        t.currency, t.currency_rate = r.text(c, "CURSYM"), r.text(c, "CURRATE")
+      elseif tag == "BANKACCTTO" or tag == "CCACCTTO" then
+        t.transfer_to = { bank_id = r.text(c, "BANKID"), branch_id = r.text(c, "BRANCHID"),
+          id = r.text(c, "ACCTID"), type = r.text(c, "ACCTTYPE") }
+      end
+    elseif TXN_TEXT[tag] then
+      if v ~= "" and t[TXN_TEXT[tag]] == nil then t[TXN_TEXT[tag]] = v end
+    elseif TXN_DATES[tag] then
+      local iso, err = core.ofx_date(v)
+      if iso then t[TXN_DATES[tag]] = iso
+      else bad = bad or {}; bad[#bad + 1] = ("%s %q is not a date (%s)"):format(tag, v, err) end
+    elseif tag == "TRNAMT" then
+      local units, scale = core.ofx_amount(v)
+      if units then t.amount = decimal(units, scale)
+      else bad = bad or {}; bad[#bad + 1] = ("TRNAMT %q is not an amount (%s)"):format(v, scale) end
+    elseif tag == "TRNTYPE" then
+      if v ~= "" then t.type = v:upper() end
+    end
+  end
+  if bad or not t.posted or not t.amount then
+    local why = bad and table.concat(bad, "; ") or not t.posted and "it has no DTPOSTED" or "it has no TRNAMT"
+    r.problem(node, ("%s transaction %d (FITID %s) left out: %s"):format(where, n, t.fitid or "none", why))
     r.discarded = (r.discarded or 0) + 1
     return nil
   end
-  local payee = node:child("PAYEE")
-  local cur, rate = currency_of(r, node)
-  local to = node:child("BANKACCTTO") or node:child("CCACCTTO")
-  local t = {
-    fitid = fitid,
-    type = r.text(node, "TRNTYPE") and r.text(node, "TRNTYPE"):upper(),
-    posted = posted,
-    user_date = r.date(node, "DTUSER") or nil,
-    available_date = r.date(node, "DTAVAIL") or nil,
-    amount = amount,
-    name = r.text(node, "NAME"),
-    extended_name = r.text(node, "EXTDNAME"),
-    memo = r.text(node, "MEMO"),
-    payee = payee and r.text(payee, "NAME") or r.text(node, "NAME"),
-    payee_id = r.text(node, "PAYEEID"),
-    checknum = r.text(node, "CHECKNUM"),
-    refnum = r.text(node, "REFNUM"),
-    sic = r.text(node, "SIC"),
-    server_id = r.text(node, "SRVRTID"),
-    correct_fitid = r.text(node, "CORRECTFITID"),
-    correct_action = r.text(node, "CORRECTACTION"),
-    currency = cur, currency_rate = rate,
-    inv401k_source = r.text(node, "INV401KSOURCE"),
-  }
-  if to then
-    t.transfer_to = { bank_id = r.text(to, "BANKID"), branch_id = r.text(to, "BRANCHID"),
-      id = r.text(to, "ACCTID"), type = r.text(to, "ACCTTYPE") }
-  end
+  t.payee = t.payee or t.name
   return t
 end
 
@@ -293,10 +296,10 @@ local function statement(r, rs, shape, where, status, trnuid)
     for child in list:each() do
       if child.tag == "STMTTRN" then
         n = n + 1
-        st.transactions[#st.transactions + 1] = transaction(r, child, ("%s transaction %d"):format(where, n))
+        st.transactions[#st.transactions + 1] = transaction(r, child, where, n)
       elseif child.tag == "INVBANKTRAN" and child:child("STMTTRN") then
         n = n + 1
-        local t = transaction(r, child:child("STMTTRN"), ("%s transaction %d"):format(where, n))
+        local t = transaction(r, child:child("STMTTRN"), where, n)
         if t then
           t.subaccount_fund = r.text(child, "SUBACCTFUND")
           st.transactions[#st.transactions + 1] = t

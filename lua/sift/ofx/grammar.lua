@@ -143,12 +143,16 @@ local pi = P"<?" * (1 - P"?>")^0 * (P"?>" + -P(1))
 local decl = P"<!" * -P"[CDATA[" * (1 - P">")^0 * P">"
 -- tokens: each calls the builder as it matches
 local function tokens(b)
+  -- most tags are a plain start tag and its text: one callback for both
+  local word = (1 - S"< \t\r\n")^1
+  local opened = Cp() * P"<" * C(name) * P">" * space^0 * C((word * (space^1 * word)^0)^-1) * space^0
+    * #P"<" / b.opened
   local start = Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">" / b.start
   local finish = Cp() * P"</" * space^0 * C(name) * space^0 * P">" / b.finish
   local cdata = P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>" / b.cdata
   local text = Cp() * C((1 - P"<")^1) / b.text
   local stray = Cp() * C(P"<") / b.text  -- a '<' that starts no tag is text
-  return (comment + pi + cdata + decl + start + finish + text + stray)^0 * -P(1)
+  return (comment + pi + cdata + decl + opened + start + finish + text + stray)^0 * -P(1)
 end
 
 local ENTITIES = { amp = "&", lt = "<", gt = ">", quot = '"', apos = "'", nbsp = "\194\160" }
@@ -186,18 +190,28 @@ for tag in ([[DTSTART DTEND INVBANKTRAN BUYDEBT BUYMF BUYOPT BUYOTHER BUYSTOCK C
   LIST_MEMBERS.INVTRANLIST[tag] = true
 end
 
+-- an aggregate knows where it starts (for line numbers); an element,
+-- of which there are many, holds only its tag and value
 local function new_node(tag, pos, value)
-  return setmetatable({ tag = tag, pos = pos, value = value }, Node)
+  if value ~= nil then return setmetatable({ tag = tag, value = value }, Node) end
+  return setmetatable({ tag = tag, pos = pos }, Node)
 end
 
---- Line and column (1-based) of a byte position in text.
-function M.line_col(text, pos)
-  local line, last = 1, 0
-  for nlpos in text:sub(1, pos - 1):gmatch("()\n") do
-    line = line + 1
-    last = nlpos
+--- Line and column (1-based) of a byte position in text. cache (a
+-- table) keeps where the lines start, for the next call.
+function M.line_col(text, pos, cache)
+  local starts = cache and cache.line_starts
+  if not starts then
+    starts = { 1 }
+    for at in text:gmatch("\n()") do starts[#starts + 1] = at end
+    if cache then cache.line_starts = starts end
   end
-  return line, pos - last
+  local lo, hi = 1, #starts
+  while lo < hi do
+    local mid = (lo + hi + 1) // 2
+    if starts[mid] <= pos then lo = mid else hi = mid - 1 end
+  end
+  return lo, pos - starts[lo] + 1
 end
 
 -- the tree builder: the token callbacks and their state
@@ -209,8 +223,9 @@ local function builder(text, strict)
   local problems = {}
   local b = {}
 
+  local lines = {}
   local function problem(pos, msg)
-    local line, col = M.line_col(text, pos)
+    local line, col = M.line_col(text, pos, lines)
     problems[#problems + 1] = { line = line, column = col, message = msg }
     if strict then error({ ofx_problem = problems[#problems] }, 0) end
   end
@@ -251,7 +266,8 @@ local function builder(text, strict)
 
   function b.text(pos, s)
     if not s:find("[^ \t\r\n]") then return end
-    local value = unescape:match((s:gsub("^[ \t\r\n]+", ""):gsub("[ \t\r\n]+$", "")))
+    local value = s:match("^[ \t\r\n]*(.-)[ \t\r\n]*$")
+    if value:find("&", 1, true) then value = unescape:match(value) end
     if pending then
       leaf(value)
     elseif last_leaf then  -- more of the same value, after a comment
@@ -259,6 +275,15 @@ local function builder(text, strict)
     else
       problem(pos, ("text outside any element: %q"):format(s:sub(1, 40)))
     end
+  end
+
+  -- a start tag and its text, trimmed ("" when there was only space):
+  -- the common case, kept short
+  function b.opened(pos, tag, s)
+    b.start(pos, tag, false)
+    if s == "" then return end
+    if s:find("&", 1, true) then s = unescape:match(s) end
+    leaf(s)
   end
 
   function b.cdata(s)
