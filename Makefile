@@ -131,7 +131,7 @@ demo: deps build/sift/core.so
 
 # the peers: VisualVM's heap library (Debian visualvm) for heap indexing
 bench: deps build/sift/core.so
-	@$(MAKE) --no-print-directory deps DEB_PACKAGES="visualvm file"
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="visualvm file python3-ofxparse ofx"
 	@$(RUN_ENV) $(LUA) bench/run.lua
 
 install: build/sift/core.so

@@ -17,6 +17,7 @@ decoding and Lua for the analyses, and a `sift` command line.
 dependencies = {
   "lua >= 5.4, < 5.5",
   "argparse >= 0.7",
+  "lpeg >= 1.0.2",
 }
 test_dependencies = {
   "busted >= 2.1",
@@ -43,6 +44,9 @@ build = {
     },
     ["sift"] = "lua/sift/init.lua",
     ["sift.bmd"] = "lua/sift/bmd.lua",
+    ["sift.ofx"] = "lua/sift/ofx.lua",
+    ["sift.ofx.grammar"] = "lua/sift/ofx/grammar.lua",
+    ["sift.ofx.writer"] = "lua/sift/ofx/writer.lua",
     ["sift.cli"] = "lua/sift/cli.lua",
     ["sift.detect"] = "lua/sift/detect.lua",
     ["sift.flame"] = "lua/sift/flame.lua",

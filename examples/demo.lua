@@ -128,7 +128,17 @@ if io.open(jdk) then
   print("(docs/bmd.md: what BMD keeps, name recovery from jars and apks, Badoo compatibility)")
 end
 
--- 6. the reader, from Lua
+-- 6. OFX statements
+section("OFX/QFX bank statements: summaries, exact JSON, what was left out")
+local stmt = fixtures .. "/ofx/ofxparse/bank_medium.ofx"
+if io.open(stmt) then
+  sh("bin/sift ofx " .. stmt .. " " .. fixtures .. "/ofx/ofxparse/fail_nice/decimal_error.ofx")
+  sh("bin/sift ofx --csv " .. fixtures .. "/ofx/ledger-autosync/accented_characters_latin1.ofx")
+  sh("lua5.4 examples/ofx.lua " .. fixtures .. "/ofx/beangulp/tests_ofx_ofxdownload.ofx | head -4")
+  print("(docs/ofx.md: the grammar's rules, typed statements, strict and lenient modes)")
+end
+
+-- 7. the reader, from Lua
 section("walking HPROF records with the bounds-checked reader")
 local dump = fixtures .. "/hprof/hprof-slurp/hprof-32.bin"
 if io.open(dump) then

@@ -142,16 +142,27 @@ local comment = P"<!--" * (1 - P"-->")^0 * (P"-->" + -P(1))
 local pi = P"<?" * (1 - P"?>")^0 * (P"?>" + -P(1))
 local decl = P"<!" * -P"[CDATA[" * (1 - P">")^0 * P">"
 -- tokens: each calls the builder as it matches
+-- tokens: each calls the builder as it matches. Match-time captures
+-- (Cmt) run at once and leave nothing behind, so a file of millions of
+-- tags costs time in proportion (plain captures would pile up until the
+-- end of the match).
+local function now(fn)
+  return function(_, _, ...)
+    fn(...)
+    return true
+  end
+end
+
 local function tokens(b)
   -- most tags are a plain start tag and its text: one callback for both
   local word = (1 - S"< \t\r\n")^1
-  local opened = Cp() * P"<" * C(name) * P">" * space^0 * C((word * (space^1 * word)^0)^-1) * space^0
-    * #P"<" / b.opened
-  local start = Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">" / b.start
-  local finish = Cp() * P"</" * space^0 * C(name) * space^0 * P">" / b.finish
-  local cdata = P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>" / b.cdata
-  local text = Cp() * C((1 - P"<")^1) / b.text
-  local stray = Cp() * C(P"<") / b.text  -- a '<' that starts no tag is text
+  local opened = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * C((word * (space^1 * word)^0)^-1)
+    * space^0 * #P"<", now(b.opened))
+  local start = lpeg.Cmt(Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">", now(b.start))
+  local finish = lpeg.Cmt(Cp() * P"</" * space^0 * C(name) * space^0 * P">", now(b.finish))
+  local cdata = lpeg.Cmt(P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>", now(b.cdata))
+  local text = lpeg.Cmt(Cp() * C((1 - P"<")^1), now(b.text))
+  local stray = lpeg.Cmt(Cp() * C(P"<"), now(b.text))  -- a '<' that starts no tag is text
   return (comment + pi + cdata + decl + opened + start + finish + text + stray)^0 * -P(1)
 end
 

@@ -1,0 +1,55 @@
+-- OFX statements, for `make bench` (bench/run.lua): bank statements of 1 k to
+-- 1 M transactions, v1 (SGML) and v2 (XML), from bench/ofx_gen.lua (cached
+-- in build/bench/), read by sift (`sift ofx`, whole process) and, in the
+-- same run, by the peers Debian packages: python3-ofxparse and libofx's
+-- ofxdump. The peers are slow and grow faster than linearly, so they run
+-- up to BENCH_OFX_PEER_MAX transactions (default 10000).
+local RUNS = tonumber(os.getenv("BENCH_RUNS")) or 3
+local PEER_MAX = tonumber(os.getenv("BENCH_OFX_PEER_MAX")) or 10000
+local SIZES = {}
+for n in (os.getenv("BENCH_OFX_SIZES") or "1000 10000 100000 1000000"):gmatch("%d+") do SIZES[#SIZES + 1] = tonumber(n) end
+
+print("\n== OFX statements: sift ofx vs ofxparse (python3-ofxparse) and ofxdump (libofx) ==")
+
+local function sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  local ok = p:close()
+  return ok, out
+end
+
+local function best(cmd, runs)
+  local t = math.huge
+  for _ = 1, runs do
+    local ok, out = sh(("s=$(date +%%s%%N); %s >/dev/null 2>&1; echo \"wall_ns=$(( $(date +%%s%%N) - s ))\""):format(cmd))
+    local ns = tonumber(out:match("wall_ns=(%d+)"))
+    if not ok or not ns then return nil, out end
+    t = math.min(t, ns / 1e9)
+  end
+  return t
+end
+
+local have_ofxparse = sh("/usr/bin/python3 -c 'import ofxparse'")
+local have_ofxdump = sh("command -v ofxdump")
+local OFXPARSE = "/usr/bin/python3 -c \"import ofxparse,sys; f=open(sys.argv[1],'rb'); "
+  .. "o=ofxparse.OfxParser.parse(f); print(len(o.account.statement.transactions))\" %s"
+
+print(("%-22s %10s %12s %12s %12s %10s %10s"):format("file", "sift", "txns/s", "ofxparse", "ofxdump",
+  "ofxparse/", "ofxdump/"))
+for _, n in ipairs(SIZES) do
+  for _, v in ipairs { 1, 2 } do
+    local label = (n >= 1000000 and ("%dm"):format(n // 1000000) or ("%dk"):format(n // 1000))
+    local path = ("build/bench/ofx-%s-v%d.ofx"):format(label, v)
+    if not io.open(path) then assert(os.execute(("lua5.4 bench/ofx_gen.lua %d %d > %s"):format(n, v, path))) end
+    local runs = n >= 1000000 and 1 or RUNS
+    local t = assert(best("lua5.4 bin/sift -q ofx " .. path, runs))
+    local tp = have_ofxparse and n <= PEER_MAX and best(OFXPARSE:format(path), runs)
+    local td = have_ofxdump and n <= PEER_MAX and best("ofxdump " .. path, runs)
+    print(("%-22s %9.2fs %12.0f %12s %12s %10s %10s"):format(path:match("[^/]+$"), t, n / t,
+      tp and ("%.2fs"):format(tp) or "-", td and ("%.2fs"):format(td) or "-",
+      tp and ("%.1fx"):format(tp / t) or "-", td and ("%.1fx"):format(td / t) or "-"))
+  end
+end
+if not have_ofxparse or not have_ofxdump then
+  print("(peers missing: apt-get install python3-ofxparse ofx)")
+end
