@@ -8,30 +8,9 @@ local RUNS = tonumber(os.getenv("BENCH_RUNS")) or 3
 
 print("\n== BMD: crunch, read, analyse, decrunch (vs gzip, the usual way to ship a dump) ==")
 
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  local ok = p:close()
-  return ok, out
-end
-
-local function best(cmd)
-  local t = math.huge
-  for _ = 1, RUNS do
-    local ok, out = sh(("s=$(date +%%s%%N); %s; echo \"wall_ns=$(( $(date +%%s%%N) - s ))\""):format(cmd))
-    local ns = tonumber(out:match("wall_ns=(%d+)"))
-    if not ok or not ns then error(cmd .. ": " .. out) end
-    t = math.min(t, ns / 1e9)
-  end
-  return t
-end
-
-local function size(path)
-  local f = assert(io.open(path, "rb"))
-  local n = f:seek("end")
-  f:close()
-  return n
-end
+local common = dofile("bench/common.lua")
+local sh, size = common.sh, common.size
+local function best(cmd) return assert(common.best(cmd, RUNS, true)) end
 
 local input = "build/bench/heap-100M.hprof"
 if not io.open(input) then input = "../shared/fixtures/bmd/jdk17-sample.hprof" end

@@ -12,29 +12,8 @@ local CLASSES = "build/bench/classes"
 
 print("\n== heap dump indexing (sift.open + counts vs VisualVM HeapFactory.createHeap + counts) ==")
 
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  local ok = p:close()
-  return ok, out
-end
-
-local function exists(path)
-  local f = io.open(path)
-  if f then f:close() return true end
-end
-
--- best wall-clock seconds and the output of the fastest run
-local function best(cmd, runs)
-  local t, output = math.huge, nil
-  for _ = 1, runs do
-    local ok, out = sh(("s=$(date +%%s%%N); %s; echo \"wall_ns=$(( $(date +%%s%%N) - s ))\""):format(cmd))
-    local ns = tonumber(out:match("wall_ns=(%d+)"))
-    if not ok or not ns then return nil, out end
-    if ns / 1e9 < t then t, output = ns / 1e9, out end
-  end
-  return t, output
-end
+local common = dofile("bench/common.lua")
+local sh, exists, best = common.sh, common.exists, common.best
 
 local function fields(out)
   local t = {}

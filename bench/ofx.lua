@@ -11,23 +11,9 @@ for n in (os.getenv("BENCH_OFX_SIZES") or "1000 10000 100000 1000000"):gmatch("%
 
 print("\n== OFX statements: sift ofx vs ofxparse (python3-ofxparse) and ofxdump (libofx) ==")
 
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  local ok = p:close()
-  return ok, out
-end
-
-local function best(cmd, runs)
-  local t = math.huge
-  for _ = 1, runs do
-    local ok, out = sh(("s=$(date +%%s%%N); %s >/dev/null 2>&1; echo \"wall_ns=$(( $(date +%%s%%N) - s ))\""):format(cmd))
-    local ns = tonumber(out:match("wall_ns=(%d+)"))
-    if not ok or not ns then return nil, out end
-    t = math.min(t, ns / 1e9)
-  end
-  return t
-end
+local common = dofile("bench/common.lua")
+local sh = common.sh
+local function best(cmd, runs) return common.best(cmd, runs, true) end
 
 local have_ofxparse = sh("/usr/bin/python3 -c 'import ofxparse'")
 local have_ofxdump = sh("command -v ofxdump")

@@ -105,38 +105,34 @@ local function reader(doc, strict)
     return node and node:text(path)
   end
 
-  -- an amount at path: its exact text, nil when absent; false (and a
-  -- problem) when present but not an amount
-  function r.amount(node, path, what)
+  -- a value at path read by parse (returning the value, or nil and why):
+  -- nil when absent; false (and a problem) when empty or unreadable
+  local function typed_value(node, path, what, parse, kind)
     local leaf = node and node:find(path)
     if not leaf or leaf.value == nil then return nil end
     if leaf.value == "" then
       r.problem(node, ("%s is empty"):format(what or path))
       return false
     end
-    local units, scale = core.ofx_amount(leaf.value)
-    if not units then
-      r.problem(node, ("%s %q is not an amount (%s)"):format(what or path, leaf.value, scale))
+    local v, why = parse(leaf.value)
+    if not v then
+      r.problem(node, ("%s %q is not %s (%s)"):format(what or path, leaf.value, kind, why))
       return false
     end
+    return v
+  end
+
+  local function amount(text)
+    local units, scale = core.ofx_amount(text)
+    if not units then return nil, scale end
     return decimal(units, scale)
   end
 
-  -- a date at path as ISO text, like amount
-  function r.date(node, path, what)
-    local leaf = node and node:find(path)
-    if not leaf or leaf.value == nil then return nil end
-    if leaf.value == "" then
-      r.problem(node, ("%s is empty"):format(what or path))
-      return false
-    end
-    local iso, err = core.ofx_date(leaf.value)
-    if not iso then
-      r.problem(node, ("%s %q is not a date (%s)"):format(what or path, leaf.value, err))
-      return false
-    end
-    return iso
-  end
+  -- an amount at path as its exact decimal text
+  function r.amount(node, path, what) return typed_value(node, path, what, amount, "an amount") end
+
+  -- a date at path as ISO text
+  function r.date(node, path, what) return typed_value(node, path, what, core.ofx_date, "a date") end
 
   -- STATUS: code, severity, message, and what the code means
   function r.status(node)
