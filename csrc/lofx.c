@@ -9,12 +9,15 @@
 #include "lsift.h"
 #include "ofx.h"
 
-/* core.ofx_amount(text) -> units, scale | nil, reason */
+/* core.ofx_amount(text) -> units, scale, decimal | nil, reason
+   decimal: the exact value as text, "-1006.60" for "-1.006,60" */
 static int l_amount (lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
   int64_t units;
-  int scale;
+  int scale, k = 0, i;
+  char digits[32], text[48];
+  uint64_t v;
   const char *err = ofx_amount(s, n, &units, &scale);
   if (err) {
     luaL_pushfail(L);
@@ -23,7 +26,19 @@ static int l_amount (lua_State *L) {
   }
   lua_pushinteger(L, (lua_Integer)units);
   lua_pushinteger(L, scale);
-  return 2;
+  v = units < 0 ? (uint64_t)0 - (uint64_t)units : (uint64_t)units;
+  do {  /* the digits, least significant first, at least scale + 1 */
+    digits[k++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v > 0 || k <= scale);
+  n = 0;
+  if (units < 0) text[n++] = '-';
+  for (i = k - 1; i >= 0; i--) {
+    text[n++] = digits[i];
+    if (i == scale && scale > 0) text[n++] = '.';
+  }
+  lua_pushlstring(L, text, n);
+  return 3;
 }
 
 /*

@@ -65,17 +65,6 @@ M.STATUS_CODES = {
 -- Values
 -- =======================================================
 
---- An amount's exact decimal text from units and scale.
-local function decimal(units, scale)
-  local neg = units < 0
-  local digits = tostring(neg and -units or units)
-  if scale > 0 then
-    digits = ("0"):rep(scale + 1 - #digits) .. digits
-    digits = digits:sub(1, -scale - 1) .. "." .. digits:sub(-scale)
-  end
-  return (neg and "-" or "") .. digits
-end
-
 --- Integer minor units and scale of an amount string ("-6.60" -> -660, 2).
 function M.units(amount)
   return core.ofx_amount(amount)
@@ -123,9 +112,9 @@ local function reader(doc, strict)
   end
 
   local function amount(text)
-    local units, scale = core.ofx_amount(text)
-    if not units then return nil, scale end
-    return decimal(units, scale)
+    local units, why, decimal = core.ofx_amount(text)
+    if not units then return nil, why end
+    return decimal
   end
 
   -- an amount at path as its exact decimal text
@@ -187,9 +176,9 @@ local function transaction(r, node, where, n)
       if iso then t[TXN_DATES[tag]] = iso
       else bad = bad or {}; bad[#bad + 1] = ("%s %q is not a date (%s)"):format(tag, v, err) end
     elseif tag == "TRNAMT" then
-      local units, scale = core.ofx_amount(v)
-      if units then t.amount = decimal(units, scale)
-      else bad = bad or {}; bad[#bad + 1] = ("TRNAMT %q is not an amount (%s)"):format(v, scale) end
+      local units, why, decimal = core.ofx_amount(v)
+      if units then t.amount = decimal
+      else bad = bad or {}; bad[#bad + 1] = ("TRNAMT %q is not an amount (%s)"):format(v, why) end
     elseif tag == "TRNTYPE" then
       if v ~= "" then t.type = v:upper() end
     end

@@ -291,10 +291,15 @@ local function builder(text, strict)
   -- a start tag and its text, trimmed ("" when there was only space):
   -- the common case, kept short
   function b.opened(pos, tag, s)
-    b.start(pos, tag, false)
-    if s == "" then return end
+    if s == "" or pending or LIST_MEMBERS[stack[depth].tag] then
+      b.start(pos, tag, false)
+      if s == "" then return end
+    end
     if s:find("&", 1, true) then s = unescape:match(s) end
-    leaf(s)
+    local node = setmetatable({ tag = tag, value = s }, Node)
+    local parent = stack[depth]
+    parent[#parent + 1] = node
+    last_leaf, pending = node, nil
   end
 
   function b.cdata(s)
@@ -305,8 +310,9 @@ local function builder(text, strict)
 
   function b.finish(pos, tag)
     if pending then
-      if pending == tag then  -- <TAG></TAG>: an empty element
-        leaf("")
+      if pending == tag then  -- <TAG></TAG>: an empty element or aggregate
+        if AGGREGATES[tag] then add(new_node(tag, pending_pos)) pending = nil
+        else leaf("") end
         last_leaf = nil
         return
       end
