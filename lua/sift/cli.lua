@@ -671,19 +671,22 @@ local function percent_of(part, whole)
   return whole > 0 and ("%.1f%%"):format(100 * part / whole) or "-"
 end
 
+-- a BMD conversion of args.input with a progress bar: its counts (printed
+-- as JSON with --json, and then done), or nil after saying why
+local function convert(args, out, err, fn)
+  local counts, msg = with_progress(args, args.input, fn)
+  if not counts then err:write("sift: ", printable(msg), "\n") end
+  if counts and args.json then out:write(json.encode(counts), "\n") end
+  return counts
+end
+
 function commands.crunch(args, out, err)
-  local counts, msg = with_progress(args, args.input, function(update)
+  local counts = convert(args, out, err, function(update)
     return require("sift.bmd").crunch(args.input, args.output, { keep = args.keep,
       keep_primitives = args.keep_primitives, progress = update })
   end)
-  if not counts then
-    err:write("sift: ", printable(msg), "\n")
-    return EXIT_BAD_INPUT
-  end
-  if args.json then
-    out:write(json.encode(counts), "\n")
-    return EXIT_OK
-  end
+  if not counts then return EXIT_BAD_INPUT end
+  if args.json then return EXIT_OK end
   out:write(("%s -> %s: %s -> %s bytes (%s)\n"):format(args.input, args.output, group_digits(counts.bytes_in),
     group_digits(counts.bytes_out), percent_of(counts.bytes_out, counts.bytes_in)))
   out:write(("  strings                %s as text, %s hashed\n"):format(group_digits(counts.strings),
@@ -695,17 +698,11 @@ function commands.crunch(args, out, err)
 end
 
 function commands.decrunch(args, out, err)
-  local stats, msg = with_progress(args, args.input, function(update)
+  local stats = convert(args, out, err, function(update)
     return require("sift.bmd").decrunch(args.input, args.output, { strings = args.strings, progress = update })
   end)
-  if not stats then
-    err:write("sift: ", printable(msg), "\n")
-    return EXIT_BAD_INPUT
-  end
-  if args.json then
-    out:write(json.encode(stats), "\n")
-    return EXIT_OK
-  end
+  if not stats then return EXIT_BAD_INPUT end
+  if args.json then return EXIT_OK end
   out:write(("%s -> %s: %s bytes\n"):format(args.input, args.output, group_digits(stats.bytes_out)))
   out:write(("  names recovered        %s of %s hashed strings (the rest are Hash$<hash>)\n"):format(
     group_digits(stats.recovered), group_digits(stats.recovered + stats.placeholders)))
