@@ -341,6 +341,9 @@ describe("sift crunch, decrunch and info on BMD", function()
     assert.are.equal(0, status)
     assert.matches("282,310 %-> 86,886 bytes %(30.8%%%)", text)
     assert.matches("strings +119 as text, 1,377 hashed", text)
+    text = helper.sift { "crunch", input, out, "-q", "--json" }
+    local counts = require("cjson").decode(text)
+    assert.are.same({ 86886, 1377, 365 }, { counts.bytes_out, counts.hashed_strings, counts.legacy_tags["0x04"] })
     text, _, status = helper.sift { "info", out, "--source", input }
     assert.are.equal(0, status)
     assert.matches("ratio +30.8%%", text)

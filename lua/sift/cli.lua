@@ -676,7 +676,15 @@ end
 local function convert(args, out, err, fn)
   local counts, msg = with_progress(args, args.input, fn)
   if not counts then err:write("sift: ", printable(msg), "\n") end
-  if counts and args.json then out:write(json.encode(counts), "\n") end
+  if counts and args.json then
+    local view = {}
+    for k, v in pairs(counts) do view[k] = v end
+    if counts.legacy_tags then  -- JSON keys are strings: "0x04"
+      view.legacy_tags = {}
+      for tag, n in pairs(counts.legacy_tags) do view.legacy_tags[("0x%02X"):format(tag)] = n end
+    end
+    out:write(json.encode(view), "\n")
+  end
   return counts
 end
 
