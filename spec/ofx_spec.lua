@@ -90,6 +90,10 @@ describe("OFX grammar", function()
     local ok, msg, code = grammar.parse("<OFX>\n<LIST>\n<ITEM><V>1</ITEM>\n</OFX>", { strict = true })
     assert.is_nil(ok)
     assert.are.same({ "corrupt", "line 4, column 1: <LIST> has no end tag (closed by </OFX>)" }, { code, msg })
+    -- a file that ends inside an aggregate
+    ok, msg, code = ofx.parse("<OFX>\n<A><B>1", { strict = true })
+    assert.is_nil(ok)
+    assert.are.same({ "corrupt", "line 2, column 8: <A> has no end tag (the file ends)" }, { code, msg })
   end)
 
   it("survives random tag soups and deep nesting without error or hang", function()

@@ -412,14 +412,8 @@ function M.parse(text, opts)
   if strict and #doc.warnings > 0 then
     return nil, doc.warnings[1].message, "corrupt"
   end
-  local ok, result = pcall(typed, doc, strict)
-  if not ok then
-    if type(result) == "table" and result.ofx_problem then
-      local p = result.ofx_problem
-      return nil, ("line %d, column %d: %s"):format(p.line, p.column, p.message), "corrupt"
-    end
-    error(result, 0)
-  end
+  local result, problem = grammar.protect(typed, doc, strict)
+  if not result then return nil, problem, "corrupt" end
   if not doc:child("OFX") and not strict then
     table.insert(result.warnings, 1, { message = "no <OFX> element: the file holds no statement" })
   elseif not doc:child("OFX") then

@@ -352,6 +352,18 @@ local function builder(text, strict)
   return b
 end
 
+--- Run fn(); a problem raised in strict mode becomes nil and
+-- "line L, column C: message" (other errors propagate).
+function M.protect(fn, ...)
+  local ok, a, b = pcall(fn, ...)
+  if ok then return a, b end
+  if type(a) == "table" and a.ofx_problem then
+    local p = a.ofx_problem
+    return nil, ("line %d, column %d: %s"):format(p.line, p.column, p.message)
+  end
+  error(a, 0)
+end
+
 --- Parse OFX text (bytes as read from the file) into a tree.
 -- @tparam string text
 -- @tparam[opt] table opts `strict` (the first problem is an error)
@@ -372,15 +384,11 @@ function M.parse(text, opts)
   -- (the header is ASCII, so the body starts at the same byte once decoded)
   local decoded, fixed = core.ofx_utf8(text, charset)
   local b = builder(decoded, strict)
-  local ok, err = pcall(function() return tokens(b):match(decoded, body) end)
-  if not ok then
-    if type(err) == "table" and err.ofx_problem then
-      local p = err.ofx_problem
-      return nil, ("line %d, column %d: %s"):format(p.line, p.column, p.message), "corrupt"
-    end
-    error(err, 0)
-  end
-  local root, problems = b.finish_document()
+  local root, problems = M.protect(function()
+    tokens(b):match(decoded, body)
+    return b.finish_document()
+  end)
+  if not root then return nil, problems, "corrupt" end
   root.header = head
   root.charset = charset
   root.source = decoded  -- for line and column numbers
