@@ -95,6 +95,11 @@ static int l_utf8 (lua_State *L) {
   int cs = codes[luaL_checkoption(L, 2, "utf8", names)];
   luaL_Buffer b;
   unsigned char *out;
+  if (ofx_is_utf8(s, n, cs)) {  /* the common case: no copy */
+    lua_pushvalue(L, 1);
+    lua_pushinteger(L, 0);
+    return 2;
+  }
   if (n > (~(size_t)0) / 3) return luaL_error(L, "text too long");
   out = (unsigned char *)luaL_buffinitsize(L, &b, 3 * n + 1);
   len = ofx_to_utf8(s, n, cs, out, &fixed);
@@ -103,7 +108,17 @@ static int l_utf8 (lua_State *L) {
   return 2;
 }
 
+/* core.ofx_node(n) -> a table with room for n children and a node's
+   two fields (tag, pos), so that filling it never rehashes */
+static int l_node (lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, n >= 0 && n <= (1 << 24), 1, "out of range");
+  lua_createtable(L, (int)n, 2);
+  return 1;
+}
+
 static const luaL_Reg ofx_functions[] = {
+  {"ofx_node", l_node},
   {"ofx_amount", l_amount},
   {"ofx_date", l_date},
   {"ofx_utf8", l_utf8},

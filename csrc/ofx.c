@@ -206,6 +206,16 @@ static size_t utf8_len (const unsigned char *s, size_t n) {
   return 0;
 }
 
+int ofx_is_utf8 (const unsigned char *s, size_t n, int charset) {
+  size_t i = 0, k;
+  while (i < n) {
+    if (s[i] < 0x80) { i++; continue; }
+    if (charset != OFX_UTF8 || (k = utf8_len(s + i, n - i)) == 0) return 0;
+    i += k;
+  }
+  return 1;
+}
+
 size_t ofx_to_utf8 (const unsigned char *s, size_t n, int charset,
                     unsigned char *out, size_t *fixed) {
   size_t i = 0, o = 0;

@@ -40,6 +40,10 @@ const char *ofx_date (const char *s, size_t n, ofx_Date *d);
 
 enum { OFX_CP1252, OFX_LATIN1, OFX_UTF8 };
 
+/* Whether ofx_to_utf8 would give s back unchanged (ASCII, or valid
+** UTF-8 read as UTF-8). */
+int ofx_is_utf8 (const unsigned char *s, size_t n, int charset);
+
 /*
 ** Text of a declared charset as UTF-8 into out (room: 3 * n bytes):
 ** OFX_CP1252 and OFX_LATIN1 map every byte; OFX_UTF8 keeps valid UTF-8

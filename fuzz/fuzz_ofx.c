@@ -3,7 +3,8 @@
 ** libFuzzer harness for the OFX C helpers: the input is read as an
 ** amount, as a date-time, and transcoded from each charset; the results
 ** must be sane (a parsed date is a calendar date, transcoded text is
-** valid UTF-8 no longer than three bytes per input byte).
+** valid UTF-8 no longer than three bytes per input byte, and the text
+** ofx_is_utf8 accepts comes back unchanged).
 */
 
 #include <assert.h>
@@ -45,6 +46,8 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
     size_t fixed, n = ofx_to_utf8(data, size, cs, out, &fixed);
     assert(n <= 3 * size && fixed <= size);
     assert(valid_utf8(out, n));
+    /* text said to need no transcoding comes back unchanged */
+    if (ofx_is_utf8(data, size, cs)) assert(n == size && memcmp(out, data, n) == 0);
   }
   free(out);
   return 0;

@@ -79,7 +79,7 @@ end
 
 -- the reader of one document: turns nodes into values, noting problems
 local function reader(doc, strict)
-  local r = { warnings = doc.warnings }
+  local r = { warnings = doc.warnings, dates = {} }  -- (dates: text -> ISO, read once)
 
   -- (an element has no position of its own: its aggregate's is given)
   function r.problem(node, message)
@@ -157,22 +157,27 @@ local TXN_DATES = { DTPOSTED = "posted", DTUSER = "user_date", DTAVAIL = "availa
 -- a bank or credit-card transaction, read in one pass over its children;
 -- nil when it cannot be kept (no valid date or amount)
 local function transaction(r, node, where, n)
-  local t, bad = {}, nil
-  for i = 1, #node do
-    local c = node[i]
-    local tag, v = c.tag, c.value
-    if v == nil then  -- an aggregate
-      if tag == "PAYEE" then t.payee = r.text(c, "NAME")
+  local t, bad, dates = {}, nil, r.dates
+  local i = 1
+  while node[i] ~= nil do  -- (node:items(), inlined: this runs for every transaction)
+    local tag, v = node[i], node[i + 1]
+    if type(tag) == "string" then i = i + 2 else tag, v, i = tag.tag, tag, i + 1 end
+    if type(v) == "table" then  -- an aggregate
+      if tag == "PAYEE" then t.payee = r.text(v, "NAME")
       elseif tag == "CURRENCY" or tag == "ORIGCURRENCY" then
-        t.currency, t.currency_rate = r.text(c, "CURSYM"), r.text(c, "CURRATE")
+        t.currency, t.currency_rate = r.text(v, "CURSYM"), r.text(v, "CURRATE")
       elseif tag == "BANKACCTTO" or tag == "CCACCTTO" then
-        t.transfer_to = { bank_id = r.text(c, "BANKID"), branch_id = r.text(c, "BRANCHID"),
-          id = r.text(c, "ACCTID"), type = r.text(c, "ACCTTYPE") }
+        t.transfer_to = { bank_id = r.text(v, "BANKID"), branch_id = r.text(v, "BRANCHID"),
+          id = r.text(v, "ACCTID"), type = r.text(v, "ACCTTYPE") }
       end
     elseif TXN_TEXT[tag] then
       if v ~= "" and t[TXN_TEXT[tag]] == nil then t[TXN_TEXT[tag]] = v end
     elseif TXN_DATES[tag] then
-      local iso, err = core.ofx_date(v)
+      local iso, err = dates[v], nil
+      if not iso then
+        iso, err = core.ofx_date(v)
+        dates[v] = iso
+      end
       if iso then t[TXN_DATES[tag]] = iso
       else bad = bad or {}; bad[#bad + 1] = ("%s %q is not a date (%s)"):format(tag, v, err) end
     elseif tag == "TRNAMT" then

@@ -20,6 +20,8 @@
 local lpeg = require "lpeg"
 local core = require "sift.core"
 
+local new_node = core.ofx_node
+
 local P, S, R, C, Cp, Ct, Cg, Cc = lpeg.P, lpeg.S, lpeg.R, lpeg.C, lpeg.Cp, lpeg.Ct, lpeg.Cg, lpeg.Cc
 
 local M = {}
@@ -28,56 +30,116 @@ local M = {}
 -- Nodes
 -- =======================================================
 
+-- An aggregate is a Node: `tag`, `pos` (its byte offset) and its children
+-- in order in its array part, an aggregate child as its Node and an
+-- element as two slots, its tag and then its value. (A statement of a
+-- million transactions holds seven million elements: as pairs of slots
+-- they cost a fifth of the memory and time of a table each.) `items`
+-- walks the children without making anything; `child`, `children`,
+-- `find` and `each` hand an element out as a Node with `tag` and `value`.
+
 local Node = {}
 Node.__index = Node
 M.Node = Node
 
+local function element(tag, value)
+  return setmetatable({ tag = tag, value = value }, Node)
+end
+M.element = element
+
+-- the first child with this tag: an aggregate's Node, an element's value
+local function first(node, tag)
+  local i = 1
+  while true do
+    local x = node[i]
+    if x == nil then return nil end
+    if type(x) == "string" then
+      if x == tag then return node[i + 1] end
+      i = i + 2
+    elseif x.tag == tag then
+      return x
+    else
+      i = i + 1
+    end
+  end
+end
+
+--- Walk the children in order: `for tag, x in node:items()`, x being
+-- the Node of an aggregate or the value (a string) of an element.
+function Node:items()
+  local i = 1
+  return function()
+    local x = self[i]
+    if x == nil then return nil end
+    if type(x) == "string" then
+      i = i + 2
+      return x, self[i - 1]
+    end
+    i = i + 1
+    return x.tag, x
+  end
+end
+
 --- The first child with this tag, or nil.
 function Node:child(tag)
-  for i = 1, #self do
-    if self[i].tag == tag then return self[i] end
-  end
+  local x = first(self, tag)
+  if type(x) == "string" then return element(tag, x) end
+  return x
 end
 
 --- Every child with this tag (all children when tag is nil), as a list.
 function Node:children(tag)
   local out = {}
-  for i = 1, #self do
-    if tag == nil or self[i].tag == tag then out[#out + 1] = self[i] end
+  for t, x in self:items() do
+    if tag == nil or t == tag then out[#out + 1] = type(x) == "string" and element(t, x) or x end
   end
   return out
 end
 
---- The first node down a path of tags ("BANKACCTFROM/ACCTID"), or nil.
-function Node:find(path)
-  local node = self
+-- the aggregate or value down a path of tags
+local function down(node, path)
   for tag in path:gmatch("[^/]+") do
-    node = node:child(tag)
-    if not node then return nil end
+    if type(node) ~= "table" then return nil end
+    node = first(node, tag)
+    if node == nil then return nil end
   end
   return node
 end
 
+--- The first node down a path of tags ("BANKACCTFROM/ACCTID"), or nil.
+function Node:find(path)
+  local x = down(self, path)
+  if type(x) == "string" then return element(path:match("[^/]+$"), x) end
+  return x
+end
+
 --- The value of the element down a path, or nil (also for an empty one).
 function Node:text(path)
-  local node = self:find(path)
-  local v = node and node.value
-  if v == "" then return nil end
+  local v = down(self, path)
+  if type(v) ~= "string" or v == "" then return nil end
   return v
 end
 
---- Iterate over the children: `for child in node:each() do ... end`.
+--- Iterate over the children as Nodes: `for child in node:each() do ... end`.
 function Node:each()
-  local i = 0
+  local walk = self:items()
   return function()
-    i = i + 1
-    return self[i]
+    local tag, x = walk()
+    if type(x) == "string" then return element(tag, x) end
+    return x
   end
+end
+
+--- How many children.
+function Node:count()
+  local n = 0
+  for _ in self:items() do n = n + 1 end
+  return n
 end
 
 function Node:__tostring()
   if self.value ~= nil then return ("<%s>%s"):format(self.tag, self.value) end
-  return ("<%s> (%d children)"):format(self.tag, #self)
+  return ("<%s> (%d children)"):format(self.tag, self:count())
 end
 
 -- }======================================================
@@ -146,24 +208,28 @@ local decl = P"<!" * -P"[CDATA[" * (1 - P">")^0 * P">"
 -- (Cmt) run at once and leave nothing behind, so a file of millions of
 -- tags costs time in proportion (plain captures would pile up until the
 -- end of the match).
-local function now(fn)
-  return function(_, _, ...)
-    fn(...)
-    return true
-  end
-end
-
 local function tokens(b)
-  -- most tags are a plain start tag and its text: one callback for both
+  -- most tags are a start tag and its text: one token for both
   local word = (1 - S"< \t\r\n")^1
   local opened = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * C((word * (space^1 * word)^0)^-1)
-    * space^0 * #P"<", now(b.opened))
-  local start = lpeg.Cmt(Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">", now(b.start))
-  local finish = lpeg.Cmt(Cp() * P"</" * space^0 * C(name) * space^0 * P">", now(b.finish))
-  local cdata = lpeg.Cmt(P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>", now(b.cdata))
-  local text = lpeg.Cmt(Cp() * C((1 - P"<")^1), now(b.text))
-  local stray = lpeg.Cmt(Cp() * C(P"<"), now(b.text))  -- a '<' that starts no tag is text
-  return (comment + pi + cdata + decl + opened + start + finish + text + stray)^0 * -P(1)
+    * space^0 * #P"<", b.opened)
+  -- and most of those come in runs (a transaction's fields): one token
+  -- for a run, whose elements are captured as position, tag, value and
+  -- end tag (false when there is none). Values with entities take the
+  -- slower way.
+  local plain = (1 - S"<& \t\r\n")^1
+  local elem = Cp() * P"<" * C(name) * P">" * space^0 * C(plain * (space^1 * plain)^0) * space^0 * #P"<"
+    * (P"</" * C(name) * P">" * space^0 + Cc(false))
+  local elems = elem * elem^-63  -- (bounded: the captures go on Lua's stack)
+  local run = lpeg.Cmt(elems, b.run)
+  -- an aggregate's start tag and the run of elements it begins with
+  local opens_run = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * elems, b.opens_run)
+  local start = lpeg.Cmt(Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">", b.start)
+  local finish = lpeg.Cmt(Cp() * P"</" * space^0 * C(name) * space^0 * P">", b.finish)
+  local cdata = lpeg.Cmt(P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>", b.cdata)
+  local text = lpeg.Cmt(Cp() * C((1 - P"<")^1), b.text)
+  local stray = lpeg.Cmt(Cp() * C(P"<"), b.text)  -- a '<' that starts no tag is text
+  return (comment + pi + cdata + decl + opens_run + run + opened + start + finish + text + stray)^0 * -P(1)
 end
 
 local ENTITIES = { amp = "&", lt = "<", gt = ">", quot = '"', apos = "'", nbsp = "\194\160" }
@@ -201,13 +267,6 @@ for tag in ([[DTSTART DTEND INVBANKTRAN BUYDEBT BUYMF BUYOPT BUYOTHER BUYSTOCK C
   LIST_MEMBERS.INVTRANLIST[tag] = true
 end
 
--- an aggregate knows where it starts (for line numbers); an element,
--- of which there are many, holds only its tag and value
-local function new_node(tag, pos, value)
-  if value ~= nil then return setmetatable({ tag = tag, value = value }, Node) end
-  return setmetatable({ tag = tag, pos = pos }, Node)
-end
-
 --- Line and column (1-based) of a byte position in text. cache (a
 -- table) keeps where the lines start, for the next call.
 function M.line_col(text, pos, cache)
@@ -225,12 +284,13 @@ function M.line_col(text, pos, cache)
   return lo, pos - starts[lo] + 1
 end
 
--- the tree builder: the token callbacks and their state
+-- the tree builder: the token callbacks (LPeg match-time captures, called
+-- with the subject and position first) and their state
 local function builder(text, strict)
-  local root = new_node("#document", 1)
+  local root = setmetatable({ tag = "#document", pos = 1 }, Node)
   local stack, depth = { root }, 1
-  local pending, pending_pos       -- a start tag not yet known as element or aggregate
-  local last_leaf                  -- the element just read (its end tag may follow)
+  local pending, pending_pos  -- a start tag not yet known as element or aggregate
+  local last_at               -- where the value of the element just read is in stack[depth]
   local problems = {}
   local b = {}
 
@@ -241,89 +301,90 @@ local function builder(text, strict)
     if strict then error({ ofx_problem = problems[#problems] }, 0) end
   end
 
-  local function add(node)
+  local function add_element(tag, value)
     local parent = stack[depth]
-    parent[#parent + 1] = node
+    local n = #parent
+    parent[n + 1], parent[n + 2] = tag, value
+    return n + 2
   end
 
-  local function open(tag, pos)
-    local node = new_node(tag, pos)
-    add(node)
+  -- (room for size children slots when they are known)
+  local function aggregate(tag, pos, size)
+    local node = setmetatable(new_node(size or 0), Node)
+    node.tag, node.pos = tag, pos
+    local parent = stack[depth]
+    parent[#parent + 1] = node
+    return node
+  end
+
+  local function open(tag, pos, size)
+    local node = aggregate(tag, pos, size)
     depth = depth + 1
     stack[depth] = node
   end
 
   -- the pending start tag becomes an element with this value
   local function leaf(value)
-    last_leaf = new_node(pending, pending_pos, value)
-    add(last_leaf)
+    last_at = add_element(pending, value)
     pending = nil
   end
 
-  function b.start(pos, tag, selfclosing)
+  local function start(pos, tag, selfclosing)
     if pending then open(pending, pending_pos) pending = nil end
-    last_leaf = nil
+    last_at = nil
     local members = LIST_MEMBERS[stack[depth].tag]
     if members and not members[tag] and not tag:find(".", 1, true) then
       problem(pos, ("<%s> has no end tag (closed before <%s>)"):format(stack[depth].tag, tag))
       depth = depth - 1
     end
     if selfclosing then
-      add(new_node(tag, pos, ""))
+      add_element(tag, "")
     else
       pending, pending_pos = tag, pos
     end
   end
 
-  function b.text(pos, s)
+  local function text_token(pos, s)
     if not s:find("[^ \t\r\n]") then return end
     local value = s:match("^[ \t\r\n]*(.-)[ \t\r\n]*$")
     if value:find("&", 1, true) then value = unescape:match(value) end
     if pending then
       leaf(value)
-    elseif last_leaf then  -- more of the same value, after a comment
-      last_leaf.value = last_leaf.value .. value
+    elseif last_at then  -- more of the same value, after a comment
+      local parent = stack[depth]
+      parent[last_at] = parent[last_at] .. value
     else
       problem(pos, ("text outside any element: %q"):format(s:sub(1, 40)))
     end
   end
 
-  -- a start tag and its text, trimmed ("" when there was only space):
-  -- the common case, kept short
-  function b.opened(pos, tag, s)
+  -- a start tag and its text, trimmed ("" when there was only space)
+  local function opened(pos, tag, s)
     if s == "" or pending or LIST_MEMBERS[stack[depth].tag] then
-      b.start(pos, tag, false)
+      start(pos, tag, false)
       if s == "" then return end
     end
     if s:find("&", 1, true) then s = unescape:match(s) end
-    local node = setmetatable({ tag = tag, value = s }, Node)
-    local parent = stack[depth]
-    parent[#parent + 1] = node
-    last_leaf, pending = node, nil
+    last_at = add_element(tag, s)
+    pending = nil
   end
 
-  function b.cdata(s)
-    s = s:gsub("^[ \t\r\n]+", ""):gsub("[ \t\r\n]+$", "")
-    if pending then leaf(s)
-    elseif last_leaf then last_leaf.value = last_leaf.value .. s end
-  end
-
-  function b.finish(pos, tag)
+  local function finish(pos, tag)
     if pending then
       if pending == tag then  -- <TAG></TAG>: an empty element or aggregate
-        if AGGREGATES[tag] then add(new_node(tag, pending_pos)) pending = nil
+        if AGGREGATES[tag] then aggregate(tag, pending_pos) pending = nil
         else leaf("") end
-        last_leaf = nil
+        last_at = nil
         return
       end
       if AGGREGATES[pending] then open(pending, pending_pos) pending = nil
       else leaf("") end  -- <MEMO></STMTTRN>: an empty element
     end
-    if last_leaf and last_leaf.tag == tag then  -- the element's own end tag
-      last_leaf = nil
+    if last_at and stack[depth][last_at - 1] == tag then  -- the element's own end tag
+      last_at = nil
       return
     end
-    last_leaf = nil
+    last_at = nil
     for d = depth, 2, -1 do
       if stack[d].tag == tag then
         for k = depth, d + 1, -1 do
@@ -334,11 +395,55 @@ local function builder(text, strict)
       end
     end
     -- closes nothing open: a leaf's end tag out of order, or a stray one
-    local parent = stack[depth]
-    for i = #parent, 1, -1 do
-      if parent[i].tag == tag and parent[i].value ~= nil then return end
-    end
+    if type(first(stack[depth], tag)) == "string" then return end
     problem(pos, ("</%s> closes nothing that is open"):format(tag))
+  end
+
+  -- a run of elements, as captured: position, tag, value and end tag (or
+  -- false) of each. Outside a list they go straight into the parent.
+  -- (One element per call and a tail call for the rest: no table.)
+  local function run(pos, tag, value, close, ...)
+    local parent = stack[depth]
+    if LIST_MEMBERS[parent.tag] then  -- each member of a list is checked
+      opened(pos, tag, value)
+    else
+      local n = #parent
+      parent[n + 1], parent[n + 2] = tag, value
+      last_at = n + 2
+    end
+    if close == tag then
+      last_at = nil
+    elseif close then  -- the parent's end tag (SGML), or another's
+      finish(text:find("</", pos, true), close)
+    end
+    if (...) ~= nil then return run(...) end
+  end
+
+  local function cdata(s)
+    s = s:gsub("^[ \t\r\n]+", ""):gsub("[ \t\r\n]+$", "")
+    if pending then leaf(s)
+    elseif last_at then
+      local parent = stack[depth]
+      parent[last_at] = parent[last_at] .. s
+    end
+  end
+
+  -- as match-time captures: (subject, position, captures...) -> true
+  b.start = function(_, _, pos, tag, selfclosing) start(pos, tag, selfclosing) return true end
+  b.text = function(_, _, pos, s) text_token(pos, s) return true end
+  b.opened = function(_, _, pos, tag, s) opened(pos, tag, s) return true end
+  b.finish = function(_, _, pos, tag) finish(pos, tag) return true end
+  b.cdata = function(_, _, s) cdata(s) return true end
+  -- (a run's elements open a pending aggregate with room for them)
+  local function run_after(...)
+    if pending then open(pending, pending_pos, select("#", ...) // 2) pending = nil end
+    run(...)
+  end
+  b.run = function(_, _, ...) run_after(...) return true end
+  b.opens_run = function(_, _, pos, tag, ...)
+    start(pos, tag, false)
+    run_after(...)
+    return true
   end
 
   function b.finish_document()

@@ -17,14 +17,20 @@ function M.leaf(tag, value)
   return setmetatable({ tag = tag, value = tostring(value) }, grammar.Node)
 end
 
---- An aggregate with children; nil children are skipped.
+--- An aggregate with children (aggregates and leaves); nil children are
+-- skipped.
 function M.node(tag, children)
   local n, last = setmetatable({ tag = tag }, grammar.Node), 0
   for i in pairs(children or {}) do
     if math.type(i) == "integer" and i > last then last = i end
   end
   for i = 1, last do
-    if children[i] then n[#n + 1] = children[i] end
+    local c = children[i]
+    if c and c.value ~= nil then  -- an element: its tag and value (as the grammar keeps them)
+      n[#n + 1], n[#n + 2] = c.tag, c.value
+    elseif c then
+      n[#n + 1] = c
+    end
   end
   return n
 end
@@ -57,23 +63,23 @@ function M.write(node, opts)
   if version == "1" then version = "102" elseif version == "2" then version = "211" end
   local nl = opts.newline or "\r\n"
   local out, ascii = {}, true
-  local function emit(n)
-    if n.value ~= nil then
-      if n.value:find("[\128-\255]") then ascii = false end
+  local function emit(tag, x)
+    if type(x) == "string" then
+      if x:find("[\128-\255]") then ascii = false end
       -- an empty element keeps its end tag, or SGML would read an aggregate
-      local close = xml or opts.close_leaves or n.value == ""
-      out[#out + 1] = ("<%s>%s%s"):format(n.tag, escape(n.value), close and ("</" .. n.tag .. ">") or "") .. nl
+      local close = xml or opts.close_leaves or x == ""
+      out[#out + 1] = ("<%s>%s%s"):format(tag, escape(x), close and ("</" .. tag .. ">") or "") .. nl
     else
-      out[#out + 1] = "<" .. n.tag .. ">" .. nl
-      for i = 1, #n do emit(n[i]) end
-      out[#out + 1] = "</" .. n.tag .. ">" .. nl
+      out[#out + 1] = "<" .. tag .. ">" .. nl
+      for t, c in x:items() do emit(t, c) end
+      out[#out + 1] = "</" .. tag .. ">" .. nl
     end
   end
   local root = node.tag == "#document" and (node:child("OFX") or node) or node
   if root.tag == "#document" then
-    for i = 1, #root do emit(root[i]) end
+    for t, c in root:items() do emit(t, c) end
   else
-    emit(root)
+    emit(root.tag, root.value or root)
   end
   local body = table.concat(out)
   return (xml and v2_header(version) or v1_header(version, ascii)) .. body
