@@ -23,7 +23,7 @@ CWARNS  = -std=c99 -Wall -Wextra -pedantic -Wshadow -Wmissing-prototypes \
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = $(CWARNS) $(CFLAGS) -fPIC -fvisibility=hidden -I$(LUA_INCDIR)
 LIBFLAG ?= -shared
-LIBS    = -lz -lbz2
+LIBS    = -lz -lbz2 -lsqlite3
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 
@@ -31,7 +31,7 @@ SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
 DEB_PACKAGES = lua5.4 liblua5.4-dev lua-busted lua-argparse lua-cjson \
                luarocks zlib1g-dev libbz2-dev pkg-config gcc make clang \
                libclang-rt-14-dev lua-readline openjdk-17-jdk-headless visualvm \
-               lua-lpeg
+               lua-lpeg libsqlite3-dev ledger hledger beancount
 
 CORE_SRC = $(wildcard csrc/*.c)
 CORE_HDR = $(wildcard csrc/*.h)

@@ -7,6 +7,7 @@
 
 #define _DEFAULT_SOURCE  /* isatty, ioctl TIOCGWINSZ */
 
+#include <stdio.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -29,8 +30,28 @@ static int core_isatty (lua_State *L) {
   return 2;
 }
 
+/*
+** core.hash(s) -> 16 hex digits: FNV-1a, 64 bits. It names a file's
+** content (the finance store knows a statement it has imported), it is
+** not a defence against someone who crafts collisions.
+*/
+static int core_hash (lua_State *L) {
+  size_t n, i;
+  const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 1, &n);
+  unsigned long long h = 14695981039346656037ULL;  /* the offset basis */
+  for (i = 0; i < n; i++) {
+    h ^= s[i];
+    h *= 1099511628211ULL;
+  }
+  char hex[17];
+  snprintf(hex, sizeof hex, "%016llx", h);
+  lua_pushstring(L, hex);
+  return 1;
+}
+
 static const luaL_Reg core_functions[] = {
   {"isatty", core_isatty},
+  {"hash", core_hash},
   {NULL, NULL}
 };
 
@@ -45,6 +66,7 @@ SIFT_EXPORT int luaopen_sift_core (lua_State *L) {
   sift_open_trace(L);
   sift_open_bmd(L);
   sift_open_ofx(L);
+  sift_open_sqlite(L);
   lua_pushliteral(L, SIFT_VERSION);
   lua_setfield(L, -2, "_VERSION");
   return 1;

@@ -1,0 +1,285 @@
+--- The finance store: one SQLite file, its schema and migrations, and
+-- importing typed OFX statements into it (atomic, idempotent).
+--
+-- Money is integer minor units of the account's currency (`amount`,
+-- cents for USD, yen for JPY) beside the exact decimal text
+-- (`amount_text`). A transaction is unique on its account and its key:
+--
+-- - `fitid:<FITID>` when it has a FITID that no other transaction of the
+--   same statement uses;
+-- - otherwise a fingerprint `fp:<posted>|<amount>|<name>|<memo>|<checknum>#<n>`,
+--   n counting identical transactions within the statement (two coffees
+--   of the same price on the same day are two transactions).
+--
+-- Importing the same statement again, or one that overlaps it, finds
+-- every key already there: nothing is added. A known key whose date,
+-- amount or text differ is "changed": the new values are kept and the old
+-- ones go to `revisions`.
+-- @module sift.finance.store
+
+local core = require "sift.core"
+
+local M = {}
+
+-- each migration takes the schema from version i - 1 to i
+local MIGRATIONS = {
+  [[
+  CREATE TABLE institutions (
+    id INTEGER PRIMARY KEY, org TEXT NOT NULL, fid TEXT NOT NULL, UNIQUE (org, fid));
+  CREATE TABLE accounts (
+    id INTEGER PRIMARY KEY, institution_id INTEGER NOT NULL REFERENCES institutions (id),
+    kind TEXT NOT NULL, bank_id TEXT NOT NULL, number TEXT NOT NULL, type TEXT, currency TEXT,
+    name TEXT, UNIQUE (institution_id, bank_id, number));
+  CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+  CREATE TABLE imports (
+    id INTEGER PRIMARY KEY, file_hash TEXT NOT NULL, path TEXT, at TEXT NOT NULL,
+    new INTEGER NOT NULL DEFAULT 0, duplicate INTEGER NOT NULL DEFAULT 0,
+    changed INTEGER NOT NULL DEFAULT 0, skipped INTEGER NOT NULL DEFAULT 0);
+  CREATE TABLE transactions (
+    id INTEGER PRIMARY KEY, account_id INTEGER NOT NULL REFERENCES accounts (id),
+    key TEXT NOT NULL, fitid TEXT, posted TEXT NOT NULL, user_date TEXT,
+    amount INTEGER NOT NULL, amount_text TEXT NOT NULL, type TEXT, name TEXT, memo TEXT,
+    payee TEXT, checknum TEXT, refnum TEXT,
+    category_id INTEGER REFERENCES categories (id), category_source TEXT, confidence REAL,
+    import_id INTEGER NOT NULL REFERENCES imports (id), UNIQUE (account_id, key));
+  CREATE INDEX transactions_by_date ON transactions (posted);
+  CREATE INDEX transactions_by_amount ON transactions (amount);
+  CREATE TABLE revisions (
+    transaction_id INTEGER NOT NULL REFERENCES transactions (id),
+    import_id INTEGER NOT NULL REFERENCES imports (id),
+    posted TEXT, amount INTEGER, amount_text TEXT, name TEXT, memo TEXT);
+  CREATE TABLE balances (
+    account_id INTEGER NOT NULL REFERENCES accounts (id), kind TEXT NOT NULL, date TEXT NOT NULL,
+    amount INTEGER NOT NULL, amount_text TEXT NOT NULL, import_id INTEGER NOT NULL REFERENCES imports (id),
+    PRIMARY KEY (account_id, kind, date));
+  CREATE TABLE rules (id INTEGER PRIMARY KEY, source TEXT NOT NULL, path TEXT, at TEXT NOT NULL);
+  CREATE TABLE pairs (
+    id INTEGER PRIMARY KEY, kind TEXT NOT NULL, a INTEGER NOT NULL REFERENCES transactions (id),
+    b INTEGER NOT NULL REFERENCES transactions (id), status TEXT NOT NULL DEFAULT 'proposed',
+    UNIQUE (kind, a, b));
+  ]],
+}
+M.VERSION = #MIGRATIONS
+
+--- Open (creating on first use) a store and bring its schema up to date.
+-- @treturn sift.Database, or nil, message, code
+function M.open(path)
+  local db, err, code = core.sqlite(path)
+  if not db then return nil, err, code end
+  db:exec("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+  local version = db:first("PRAGMA user_version").user_version
+  if version > #MIGRATIONS then
+    db:close()
+    return nil, ("%s: schema version %d is newer than this sift's (%d)"):format(path, version, #MIGRATIONS),
+      "version"
+  end
+  for v = version + 1, #MIGRATIONS do
+    db:exec("BEGIN IMMEDIATE")
+    local ok, e = pcall(db.exec, db, MIGRATIONS[v] .. ("; PRAGMA user_version = %d"):format(v))
+    if not ok then
+      db:exec("ROLLBACK")
+      db:close()
+      return nil, e, "schema"
+    end
+    db:exec("COMMIT")
+  end
+  return db
+end
+
+--- Run fn(...) in one transaction: committed when it returns, rolled back
+-- when it raises (the error goes on). A process killed inside leaves the
+-- database as it was: SQLite's journal undoes the rest on the next open.
+function M.atomic(db, fn, ...)
+  db:exec("BEGIN IMMEDIATE")
+  local result = table.pack(pcall(fn, ...))
+  if not result[1] then
+    db:exec("ROLLBACK")
+    error(result[2], 0)
+  end
+  db:exec("COMMIT")
+  return table.unpack(result, 2, result.n)
+end
+
+-- {======================================================
+-- Money
+-- =======================================================
+
+-- ISO 4217 minor units that are not 2
+local MINOR = { BIF = 0, CLP = 0, DJF = 0, GNF = 0, ISK = 0, JPY = 0, KMF = 0, KRW = 0, PYG = 0,
+  RWF = 0, UGX = 0, UYI = 0, VND = 0, VUV = 0, XAF = 0, XOF = 0, XPF = 0,
+  BHD = 3, IQD = 3, JOD = 3, KWD = 3, LYD = 3, OMR = 3, TND = 3, CLF = 4, UYW = 4 }
+
+--- Decimal places of a currency's minor unit (2 unless ISO 4217 says).
+function M.minor_digits(currency)
+  return MINOR[currency or ""] or 2
+end
+
+--- An exact decimal amount as integer minor units of currency, or nil
+-- and why (more decimals than the currency has, and not zeros).
+function M.minor_units(text, currency)
+  local units, scale = core.ofx_amount(text)
+  if not units then return nil, scale end
+  local digits = M.minor_digits(currency)
+  while scale > digits do
+    if units % 10 ~= 0 then
+      return nil, ("%s has more decimals than %s's %d"):format(text, currency or "the currency", digits)
+    end
+    units, scale = units // 10, scale - 1
+  end
+  for _ = scale + 1, digits do
+    if units > math.maxinteger // 10 or units < math.mininteger // 10 then return nil, text .. " is too large" end
+    units = units * 10
+  end
+  return units
+end
+
+--- Minor units as decimal text ("-6.60").
+function M.decimal(units, currency)
+  local digits = M.minor_digits(currency)
+  if digits == 0 then return tostring(units) end
+  local sign, abs = "", units
+  if units < 0 then sign, abs = "-", -units end
+  local p = 10 ^ digits // 1
+  return ("%s%d.%0" .. digits .. "d"):format(sign, abs // p, abs % p)
+end
+
+-- }======================================================
+
+-- {======================================================
+-- Importing
+-- =======================================================
+
+local function fingerprint(t)
+  return ("fp:%s|%s|%s|%s|%s"):format(t.posted, t.amount, t.name or "", t.memo or "", t.checknum or "")
+end
+
+--- The keys of a statement's transactions (see the module's notes).
+function M.keys(transactions)
+  local fitids, seen, keys = {}, {}, {}
+  for _, t in ipairs(transactions) do
+    if t.fitid then fitids[t.fitid] = (fitids[t.fitid] or 0) + 1 end
+  end
+  for i, t in ipairs(transactions) do
+    if t.fitid and fitids[t.fitid] == 1 then
+      keys[i] = "fitid:" .. t.fitid
+    else
+      local fp = fingerprint(t)
+      seen[fp] = (seen[fp] or 0) + 1
+      keys[i] = fp .. "#" .. seen[fp]
+    end
+  end
+  return keys
+end
+
+local function id_of(db, insert, select, ...)
+  db:run(insert, ...)
+  return db:first(select, ...).id
+end
+
+local ACCOUNT_KINDS = { bank = true, creditcard = true, investment = true }
+
+--- Import a typed OFX document (as `sift.ofx.parse` returns it) in one
+-- transaction. opts: `path`, `hash` (of the file; computed from
+-- `text` when given), `on_transaction` (called after each row, for
+-- progress).
+-- @return counts `{ new, duplicate, changed, skipped, statements,
+--   balances, warnings, import_id, seen_before }`
+function M.import(db, doc, opts)
+  opts = opts or {}
+  local hash = opts.hash or (opts.text and core.hash(opts.text)) or "-"
+  local counts = { new = 0, duplicate = 0, changed = 0, skipped = 0, statements = 0, balances = 0,
+    warnings = {} }
+  local before = db:first("SELECT at FROM imports WHERE file_hash = ? AND file_hash != '-' ORDER BY id LIMIT 1", hash)
+  counts.seen_before = before and before.at
+  M.atomic(db, function()
+    db:run("INSERT INTO imports (file_hash, path, at) VALUES (?, ?, datetime('now'))", hash, opts.path)
+    local import_id = db:last_id()
+    counts.import_id = import_id
+    local signon = doc.signon or {}
+    local institution = id_of(db, "INSERT OR IGNORE INTO institutions (org, fid) VALUES (?, ?)",
+      "SELECT id FROM institutions WHERE org = ? AND fid = ?", signon.org or "", signon.fid or "")
+    for _, st in ipairs(doc.statements) do
+      local a = st.account or {}
+      if ACCOUNT_KINDS[st.kind] and a.id then
+        counts.statements = counts.statements + 1
+        local bank_id = a.bank_id or a.broker_id or ""
+        local account = id_of(db,
+          "INSERT OR IGNORE INTO accounts (institution_id, bank_id, number, kind, type, currency) VALUES (?, ?, ?, ?, ?, ?)",
+          "SELECT id FROM accounts WHERE institution_id = ? AND bank_id = ? AND number = ?",
+          institution, bank_id, a.id, st.kind, a.type, st.currency)
+        local stored_currency = db:first("SELECT currency FROM accounts WHERE id = ?", account).currency
+        local currency = st.currency or stored_currency
+        local keys = M.keys(st.transactions)
+        for i, t in ipairs(st.transactions) do
+          local units, why = M.minor_units(t.amount, t.currency or currency)
+          if not units then
+            counts.skipped = counts.skipped + 1
+            counts.warnings[#counts.warnings + 1] = ("transaction %s left out: %s"):format(t.fitid or i, why)
+          else
+            local posted = t.posted:sub(1, 10)
+            local n = db:run([[INSERT INTO transactions (account_id, key, fitid, posted, user_date, amount,
+                amount_text, type, name, memo, payee, checknum, refnum, import_id)
+              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING]],
+              account, keys[i], t.fitid, posted, t.user_date and t.user_date:sub(1, 10), units, t.amount,
+              t.type, t.name, t.memo, t.payee, t.checknum, t.refnum, import_id)
+            if n == 1 then
+              counts.new = counts.new + 1
+            else
+              local old = db:first([[SELECT id, posted, amount, amount_text, name, memo FROM transactions
+                WHERE account_id = ? AND key = ?]], account, keys[i])
+              if old.posted == posted and old.amount == units and old.name == t.name and old.memo == t.memo then
+                counts.duplicate = counts.duplicate + 1
+              else
+                counts.changed = counts.changed + 1
+                db:run([[INSERT INTO revisions (transaction_id, import_id, posted, amount, amount_text, name, memo)
+                  VALUES (?, ?, ?, ?, ?, ?, ?)]], old.id, import_id, old.posted, old.amount, old.amount_text,
+                  old.name, old.memo)
+                db:run([[UPDATE transactions SET posted = ?, amount = ?, amount_text = ?, name = ?, memo = ?,
+                  payee = ? WHERE id = ?]], posted, units, t.amount, t.name, t.memo, t.payee, old.id)
+              end
+            end
+            if opts.on_transaction then opts.on_transaction(counts) end
+          end
+        end
+        for kind, bal in pairs { ledger = st.ledger_balance, available = st.available_balance } do
+          local units = bal and bal.date and M.minor_units(bal.amount, currency)
+          if units then
+            counts.balances = counts.balances + db:run([[INSERT INTO balances (account_id, kind, date, amount,
+              amount_text, import_id) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET amount = excluded.amount,
+              amount_text = excluded.amount_text, import_id = excluded.import_id]],
+              account, kind, bal.date:sub(1, 10), units, bal.amount, import_id)
+          end
+        end
+      end
+    end
+    db:run("UPDATE imports SET new = ?, duplicate = ?, changed = ?, skipped = ? WHERE id = ?",
+      counts.new, counts.duplicate, counts.changed, counts.skipped, import_id)
+  end)
+  return counts
+end
+
+-- }======================================================
+
+--- Check each stored ledger balance against the running sum of the
+-- account's transactions: every balance should imply the same opening
+-- balance (balance − the sum of the transactions up to its date). A
+-- balance that implies another opening means transactions are missing
+-- or duplicated before it.
+-- @return list of `{ account, number, date, balance, opening, consistent }`
+function M.check_balances(db)
+  local out, first = {}, {}
+  for row in db:rows([[
+      SELECT b.account_id, a.number, a.currency, b.date, b.amount,
+        b.amount - (SELECT coalesce(sum(t.amount), 0) FROM transactions t
+                    WHERE t.account_id = b.account_id AND t.posted <= b.date) AS opening
+      FROM balances b JOIN accounts a ON a.id = b.account_id
+      WHERE b.kind = 'ledger' ORDER BY b.account_id, b.date]]) do
+    first[row.account_id] = first[row.account_id] or row.opening
+    out[#out + 1] = { account = row.account_id, number = row.number, date = row.date,
+      balance = M.decimal(row.amount, row.currency), opening = M.decimal(row.opening, row.currency),
+      consistent = row.opening == first[row.account_id] }
+  end
+  return out
+end
+
+return M
