@@ -7,6 +7,7 @@ local argparse = require "argparse"
 local sift = require "sift"
 local json = require "sift.json"
 local progress = require "sift.progress"
+local finance_cli = require "sift.finance.cli"
 
 local M = {}
 
@@ -179,6 +180,7 @@ local function build_parser()
   doms:option("--depth", "Levels to show.", "3"):convert(tonumber)
   doms:option("--min", "Hide subtrees under this percentage of the reachable heap.", "1"):convert(tonumber)
   model_option(doms)
+  finance_cli.add(parser)
   return parser
 end
 
@@ -920,7 +922,8 @@ end
 
 --- Run the command line.
 -- @tparam table argv the arguments (without the program name)
--- @tparam[opt] table io_ `out` and `err` streams (default stdout, stderr)
+-- @tparam[opt] table io_ `out` and `err` streams (default stdout, stderr),
+--   `input` (default stdin)
 -- @treturn integer exit status
 function M.main(argv, io_)
   local out = io_ and io_.out or io.stdout
@@ -931,7 +934,8 @@ function M.main(argv, io_)
     err:write("sift: ", args, " (try 'sift --help')\n")
     return EXIT_USAGE
   end
-  local run_ok, status = xpcall(commands[args.command], debug.traceback, args, out, err)
+  local command = commands[args.command] or finance_cli.commands[args.command]
+  local run_ok, status = xpcall(command, debug.traceback, args, out, err, io_ and io_.input)
   if not run_ok then  -- a bug in sift, not bad input
     if os.getenv("SIFT_DEBUG") then err:write(status, "\n")
     else err:write("sift: internal error: ", (tostring(status):match("^[^\n]*")),

@@ -149,6 +149,40 @@ end
 -- Importing
 -- =======================================================
 
+-- what banks put before a merchant's name
+local CHANNELS = { "CARD PAYMENT TO", "CARD PAYMENT", "DEBIT CARD PURCHASE", "POS PURCHASE", "PURCHASE",
+  "CHECKCARD", "CONTACTLESS", "VISA", "VIS", "POS", "DD", "SO", "BGC", "FPI", "FPO", "TFR", "ACH" }
+
+--- A payee as people name it, from the text a bank wrote: no payment
+-- channel before it ("POS ", "CARD PAYMENT TO "), no store numbers or
+-- references (words with digits), no "ON 12 MAR" dates, spaces single.
+-- Text that would come out empty is kept as it was.
+function M.normalise_payee(text)
+  if not text then return nil end
+  local words = {}
+  for w in text:gmatch("%S+") do words[#words + 1] = w end
+  local upper = " " .. table.concat(words, " "):upper() .. " "
+  local skip = 0
+  for _, c in ipairs(CHANNELS) do
+    if upper:sub(1, #c + 2) == " " .. c .. " " then
+      skip = select(2, c:gsub("%S+", ""))
+      break
+    end
+  end
+  local out, i = {}, skip + 1
+  while i <= #words do
+    local w = words[i]
+    if w:upper() == "ON" and (words[i + 1] or ""):match("^%d%d?$") and (words[i + 2] or ""):match("^%a%a%a$") then
+      i = i + 2  -- "ON 12 MAR"
+    elseif not w:find("%d") then
+      out[#out + 1] = w
+    end
+    i = i + 1
+  end
+  if #out == 0 then return table.concat(words, " ") end
+  return table.concat(out, " ")
+end
+
 local function fingerprint(t)
   return ("fp:%s|%s|%s|%s|%s"):format(t.posted, t.amount, t.name or "", t.memo or "", t.checknum or "")
 end
@@ -171,10 +205,6 @@ function M.keys(transactions)
   return keys
 end
 
-local function id_of(db, insert, select, ...)
-  db:run(insert, ...)
-  return db:first(select, ...).id
-end
 
 local ACCOUNT_KINDS = { bank = true, creditcard = true, investment = true }
 
@@ -196,19 +226,19 @@ function M.import(db, doc, opts)
     local import_id = db:last_id()
     counts.import_id = import_id
     local signon = doc.signon or {}
-    local institution = id_of(db, "INSERT OR IGNORE INTO institutions (org, fid) VALUES (?, ?)",
-      "SELECT id FROM institutions WHERE org = ? AND fid = ?", signon.org or "", signon.fid or "")
+    db:run("INSERT OR IGNORE INTO institutions (org, fid) VALUES (?, ?)", signon.org or "", signon.fid or "")
+    local institution = db:first("SELECT id FROM institutions WHERE org = ? AND fid = ?", signon.org or "",
+      signon.fid or "").id
     for _, st in ipairs(doc.statements) do
       local a = st.account or {}
       if ACCOUNT_KINDS[st.kind] and a.id then
         counts.statements = counts.statements + 1
         local bank_id = a.bank_id or a.broker_id or ""
-        local account = id_of(db,
-          "INSERT OR IGNORE INTO accounts (institution_id, bank_id, number, kind, type, currency) VALUES (?, ?, ?, ?, ?, ?)",
-          "SELECT id FROM accounts WHERE institution_id = ? AND bank_id = ? AND number = ?",
-          institution, bank_id, a.id, st.kind, a.type, st.currency)
-        local stored_currency = db:first("SELECT currency FROM accounts WHERE id = ?", account).currency
-        local currency = st.currency or stored_currency
+        db:run([[INSERT OR IGNORE INTO accounts (institution_id, bank_id, number, kind, type, currency)
+          VALUES (?, ?, ?, ?, ?, ?)]], institution, bank_id, a.id, st.kind, a.type, st.currency)
+        local acct = db:first("SELECT id, currency FROM accounts WHERE institution_id = ? AND bank_id = ? AND number = ?",
+          institution, bank_id, a.id)
+        local account, currency = acct.id, st.currency or acct.currency
         local keys = M.keys(st.transactions)
         for i, t in ipairs(st.transactions) do
           local units, why = M.minor_units(t.amount, t.currency or currency)
@@ -221,7 +251,7 @@ function M.import(db, doc, opts)
                 amount_text, type, name, memo, payee, checknum, refnum, import_id)
               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING]],
               account, keys[i], t.fitid, posted, t.user_date and t.user_date:sub(1, 10), units, t.amount,
-              t.type, t.name, t.memo, t.payee, t.checknum, t.refnum, import_id)
+              t.type, t.name, t.memo, M.normalise_payee(t.payee or t.name), t.checknum, t.refnum, import_id)
             if n == 1 then
               counts.new = counts.new + 1
             else
@@ -235,7 +265,8 @@ function M.import(db, doc, opts)
                   VALUES (?, ?, ?, ?, ?, ?, ?)]], old.id, import_id, old.posted, old.amount, old.amount_text,
                   old.name, old.memo)
                 db:run([[UPDATE transactions SET posted = ?, amount = ?, amount_text = ?, name = ?, memo = ?,
-                  payee = ? WHERE id = ?]], posted, units, t.amount, t.name, t.memo, t.payee, old.id)
+                  payee = ? WHERE id = ?]], posted, units, t.amount, t.name, t.memo,
+                  M.normalise_payee(t.payee or t.name), old.id)
               end
             end
             if opts.on_transaction then opts.on_transaction(counts) end

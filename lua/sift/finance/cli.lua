@@ -1,0 +1,314 @@
+--- The finance subcommands of `sift`: import, categorize, transactions,
+-- transfers, duplicates, report, journal. `sift.cli` adds them to its
+-- parser and dispatches to `M.commands`.
+-- @module sift.finance.cli
+
+local json = require "sift.json"
+local progress = require "sift.progress"
+
+local M = { commands = {} }
+local commands = M.commands
+
+local EXIT_OK, EXIT_BAD_INPUT = 0, 1
+
+--- Add the subcommands to an argparse parser.
+function M.add(parser)
+  local function db_option(cmd)
+    cmd:option("--db", "The SQLite file (default: $SIFT_DB, or ~/.local/share/sift/finance.db).")
+  end
+  local import = parser:command("import", "Import OFX/QFX statements into the finance database: all or "
+    .. "nothing per file, and importing again adds nothing.")
+  import:argument("file", "OFX or QFX files."):args("+")
+  db_option(import)
+  import:flag("--json", "Print the counts as JSON.")
+  import:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+
+  local cat = parser:command("categorize", "Categorise transactions: rules first, then guesses learned "
+    .. "from what is categorised; or set one, review the guesses, or measure the learner.")
+  db_option(cat)
+  cat:option("--rules", "A rules file (kept in the database for later runs).")
+  cat:option("--min-confidence", "Leave guesses below this probability uncategorised.", "0.5"):convert(tonumber)
+  cat:option("--set", "Set transaction ID's category: --set ID CATEGORY (your choice wins and trains the "
+    .. "learner)."):args(2):count("*")
+  cat:flag("--review", "Go through the uncategorised and guessed transactions one by one.")
+  cat:flag("--evaluate", "Print the learner's k-fold cross-validated accuracy on what is categorised.")
+  cat:option("--folds", "Folds for --evaluate.", "5"):convert(tonumber)
+  cat:flag("--json", "Print JSON.")
+
+  local list = parser:command("transactions", "List transactions from the finance database.")
+  db_option(list)
+  list:option("--month", "Only this month (YYYY-MM).")
+  list:option("--from", "From this date (YYYY-MM-DD).")
+  list:option("--to", "Up to this date (YYYY-MM-DD).")
+  list:option("--account", "Only this account number.")
+  list:option("--category", "Only this category.")
+  list:flag("--uncategorized", "Only those with no category.")
+  list:option("--search", "Only those whose payee, name or memo contains this.")
+  list:option("--limit", "At most this many."):convert(tonumber)
+  list:flag("--json", "Print JSON.")
+  list:flag("--csv", "Print CSV.")
+
+  for _, kind in ipairs { "transfers", "duplicates" } do
+    local cmd = parser:command(kind, kind == "transfers"
+      and "Propose transfers between your own accounts (an amount out of one, into another, within days)."
+      or "Propose likely duplicates from overlapping downloads (same account and amount, similar text).")
+    db_option(cmd)
+    cmd:option("--days", "How many days apart they may be.", kind == "transfers" and "4" or "3"):convert(tonumber)
+    cmd:option("--confirm", "Confirm proposal ID."):count("*"):convert(tonumber)
+    cmd:option("--reject", "Reject proposal ID."):count("*"):convert(tonumber)
+    cmd:flag("--json", "Print JSON.")
+  end
+
+  local report = parser:command("report", "Income and expenses by month and category, top payees, "
+    .. "balance over time; as a table, JSON or an SVG chart.")
+  db_option(report)
+  report:option("--from", "From this date (YYYY-MM-DD).")
+  report:option("--to", "Up to this date (YYYY-MM-DD).")
+  report:option("--top", "Payees to list.", "10"):convert(tonumber)
+  report:option("--currency", "Which currency (default: the most used).")
+  report:option("--svg", "Also write the chart to this SVG file.")
+  report:flag("--json", "Print JSON.")
+
+  local journal = parser:command("journal", "Export the database as a ledger, hledger or beancount journal "
+    .. "(FITIDs as metadata, statement balances as assertions) or CSV.")
+  journal:argument("format", "ledger, hledger, beancount or csv."):choices { "ledger", "hledger", "beancount", "csv" }
+  db_option(journal)
+  journal:option("-o --output", "The file to write (default: standard output).")
+end
+
+local function open_books(args, err)
+  local finance = require "sift.finance"
+  local books, msg = finance.open(args.db)
+  if not books then err:write("sift: ", msg, "\n") end
+  return books
+end
+
+function commands.import(args, out, err)
+  local books = open_books(args, err)
+  if not books then return EXIT_BAD_INPUT end
+  local status, results = EXIT_OK, {}
+  for _, path in ipairs(args.file) do
+    local bar = progress.bar { label = "import", quiet = args.quiet or args.quiet_here }
+    local counts, msg = books:import(path, { on_transaction = bar and function(c)
+      local n = c.new + c.duplicate + c.changed
+      if n % 5000 == 0 then bar.update(n, nil) end
+    end })
+    if bar then bar.finish() end
+    if not counts then
+      err:write("sift: ", msg, "\n")
+      status = EXIT_BAD_INPUT
+      results[#results + 1] = { path = path, error = msg }
+    else
+      counts.path = path
+      results[#results + 1] = counts
+      if not args.json then
+        out:write(("%s: %d new, %d duplicate, %d changed%s (%d statement%s, %d balance%s)\n"):format(path,
+          counts.new, counts.duplicate, counts.changed,
+          counts.skipped > 0 and (", %d left out"):format(counts.skipped) or "",
+          counts.statements, counts.statements == 1 and "" or "s", counts.balances, counts.balances == 1 and "" or "s"))
+        if counts.seen_before then
+          out:write(("  this file was imported before (%s UTC)%s\n"):format(counts.seen_before,
+            counts.new == 0 and counts.changed == 0 and ": nothing to add" or ""))
+        end
+        for _, w in ipairs(counts.warnings) do out:write("  warning: ", w, "\n") end
+      end
+    end
+  end
+  local checks = books:balances()
+  if args.json then
+    out:write(json.encode { imports = results, balances = checks }, "\n")
+  else
+    for _, c in ipairs(checks) do
+      if not c.consistent then
+        out:write(("balance check: account %s, statement balance %s on %s implies an opening balance of %s, "
+          .. "unlike the earlier statements: transactions are missing or doubled before it\n")
+          :format(c.number, c.balance, c.date, c.opening))
+      end
+    end
+  end
+  books:close()
+  return status
+end
+
+local function show_transaction(t)
+  return ("%6d  %s  %-12s %12s  %-34s %s%s"):format(t.id, t.posted, t.account:sub(-12), t.amount,
+    (t.payee or t.name or t.memo or ""):sub(1, 34), t.category or "-",
+    t.category_source == "learned" and (" (guess %.0f%%)"):format(100 * (t.confidence or 0)) or "")
+end
+
+-- --review: each guessed or uncategorised transaction, one at a time
+local function review(books, out, input)
+  local todo = {}
+  for _, t in ipairs(books:transactions {}) do
+    if t.category_source == nil or t.category_source == "learned" then todo[#todo + 1] = t end
+  end
+  out:write(("%d transaction(s) to review. Enter accepts the guess, a name sets the category, "
+    .. "s skips, q stops.\n"):format(#todo))
+  local set = 0
+  for i, t in ipairs(todo) do
+    out:write(("[%d/%d] %s\n  category%s: "):format(i, #todo, show_transaction(t),
+      t.category and (" [" .. t.category .. "]") or ""))
+    out:flush()
+    local answer = input:read("l")
+    if answer == nil or answer == "q" then break end
+    answer = answer:gsub("^%s+", ""):gsub("%s+$", "")
+    if answer == "" and t.category then
+      books:set_category(t.id, t.category)
+      set = set + 1
+    elseif answer ~= "" and answer ~= "s" then
+      books:set_category(t.id, answer)
+      set = set + 1
+    end
+  end
+  out:write(("%d categorised by you\n"):format(set))
+end
+
+function commands.categorize(args, out, err, input)
+  local books = open_books(args, err)
+  if not books then return EXIT_BAD_INPUT end
+  local status = EXIT_OK
+  for _, pair in ipairs(args.set) do
+    local ok, msg = books:set_category(tonumber(pair[1]) or -1, pair[2])
+    if ok then out:write(("%s: %s\n"):format(pair[1], pair[2]))
+    else err:write("sift: ", msg, "\n") status = EXIT_BAD_INPUT end
+  end
+  if args.review then
+    review(books, out, input or io.stdin)
+  elseif args.evaluate then
+    local r = books:evaluate(args.folds)
+    if args.json then
+      out:write(json.encode(r), "\n")
+    else
+      out:write(("learner accuracy: %.1f%% (%d of %d, %d-fold cross-validation)\n"):format(100 * r.accuracy,
+        r.correct, r.total, r.folds))
+      local names = {}
+      for name in pairs(r.per_category) do names[#names + 1] = name end
+      table.sort(names)
+      for _, name in ipairs(names) do
+        local p = r.per_category[name]
+        out:write(("  %-28s %5.1f%%  (%d)\n"):format(name, 100 * p.correct / p.total, p.total))
+      end
+    end
+  elseif #args.set == 0 then
+    local text
+    if args.rules then
+      local f, msg = io.open(args.rules, "rb")
+      if not f then err:write("sift: ", msg, "\n") books:close() return EXIT_BAD_INPUT end
+      text = f:read("a")
+      f:close()
+    end
+    local counts, msg = books:categorize { rules = text, rules_path = args.rules, min_confidence = args.min_confidence }
+    if not counts then
+      err:write("sift: ", msg, "\n")
+      status = EXIT_BAD_INPUT
+    elseif args.json then
+      out:write(json.encode(counts), "\n")
+    else
+      out:write(("%d by rules, %d guessed, %d left uncategorised (guess below %.0f%%), %d set by you\n"):format(
+        counts.by_rule, counts.guessed, counts.unsure, 100 * args.min_confidence, counts.untouched))
+    end
+  end
+  books:close()
+  return status
+end
+
+local CSV_COLUMNS = { "id", "posted", "account", "amount", "currency", "payee", "name", "memo", "category",
+  "category_source", "fitid" }
+
+local function csv_field(v)
+  v = v == nil and "" or tostring(v)
+  if v:find('[",\r\n]') then v = '"' .. v:gsub('"', '""') .. '"' end
+  return v
+end
+
+function commands.transactions(args, out, err)
+  local books = open_books(args, err)
+  if not books then return EXIT_BAD_INPUT end
+  local rows = books:transactions { month = args.month, from = args.from, to = args.to, account = args.account,
+    category = args.category, uncategorized = args.uncategorized, search = args.search, limit = args.limit }
+  if args.json then
+    for _, t in ipairs(rows) do t.amount_units = nil end
+    out:write(json.encode(rows), "\n")
+  elseif args.csv then
+    out:write(table.concat(CSV_COLUMNS, ","), "\n")
+    for _, t in ipairs(rows) do
+      local f = {}
+      for i, c in ipairs(CSV_COLUMNS) do f[i] = csv_field(t[c]) end
+      out:write(table.concat(f, ","), "\n")
+    end
+  else
+    for _, t in ipairs(rows) do out:write(show_transaction(t), "\n") end
+    out:write(("%d transaction(s)\n"):format(#rows))
+  end
+  books:close()
+  return EXIT_OK
+end
+
+local function pairs_command(kind)
+  return function(args, out, err)
+    local books = open_books(args, err)
+    if not books then return EXIT_BAD_INPUT end
+    local status = EXIT_OK
+    for _, list in ipairs { { args.confirm, true }, { args.reject, false } } do
+      for _, id in ipairs(list[1]) do
+        local ok, msg = books:decide(id, list[2])
+        if not ok then err:write("sift: ", msg, "\n") status = EXIT_BAD_INPUT end
+      end
+    end
+    local found = kind == "transfer" and books:transfers(args.days) or books:duplicates(args.days)
+    if args.json then
+      out:write(json.encode(found), "\n")
+    else
+      for _, p in ipairs(found) do
+        out:write(("#%d %s\n  %s\n  %s\n"):format(p.id, p.status, show_transaction(p.a), show_transaction(p.b)))
+      end
+      local proposed = 0
+      for _, p in ipairs(found) do if p.status == "proposed" then proposed = proposed + 1 end end
+      out:write(("%d %s(s), %d waiting for you (--confirm ID or --reject ID)\n"):format(#found, kind, proposed))
+    end
+    books:close()
+    return status
+  end
+end
+commands.transfers = pairs_command("transfer")
+commands.duplicates = pairs_command("duplicate")
+
+function commands.report(args, out, err)
+  local books = open_books(args, err)
+  if not books then return EXIT_BAD_INPUT end
+  local report = require "sift.finance.report"
+  local r = books:report { from = args.from, to = args.to, top = args.top, currency = args.currency }
+  if args.json then out:write(json.encode(report.view(r)), "\n") else out:write(report.text(r)) end
+  local status = EXIT_OK
+  if args.svg then
+    local f, msg = io.open(args.svg, "wb")
+    if f then
+      f:write(report.svg(r))
+      f:close()
+      if not args.json then out:write("chart: ", args.svg, "\n") end
+    else
+      err:write("sift: ", msg, "\n")
+      status = EXIT_BAD_INPUT
+    end
+  end
+  books:close()
+  return status
+end
+
+function commands.journal(args, out, err)
+  local books = open_books(args, err)
+  if not books then return EXIT_BAD_INPUT end
+  local dest = out
+  if args.output then
+    local msg
+    dest, msg = io.open(args.output, "wb")
+    if not dest then err:write("sift: ", msg, "\n") books:close() return EXIT_BAD_INPUT end
+  end
+  local ok, msg = books:export(args.format, dest)
+  if args.output then dest:close() end
+  books:close()
+  if not ok then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end
+  return EXIT_OK
+end
+
+return M

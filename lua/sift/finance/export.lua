@@ -1,0 +1,257 @@
+--- Journals of the books for ledger, hledger and beancount, and CSV.
+--
+-- Each statement account is an asset (`Assets:Bank:ORG:NUMBER`,
+-- `Assets:Investment:...`) or a liability (`Liabilities:CreditCard:...`);
+-- the other leg of a transaction is its category under `Expenses:` (money
+-- out) or `Income:` (money in), `...:Uncategorized` when it has none, and
+-- `Assets:Transfers` for transfers between the user's own accounts (both
+-- sides post there, so it nets to zero once both have arrived). Every
+-- transaction keeps its FITID and sift id as metadata, so exports are
+-- stable and tools can match them on a re-export. An opening balance
+-- (from `Equity:Opening-Balances`, the day before the account's first
+-- transaction) makes each statement's ledger balance come true, and each
+-- balance becomes an assertion: ledger and hledger check it after the
+-- day's transactions, beancount (whose `balance` holds at the start of
+-- a day) the day after.
+-- @module sift.finance.export
+
+local store = require "sift.finance.store"
+
+local M = {}
+
+-- {======================================================
+-- Names
+-- =======================================================
+
+-- an account name component: ledger and hledger take words with single
+-- spaces; beancount wants [A-Z0-9][A-Za-z0-9-]*
+local function component(s, beancount)
+  s = s:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", "")
+  if beancount then
+    s = s:gsub("[^%w]+", "-"):gsub("^%-+", ""):gsub("%-+$", "")
+    s = s:sub(1, 1):upper() .. s:sub(2)
+    if s == "" then s = "X" end
+  else
+    s = s:gsub("[:;]", "-")
+  end
+  return s
+end
+
+local ROOTS = { bank = "Assets:Bank", investment = "Assets:Investment", creditcard = "Liabilities:CreditCard" }
+
+local function account_name(row, beancount)
+  local org = row.institution ~= "" and row.institution or "Unknown"
+  return ("%s:%s:%s"):format(ROOTS[row.account_kind] or "Assets:Other", component(org, beancount),
+    component(row.account, beancount))
+end
+
+local function category_name(row, beancount)
+  if row.category == "Transfer" then return "Assets:Transfers" end
+  local root = row.amount_units < 0 and "Expenses" or "Income"
+  local parts = {}
+  for part in (row.category or "Uncategorized"):gmatch("[^:]+") do parts[#parts + 1] = component(part, beancount) end
+  return root .. ":" .. table.concat(parts, ":")
+end
+
+-- }======================================================
+
+-- the rows to write: every transaction but confirmed duplicates, by
+-- date; the accounts; their balances and openings
+local function gather(books)
+  local db = books.db
+  local rows = {}
+  for _, t in ipairs(books:transactions {}) do rows[#rows + 1] = t end
+  local skip = {}
+  for row in db:rows("SELECT b FROM pairs WHERE kind = 'duplicate' AND status = 'confirmed'") do skip[row.b] = true end
+  local kept, accounts, by_id = {}, {}, {}
+  for _, t in ipairs(rows) do
+    if not skip[t.id] then
+      kept[#kept + 1] = t
+      local a = by_id[t.account_id]
+      if not a then
+        a = { id = t.account_id, first = t.posted, currency = t.currency, row = t, sum_before = {} }
+        by_id[t.account_id] = a
+        accounts[#accounts + 1] = a
+      end
+    end
+  end
+  -- balances: the earliest one sets the opening (balance - sum up to it)
+  local balances = {}
+  for row in db:rows([[SELECT b.account_id, b.date, b.amount,
+      (SELECT coalesce(sum(t.amount), 0) FROM transactions t WHERE t.account_id = b.account_id
+        AND t.posted <= b.date AND t.id NOT IN (SELECT b FROM pairs WHERE kind = 'duplicate' AND status = 'confirmed'))
+        AS upto
+      FROM balances b WHERE b.kind = 'ledger' ORDER BY b.account_id, b.date]]) do
+    local a = by_id[row.account_id]
+    if a then
+      if not a.opening then a.opening = row.amount - row.upto end
+      balances[#balances + 1] = { account = a, date = row.date, amount = row.amount }
+    end
+  end
+  return kept, accounts, balances
+end
+
+local function day_before(date)
+  local y, m, d = date:match("^(%d+)-(%d+)-(%d+)$")
+  return os.date("!%Y-%m-%d", os.time { year = tonumber(y), month = tonumber(m), day = tonumber(d), hour = 12 } - 86400)
+end
+
+local function day_after(date)
+  local y, m, d = date:match("^(%d+)-(%d+)-(%d+)$")
+  return os.date("!%Y-%m-%d", os.time { year = tonumber(y), month = tonumber(m), day = tonumber(d), hour = 12 } + 86400)
+end
+
+local function money(units, currency, beancount)
+  local text = store.decimal(units, currency)
+  if currency then return text .. " " .. currency end
+  if beancount then error("an account has no currency (its statement had no CURDEF): beancount needs one", 0) end
+  return text
+end
+
+local function quote(s)
+  return '"' .. (s or ""):gsub('[\\"]', "\\%0") .. '"'
+end
+
+-- one line of text for a description: no newlines, no leading spaces
+local function oneline(s)
+  return ((s or ""):gsub("[\r\n\t]+", " "):gsub("^%s+", ""))
+end
+
+-- {======================================================
+-- Writers
+-- =======================================================
+
+local function ledger_like(books, hledger)
+  local rows, accounts, balances = gather(books)
+  local out = { "; sift export: ledger journal" .. (hledger and " (hledger)" or ""), "" }
+  -- events by date: openings, transactions, then the day's assertions
+  local events = {}
+  for _, a in ipairs(accounts) do
+    if a.opening then
+      events[#events + 1] = { date = day_before(a.first), order = 0, a = a }
+    end
+  end
+  for i, t in ipairs(rows) do events[#events + 1] = { date = t.posted, order = 1, seq = i, t = t } end
+  for i, b in ipairs(balances) do events[#events + 1] = { date = b.date, order = 2, seq = i, b = b } end
+  table.sort(events, function(x, y)
+    if x.date ~= y.date then return x.date < y.date end
+    if x.order ~= y.order then return x.order < y.order end
+    return (x.seq or 0) < (y.seq or 0)
+  end)
+  local function line(s) out[#out + 1] = s end
+  for _, e in ipairs(events) do
+    if e.a then
+      local name = account_name(e.a.row)
+      line(("%s * Opening balance"):format(e.date))
+      line(("    %-50s  %s"):format(name, money(e.a.opening, e.a.currency)))
+      line("    Equity:Opening-Balances")
+    elseif e.t then
+      local t = e.t
+      line(("%s * %s"):format(t.posted, oneline(t.payee or t.name or t.memo or "")))
+      if t.fitid then line(("    ; fitid: %s"):format(t.fitid)) end
+      line(("    ; sift-id: %d"):format(t.id))
+      if t.memo and t.memo ~= t.payee then line(("    ; memo: %s"):format(oneline(t.memo))) end
+      line(("    %-50s  %s"):format(account_name(t), money(t.amount_units, t.currency)))
+      line(("    %s"):format(category_name(t)))
+    else
+      local b = e.b
+      line(("%s * Statement balance"):format(b.date))
+      line(("    %-50s  %s = %s"):format(account_name(b.account.row), money(0, b.account.currency),
+        money(b.amount, b.account.currency)))
+    end
+    line("")
+  end
+  return table.concat(out, "\n")
+end
+
+local function beancount(books)
+  local rows, accounts, balances = gather(books)
+  local out = { "; sift export: beancount ledger", "" }
+  local function line(s) out[#out + 1] = s end
+  -- every account is opened on the earliest date it is used
+  local opened, first = {}, {}
+  local function use(name, date)
+    if not first[name] or date < first[name] then first[name] = date end
+  end
+  for _, a in ipairs(accounts) do
+    use(account_name(a.row, true), day_before(a.first))
+    if a.opening then use("Equity:Opening-Balances", day_before(a.first)) end
+  end
+  for _, t in ipairs(rows) do
+    use(account_name(t, true), t.posted)
+    use(category_name(t, true), t.posted)
+  end
+  for name in pairs(first) do opened[#opened + 1] = name end
+  table.sort(opened)
+  for _, name in ipairs(opened) do line(("%s open %s"):format(first[name], name)) end
+  line("")
+  local events = {}
+  for _, a in ipairs(accounts) do
+    if a.opening then events[#events + 1] = { date = day_before(a.first), order = 0, a = a } end
+  end
+  for i, t in ipairs(rows) do events[#events + 1] = { date = t.posted, order = 1, seq = i, t = t } end
+  for i, b in ipairs(balances) do events[#events + 1] = { date = day_after(b.date), order = 2, seq = i, b = b } end
+  table.sort(events, function(x, y)
+    if x.date ~= y.date then return x.date < y.date end
+    if x.order ~= y.order then return x.order < y.order end
+    return (x.seq or 0) < (y.seq or 0)
+  end)
+  for _, e in ipairs(events) do
+    if e.a then
+      line(("%s * \"Opening balance\""):format(e.date))
+      line(("  %-50s  %s"):format(account_name(e.a.row, true), money(e.a.opening, e.a.currency, true)))
+      line("  Equity:Opening-Balances")
+    elseif e.t then
+      local t = e.t
+      line(("%s * %s %s"):format(t.posted, quote(oneline(t.payee or t.name)), quote(oneline(t.memo))))
+      if t.fitid then line(("  fitid: %s"):format(quote(t.fitid))) end
+      line(("  sift_id: %d"):format(t.id))
+      line(("  %-50s  %s"):format(account_name(t, true), money(t.amount_units, t.currency, true)))
+      line(("  %s"):format(category_name(t, true)))
+    else
+      local b = e.b
+      line(("%s balance %-50s  %s"):format(e.date, account_name(b.account.row, true),
+        money(b.amount, b.account.currency, true)))
+    end
+    line("")
+  end
+  return table.concat(out, "\n")
+end
+
+local function csv_field(v)
+  v = v == nil and "" or tostring(v)
+  if v:find('[",\r\n]') then v = '"' .. v:gsub('"', '""') .. '"' end
+  return v
+end
+
+local function csv(books)
+  local out = { "id,date,account,amount,currency,payee,name,memo,category,category_source,fitid" }
+  for _, t in ipairs(books:transactions {}) do
+    local f = {}
+    for i, v in ipairs { t.id, t.posted, t.account, t.amount, t.currency or "", t.payee, t.name, t.memo, t.category,
+        t.category_source, t.fitid } do
+      f[i] = csv_field(v)
+    end
+    out[#out + 1] = table.concat(f, ",")
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- }======================================================
+
+M.FORMATS = { ledger = function(b) return ledger_like(b, false) end, hledger = function(b) return ledger_like(b, true) end,
+  beancount = beancount, csv = csv }
+
+--- The books as text in a format ("ledger", "hledger", "beancount",
+-- "csv"), written to out (a file handle) when given.
+-- @return the text, or nil and why
+function M.write(books, format, out)
+  local writer = M.FORMATS[format]
+  if not writer then return nil, ("unknown format %q (ledger, hledger, beancount, csv)"):format(tostring(format)) end
+  local ok, text = pcall(writer, books)
+  if not ok then return nil, text end
+  if out then out:write(text) end
+  return text
+end
+
+return M

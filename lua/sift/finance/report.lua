@@ -1,0 +1,276 @@
+--- Reports of the books: income and expenses by month and category, top
+-- payees, and balance over time; as data, a terminal table, and an SVG
+-- chart (expense bars stacked by category beside income bars, and the
+-- balance as a line below) that opens in any browser.
+--
+-- Transfers (category "Transfer") and confirmed duplicates are left out
+-- of income and expenses; balances count everything but the duplicates.
+-- @module sift.finance.report
+
+local store = require "sift.finance.store"
+
+local M = {}
+
+local EXCLUDED = "t.id NOT IN (SELECT b FROM pairs WHERE kind = 'duplicate' AND status = 'confirmed')"
+
+--- Build a report. opts: `from`, `to` (dates), `top` (payees, 10),
+-- `currency` (default: the most used one).
+-- @return `{ currency, months = { { month, income, expense, net,
+--   categories = { [name] = units } } }, categories = { { name, total } },
+--   payees = { { payee, total, count } }, balance = { { month, units } },
+--   balance_known }` with amounts as integer minor units
+function M.build(books, opts)
+  opts = opts or {}
+  local db = books.db
+  local currency = opts.currency
+  if not currency then
+    local row = db:first([[SELECT a.currency FROM transactions t JOIN accounts a ON a.id = t.account_id
+      GROUP BY a.currency ORDER BY count(*) DESC LIMIT 1]])
+    currency = row and row.currency
+  end
+  local from, to = opts.from or "0000-00-00", opts.to or "9999-99-99"
+  local report = { currency = currency, months = {}, categories = {}, payees = {}, balance = {}, from = opts.from,
+    to = opts.to }
+  local by_month, totals = {}, {}
+  for row in db:rows([[SELECT substr(t.posted, 1, 7) AS month, coalesce(c.name, 'Uncategorized') AS category,
+        sum(CASE WHEN t.amount > 0 THEN t.amount ELSE 0 END) AS income,
+        sum(CASE WHEN t.amount < 0 THEN t.amount ELSE 0 END) AS expense
+      FROM transactions t JOIN accounts a ON a.id = t.account_id LEFT JOIN categories c ON c.id = t.category_id
+      WHERE a.currency IS ? AND t.posted BETWEEN ? AND ? AND coalesce(c.name, '') != 'Transfer' AND ]] .. EXCLUDED .. [[
+      GROUP BY month, category ORDER BY month]], currency, from, to) do
+    local m = by_month[row.month]
+    if not m then
+      m = { month = row.month, income = 0, expense = 0, categories = {} }
+      by_month[row.month] = m
+      report.months[#report.months + 1] = m
+    end
+    m.income = m.income + row.income
+    m.expense = m.expense + row.expense
+    if row.expense ~= 0 then
+      m.categories[row.category] = (m.categories[row.category] or 0) + row.expense
+      totals[row.category] = (totals[row.category] or 0) + row.expense
+    end
+  end
+  for _, m in ipairs(report.months) do m.net = m.income + m.expense end
+  for name, total in pairs(totals) do report.categories[#report.categories + 1] = { name = name, total = total } end
+  table.sort(report.categories, function(a, b)
+    if a.total ~= b.total then return a.total < b.total end
+    return a.name < b.name
+  end)
+  for row in db:rows([[SELECT coalesce(t.payee, t.name, t.memo, '?') AS payee, sum(t.amount) AS total,
+        count(*) AS count
+      FROM transactions t JOIN accounts a ON a.id = t.account_id LEFT JOIN categories c ON c.id = t.category_id
+      WHERE a.currency IS ? AND t.posted BETWEEN ? AND ? AND t.amount < 0 AND coalesce(c.name, '') != 'Transfer'
+        AND ]] .. EXCLUDED .. [[
+      GROUP BY 1 ORDER BY 2, 1 LIMIT ?]], currency, from, to, opts.top or 10) do
+    report.payees[#report.payees + 1] = row
+  end
+  -- the balance at each month's end: openings (from the statements'
+  -- balances, when known) plus everything up to then
+  local opening, seen = 0, {}
+  for _, b in ipairs(store.check_balances(db)) do  -- (the earliest balance of each account first)
+    local a = db:first("SELECT currency FROM accounts WHERE id = ?", b.account)
+    if a.currency == currency and not seen[b.account] then
+      seen[b.account] = true
+      opening = opening + store.minor_units(b.opening, currency)
+    end
+  end
+  report.balance_known = next(seen) ~= nil
+  local running = opening
+  local before = db:first([[SELECT coalesce(sum(t.amount), 0) AS s FROM transactions t JOIN accounts a
+    ON a.id = t.account_id WHERE a.currency IS ? AND t.posted < ? AND ]] .. EXCLUDED, currency, from)
+  running = running + before.s
+  for row in db:rows([[SELECT substr(t.posted, 1, 7) AS month, sum(t.amount) AS s FROM transactions t
+      JOIN accounts a ON a.id = t.account_id WHERE a.currency IS ? AND t.posted BETWEEN ? AND ? AND ]] .. EXCLUDED .. [[
+      GROUP BY month ORDER BY month]], currency, from, to) do
+    running = running + row.s
+    report.balance[#report.balance + 1] = { month = row.month, units = running }
+  end
+  return report
+end
+
+-- {======================================================
+-- Text
+-- =======================================================
+
+--- The report as a table for a terminal.
+function M.text(report)
+  local cur = report.currency
+  local function money(u) return store.decimal(u, cur) end
+  local out = {}
+  local function line(...) out[#out + 1] = string.format(...) end
+  line("Income and expenses by month (%s)%s", cur or "no currency",
+    report.balance_known and "" or "  (balance relative: no statement balance)")
+  line("%-8s %14s %14s %14s %14s", "month", "income", "expenses", "net", "balance")
+  local balance = {}
+  for _, b in ipairs(report.balance) do balance[b.month] = b.units end
+  local inc, exp = 0, 0
+  for _, m in ipairs(report.months) do
+    line("%-8s %14s %14s %14s %14s", m.month, money(m.income), money(m.expense), money(m.net),
+      balance[m.month] and money(balance[m.month]) or "")
+    inc, exp = inc + m.income, exp + m.expense
+  end
+  line("%-8s %14s %14s %14s", "total", money(inc), money(exp), money(inc + exp))
+  line("")
+  line("Expenses by category")
+  for _, c in ipairs(report.categories) do
+    line("  %-28s %14s %6.1f%%", c.name, money(c.total), exp ~= 0 and 100 * c.total / exp or 0)
+  end
+  line("")
+  line("Top payees")
+  for _, p in ipairs(report.payees) do
+    line("  %-36s %14s  (%d)", p.payee:sub(1, 36), money(p.total), p.count)
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+--- The report as JSON-ready data (amounts as decimal text).
+function M.view(report)
+  local cur = report.currency
+  local function money(u) return store.decimal(u, cur) end
+  local v = { currency = cur, balance_known = report.balance_known, months = {}, categories = {}, payees = {},
+    balance = {} }
+  for i, m in ipairs(report.months) do
+    local cats = {}
+    for name, u in pairs(m.categories) do cats[name] = money(u) end
+    v.months[i] = { month = m.month, income = money(m.income), expense = money(m.expense), net = money(m.net),
+      categories = cats }
+  end
+  for i, c in ipairs(report.categories) do v.categories[i] = { name = c.name, total = money(c.total) } end
+  for i, p in ipairs(report.payees) do v.payees[i] = { payee = p.payee, total = money(p.total), count = p.count } end
+  for i, b in ipairs(report.balance) do v.balance[i] = { month = b.month, balance = money(b.units) } end
+  return v
+end
+
+-- }======================================================
+
+-- {======================================================
+-- SVG
+-- =======================================================
+
+local PALETTE = { "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+  "#9c755f" }
+local OTHER = "#bab0ac"
+
+local function esc(s)
+  return (tostring(s):gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" }))
+end
+
+-- a round step for an axis of this range
+local function step_for(range)
+  local raw = range / 5
+  local mag = 10 ^ math.floor(math.log(raw, 10))
+  for _, f in ipairs { 1, 2, 2.5, 5, 10 } do
+    if f * mag >= raw then return f * mag end
+  end
+  return 10 * mag
+end
+
+--- The report as an SVG document (text).
+function M.svg(report, opts)
+  opts = opts or {}
+  local cur = report.currency
+  local function money(u) return store.decimal(u, cur) .. (cur and " " .. cur or "") end
+  local months = report.months
+  local n = math.max(#months, 1)
+  local W = math.max(720, 60 + n * 28 + 200)
+  local left, right, top = 80, 200, 40
+  local bars_h, line_h, gap = 300, 160, 60
+  local H = top + bars_h + gap + line_h + 50
+  local plot_w = W - left - right
+  local out = {}
+  local function add(...) out[#out + 1] = string.format(...) end
+  add('<?xml version="1.0" encoding="UTF-8"?>')
+  add('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
+    .. 'font-family="Verdana, sans-serif" font-size="11">', W, H, W, H)
+  add('<rect width="100%%" height="100%%" fill="#ffffff"/>')
+  add('<text x="%d" y="24" font-size="16" font-weight="bold">%s</text>', left,
+    esc(opts.title or ("Income, expenses and balance" .. (cur and " (" .. cur .. ")" or ""))))
+  -- the categories that get a colour: the largest eight, the rest "Other"
+  local colour, legend = {}, {}
+  for i, c in ipairs(report.categories) do
+    if i <= #PALETTE - 1 then colour[c.name] = PALETTE[i] legend[#legend + 1] = { c.name, PALETTE[i] } end
+  end
+  if #report.categories > #PALETTE - 1 then legend[#legend + 1] = { "Other", OTHER } end
+  table.insert(legend, 1, { "Income", "#2e8b57" })
+  -- the bar chart: income up, expenses down, around zero
+  local hi, lo = 0, 0
+  for _, m in ipairs(months) do
+    hi = math.max(hi, m.income)
+    lo = math.min(lo, m.expense)
+  end
+  if hi == lo then hi = 1 end
+  local step = step_for(hi - lo)
+  hi = math.ceil(hi / step) * step
+  lo = math.floor(lo / step) * step
+  local function y(v) return top + (hi - v) / (hi - lo) * bars_h end
+  for v = lo, hi, step do
+    add('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s"/>', left, left + plot_w, y(v), y(v),
+      v == 0 and "#555" or "#e6e6e6")
+    add('<text x="%d" y="%.1f" text-anchor="end">%s</text>', left - 6, y(v) + 4, esc(store.decimal(v // 1, cur)))
+  end
+  local slot = plot_w / n
+  local bw = math.max(2, math.min(24, slot * 0.4))
+  for i, m in ipairs(months) do
+    local x = left + (i - 1) * slot + slot / 2
+    add('<g class="month"><title>%s: income %s, expenses %s, net %s</title>', esc(m.month), esc(money(m.income)),
+      esc(money(m.expense)), esc(money(m.net)))
+    add('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#2e8b57"/>', x - bw, y(m.income), bw,
+      y(0) - y(m.income))
+    -- expenses stacked down from zero, largest categories first
+    local at = 0
+    local parts = {}
+    for name, u in pairs(m.categories) do parts[#parts + 1] = { name, u } end
+    table.sort(parts, function(a, b) if a[2] ~= b[2] then return a[2] < b[2] end return a[1] < b[1] end)
+    for _, p in ipairs(parts) do
+      add('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %s</title></rect>', x,
+        y(at), bw, y(at + p[2]) - y(at), colour[p[1]] or OTHER, esc(m.month), esc(p[1]), esc(money(p[2])))
+      at = at + p[2]
+    end
+    add('</g>')
+    if n <= 24 or i % math.ceil(n / 24) == 1 then
+      add('<text x="%.1f" y="%.1f" text-anchor="end" transform="rotate(-45 %.1f %.1f)">%s</text>', x + 4,
+        top + bars_h + 14, x + 4, top + bars_h + 14, esc(m.month))
+    end
+  end
+  -- the legend
+  for i, l in ipairs(legend) do
+    local ly = top + (i - 1) * 18
+    add('<rect x="%d" y="%d" width="12" height="12" fill="%s"/>', W - right + 20, ly, l[2])
+    add('<text x="%d" y="%d">%s</text>', W - right + 38, ly + 10, esc(l[1]))
+  end
+  -- the balance line
+  local btop = top + bars_h + gap
+  local bal = report.balance
+  if #bal > 0 then
+    local bhi, blo = -math.huge, math.huge
+    for _, b in ipairs(bal) do bhi, blo = math.max(bhi, b.units), math.min(blo, b.units) end
+    if bhi == blo then bhi, blo = bhi + 100, blo - 100 end
+    local bstep = step_for(bhi - blo)
+    bhi, blo = math.ceil(bhi / bstep) * bstep, math.floor(blo / bstep) * bstep
+    local function by(v) return btop + (bhi - v) / (bhi - blo) * line_h end
+    add('<text x="%d" y="%d" font-weight="bold">Balance at month end%s</text>', left, btop - 10,
+      report.balance_known and "" or " (relative: no statement balance)")
+    for v = blo, bhi, bstep do
+      add('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s"/>', left, left + plot_w, by(v), by(v),
+        v == 0 and "#555" or "#e6e6e6")
+      add('<text x="%d" y="%.1f" text-anchor="end">%s</text>', left - 6, by(v) + 4, esc(store.decimal(v // 1, cur)))
+    end
+    local index = {}
+    for i, m in ipairs(months) do index[m.month] = i end
+    local pts = {}
+    for i, b in ipairs(bal) do
+      local x = left + ((index[b.month] or i) - 1) * slot + slot / 2
+      pts[#pts + 1] = ("%.1f,%.1f"):format(x, by(b.units))
+      add('<circle cx="%.1f" cy="%.1f" r="3" fill="#1f4e79"><title>%s: %s</title></circle>', x, by(b.units),
+        esc(b.month), esc(money(b.units)))
+    end
+    add('<polyline points="%s" fill="none" stroke="#1f4e79" stroke-width="2"/>', table.concat(pts, " "))
+  end
+  add('</svg>')
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- }======================================================
+
+return M
