@@ -74,6 +74,7 @@ function M.add(parser)
   journal:argument("format", "ledger, hledger, beancount or csv."):choices { "ledger", "hledger", "beancount", "csv" }
   db_option(journal)
   journal:option("-o --output", "The file to write (default: standard output).")
+  journal:option("--currency", "The currency of accounts whose statements named none (beancount needs one).")
 end
 
 local function open_books(args, err)
@@ -304,7 +305,7 @@ function commands.journal(args, out, err)
     dest, msg = io.open(args.output, "wb")
     if not dest then err:write("sift: ", msg, "\n") books:close() return EXIT_BAD_INPUT end
   end
-  local ok, msg = books:export(args.format, dest)
+  local ok, msg = books:export(args.format, dest, { currency = args.currency })
   if args.output then dest:close() end
   books:close()
   if not ok then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end

@@ -57,10 +57,13 @@ end
 
 -- the rows to write: every transaction but confirmed duplicates, by
 -- date; the accounts; their balances and openings
-local function gather(books)
+local function gather(books, opts)
   local db = books.db
   local rows = {}
-  for _, t in ipairs(books:transactions {}) do rows[#rows + 1] = t end
+  for _, t in ipairs(books:transactions {}) do
+    t.currency = t.currency or opts.currency  -- (for accounts whose statements gave none)
+    rows[#rows + 1] = t
+  end
   local skip = {}
   for row in db:rows("SELECT b FROM pairs WHERE kind = 'duplicate' AND status = 'confirmed'") do skip[row.b] = true end
   local kept, accounts, by_id = {}, {}, {}
@@ -104,7 +107,9 @@ end
 local function money(units, currency, beancount)
   local text = store.decimal(units, currency)
   if currency then return text .. " " .. currency end
-  if beancount then error("an account has no currency (its statement had no CURDEF): beancount needs one", 0) end
+  if beancount then
+    error("an account has no currency (its statement had no CURDEF): beancount needs one (--currency)", 0)
+  end
   return text
 end
 
@@ -121,13 +126,13 @@ end
 -- Writers
 -- =======================================================
 
-local function ledger_like(books, hledger)
-  local rows, accounts, balances = gather(books)
+local function ledger_like(books, opts, hledger)
+  local rows, accounts, balances = gather(books, opts)
   local out = { "; sift export: ledger journal" .. (hledger and " (hledger)" or ""), "" }
   -- events by date: openings, transactions, then the day's assertions
   local events = {}
   for _, a in ipairs(accounts) do
-    if a.opening then
+    if a.opening and a.opening ~= 0 then
       events[#events + 1] = { date = day_before(a.first), order = 0, a = a }
     end
   end
@@ -164,8 +169,8 @@ local function ledger_like(books, hledger)
   return table.concat(out, "\n")
 end
 
-local function beancount(books)
-  local rows, accounts, balances = gather(books)
+local function beancount(books, opts)
+  local rows, accounts, balances = gather(books, opts)
   local out = { "; sift export: beancount ledger", "" }
   local function line(s) out[#out + 1] = s end
   -- every account is opened on the earliest date it is used
@@ -175,7 +180,7 @@ local function beancount(books)
   end
   for _, a in ipairs(accounts) do
     use(account_name(a.row, true), day_before(a.first))
-    if a.opening then use("Equity:Opening-Balances", day_before(a.first)) end
+    if a.opening and a.opening ~= 0 then use("Equity:Opening-Balances", day_before(a.first)) end
   end
   for _, t in ipairs(rows) do
     use(account_name(t, true), t.posted)
@@ -187,7 +192,7 @@ local function beancount(books)
   line("")
   local events = {}
   for _, a in ipairs(accounts) do
-    if a.opening then events[#events + 1] = { date = day_before(a.first), order = 0, a = a } end
+    if a.opening and a.opening ~= 0 then events[#events + 1] = { date = day_before(a.first), order = 0, a = a } end
   end
   for i, t in ipairs(rows) do events[#events + 1] = { date = t.posted, order = 1, seq = i, t = t } end
   for i, b in ipairs(balances) do events[#events + 1] = { date = day_after(b.date), order = 2, seq = i, b = b } end
@@ -239,16 +244,17 @@ end
 
 -- }======================================================
 
-M.FORMATS = { ledger = function(b) return ledger_like(b, false) end, hledger = function(b) return ledger_like(b, true) end,
-  beancount = beancount, csv = csv }
+M.FORMATS = { ledger = function(b, opts) return ledger_like(b, opts, false) end,
+  hledger = function(b, opts) return ledger_like(b, opts, true) end, beancount = beancount, csv = csv }
 
 --- The books as text in a format ("ledger", "hledger", "beancount",
--- "csv"), written to out (a file handle) when given.
+-- "csv"), written to out (a file handle) when given. opts: `currency`
+-- for accounts whose statements named none.
 -- @return the text, or nil and why
-function M.write(books, format, out)
+function M.write(books, format, out, opts)
   local writer = M.FORMATS[format]
   if not writer then return nil, ("unknown format %q (ledger, hledger, beancount, csv)"):format(tostring(format)) end
-  local ok, text = pcall(writer, books)
+  local ok, text = pcall(writer, books, opts or {})
   if not ok then return nil, text end
   if out then out:write(text) end
   return text
