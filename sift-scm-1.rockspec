@@ -12,7 +12,7 @@ Android method traces and OFX/QFX bank statements, with a C core for the
 decoding and Lua for the analyses, and a `sift` command line.
 ]],
   license = "MIT",
-  labels = { "hprof", "heap-dump", "android", "trace", "ofx" },
+  labels = { "hprof", "heap-dump", "android", "trace", "ofx", "finance", "ledger" },
 }
 dependencies = {
   "lua >= 5.4, < 5.5",
@@ -26,6 +26,7 @@ test_dependencies = {
 external_dependencies = {
   ZLIB = { header = "zlib.h", library = "z" },
   BZ2 = { header = "bzlib.h", library = "bz2" },
+  SQLITE = { header = "sqlite3.h", library = "sqlite3" },
 }
 build = {
   type = "builtin",
@@ -36,17 +37,25 @@ build = {
         "csrc/hprof.c", "csrc/lheap.c", "csrc/graph.c", "csrc/lgraph.c",
         "csrc/lsift.c", "csrc/lmap.c", "csrc/lreader.c", "csrc/lsniff.c", "csrc/sift_core.c",
         "csrc/out.c", "csrc/idmap.c", "csrc/jstring.c", "csrc/crunch.c", "csrc/bmd.c", "csrc/dict.c",
-        "csrc/lbmd.c", "csrc/ofx.c", "csrc/lofx.c",
+        "csrc/lbmd.c", "csrc/ofx.c", "csrc/lofx.c", "csrc/lsqlite.c",
       },
-      libraries = { "z", "bz2" },
-      incdirs = { "$(ZLIB_INCDIR)", "$(BZ2_INCDIR)" },
-      libdirs = { "$(ZLIB_LIBDIR)", "$(BZ2_LIBDIR)" },
+      libraries = { "z", "bz2", "sqlite3" },
+      incdirs = { "$(ZLIB_INCDIR)", "$(BZ2_INCDIR)", "$(SQLITE_INCDIR)" },
+      libdirs = { "$(ZLIB_LIBDIR)", "$(BZ2_LIBDIR)", "$(SQLITE_LIBDIR)" },
     },
     ["sift"] = "lua/sift/init.lua",
     ["sift.bmd"] = "lua/sift/bmd.lua",
     ["sift.ofx"] = "lua/sift/ofx.lua",
     ["sift.ofx.grammar"] = "lua/sift/ofx/grammar.lua",
     ["sift.ofx.writer"] = "lua/sift/ofx/writer.lua",
+    ["sift.finance"] = "lua/sift/finance.lua",
+    ["sift.finance.cli"] = "lua/sift/finance/cli.lua",
+    ["sift.finance.export"] = "lua/sift/finance/export.lua",
+    ["sift.finance.learn"] = "lua/sift/finance/learn.lua",
+    ["sift.finance.report"] = "lua/sift/finance/report.lua",
+    ["sift.finance.rules"] = "lua/sift/finance/rules.lua",
+    ["sift.finance.sample"] = "lua/sift/finance/sample.lua",
+    ["sift.finance.store"] = "lua/sift/finance/store.lua",
     ["sift.cli"] = "lua/sift/cli.lua",
     ["sift.detect"] = "lua/sift/detect.lua",
     ["sift.flame"] = "lua/sift/flame.lua",

@@ -50,3 +50,38 @@ if not ok then
   os.exit(1)
 end
 print("check-browser: search, zoom and reset work")
+
+-- The finance report's chart: Chromium loads it (every month's group is in
+-- its DOM) and takes a screenshot of it.
+local finance = require "sift.finance"
+local report = require "sift.finance.report"
+local sample = require "sift.finance.sample"
+local db = os.tmpname()
+os.remove(db)
+local books = assert(finance.open(db))
+books:import(sample.statements { transactions = 1500 })
+books:categorize { rules = 'if text ~ "tesco|lidl|aldi|waitrose" then Groceries\nif text ~ "rent" then Rent\n' }
+local r = books:report {}
+books:close()
+os.remove(db)
+local chart = os.tmpname() .. ".svg"
+f = assert(io.open(chart, "w"))
+f:write(report.svg(r))
+f:close()
+p = io.popen(browser .. " --headless --no-sandbox --disable-gpu --dump-dom file://" .. chart .. " 2>/dev/null")
+dom = p:read("a")
+p:close()
+local groups = select(2, dom:gsub('<g class="month">', ""))
+local shot = os.getenv("SIFT_SCREENSHOT") or (os.tmpname() .. ".png")
+os.execute(("%s --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,700 "
+  .. "--screenshot=%s file://%s >/dev/null 2>&1"):format(browser, shot, chart))
+local png = io.open(shot, "rb")
+local bytes = png and png:read("a") or ""
+if png then png:close() end
+os.remove(chart)
+print(("check-browser: report chart: %d of %d months in the DOM, screenshot %s (%d bytes)"):format(groups,
+  #r.months, shot, #bytes))
+if groups ~= #r.months or groups == 0 or bytes:sub(2, 4) ~= "PNG" or #bytes < 10000 then
+  io.stderr:write("check-browser: the report chart FAILED\n")
+  os.exit(1)
+end

@@ -12,6 +12,8 @@
 -- and `posted` ("YYYY-MM-DD").
 -- @module sift.finance.learn
 
+local store = require "sift.finance.store"
+
 local M = {}
 
 local WEEKDAYS = { "sun", "mon", "tue", "wed", "thu", "fri", "sat" }
@@ -52,12 +54,19 @@ function M.features(t)
   return out
 end
 
+--- The merchant of a transaction: the first word of its payee with the
+-- payment channel and numbers taken off, lower case; nil with no payee.
+function M.merchant(t)
+  local payee = store.normalise_payee(t.payee or t.name)
+  return payee and payee:lower():match("[%w'&]+")
+end
+
 local Model = {}
 Model.__index = Model
 
 --- Train on examples: a list of `{ t, category }`.
 function M.train(examples)
-  local m = setmetatable({ docs = {}, total = 0, counts = {}, words = {}, vocabulary = 0 }, Model)
+  local m = setmetatable({ docs = {}, total = 0, counts = {}, words = {}, vocabulary = 0, merchants = {} }, Model)
   local vocab = {}
   for _, ex in ipairs(examples) do
     local t, c = ex[1], ex[2]
@@ -65,20 +74,26 @@ function M.train(examples)
     m.total = m.total + 1
     local counts = m.counts[c] or {}
     m.counts[c] = counts
+    m.merchants[c] = m.merchants[c] or {}
+    local merchant = M.merchant(t)
+    if merchant then m.merchants[c][merchant] = true end
     for _, f in ipairs(M.features(t)) do
       counts[f] = (counts[f] or 0) + 1
       m.words[c] = (m.words[c] or 0) + 1
       if not vocab[f] then vocab[f] = true m.vocabulary = m.vocabulary + 1 end
     end
   end
-  m.categories = {}
-  for c in pairs(m.docs) do m.categories[#m.categories + 1] = c end
+  m.categories, m.spread = {}, {}
+  for c, counts in pairs(m.counts) do
+    m.categories[#m.categories + 1] = c
+    for f in pairs(counts) do m.spread[f] = (m.spread[f] or 0) + 1 end
+  end
   table.sort(m.categories)
   return m
 end
 
---- The likeliest category of t and its probability (0..1), or nil when
--- the model knows no category.
+--- The likeliest category of t and its probability (0..1); nil (and the
+-- probability) when the model knows no category, or none of t's words in it.
 function Model:guess(t)
   if #self.categories == 0 then return nil end
   local features = M.features(t)
@@ -96,7 +111,24 @@ function Model:guess(t)
   -- the posterior of the best, from the log scores
   local sum = 0
   for _, s in pairs(scores) do sum = sum + math.exp(s - best_score) end
-  return best, 1 / sum
+  -- no guess without evidence: the merchant (the first word of the
+  -- payee, channel and numbers taken off) seen in that category; or,
+  -- with no payee, a word seen in it and in at most half of the
+  -- categories. Otherwise words every category has (CARD, LONDON), the
+  -- amount and the weekday make a confident guess out of nothing: a
+  -- NETFLIX payment called Groceries because Groceries is most of what
+  -- the model knows.
+  local counts = self.counts[best]
+  local merchant = M.merchant(t)
+  if merchant then
+    if self.merchants[best][merchant] then return best, 1 / sum end
+  else
+    local most = math.max(1, #self.categories // 2)
+    for _, f in ipairs(features) do
+      if counts[f] and self.spread[f] <= most and not f:find(":", 1, true) then return best, 1 / sum end
+    end
+  end
+  return nil, 1 / sum
 end
 
 --- k-fold cross-validation: accuracy of guesses on each fold by a model

@@ -175,7 +175,7 @@ function M.svg(report, opts)
   local n = math.max(#months, 1)
   local W = math.max(720, 60 + n * 28 + 200)
   local left, right, top = 80, 200, 40
-  local bars_h, line_h, gap = 300, 160, 60
+  local bars_h, line_h, gap = 300, 160, 90
   local H = top + bars_h + gap + line_h + 50
   local plot_w = W - left - right
   local out = {}
