@@ -66,7 +66,10 @@ M.VERSION = #MIGRATIONS
 function M.open(path)
   local db, err, code = core.sqlite(path)
   if not db then return nil, err, code end
-  db:exec("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+  -- WAL: readers never wait for an import; the file read through a
+  -- mapping and a 64 MB cache: a report reads a million rows in a second
+  db:exec("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+    .. "PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536")
   local version = db:first("PRAGMA user_version").user_version
   if version > #MIGRATIONS then
     db:close()
@@ -221,6 +224,7 @@ function M.import(db, doc, opts)
     warnings = {} }
   local before = db:first("SELECT at FROM imports WHERE file_hash = ? AND file_hash != '-' ORDER BY id LIMIT 1", hash)
   counts.seen_before = before and before.at
+  local payees = {}  -- raw -> normalised (statements name the same shops again and again)
   M.atomic(db, function()
     db:run("INSERT INTO imports (file_hash, path, at) VALUES (?, ?, datetime('now'))", hash, opts.path)
     local import_id = db:last_id()
@@ -247,11 +251,17 @@ function M.import(db, doc, opts)
             counts.warnings[#counts.warnings + 1] = ("transaction %s left out: %s"):format(t.fitid or i, why)
           else
             local posted = t.posted:sub(1, 10)
+            local raw = t.payee or t.name
+            local payee = raw and payees[raw]
+            if raw and not payee then
+              payee = M.normalise_payee(raw)
+              payees[raw] = payee
+            end
             local n = db:run([[INSERT INTO transactions (account_id, key, fitid, posted, user_date, amount,
                 amount_text, type, name, memo, payee, checknum, refnum, import_id)
               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING]],
               account, keys[i], t.fitid, posted, t.user_date and t.user_date:sub(1, 10), units, t.amount,
-              t.type, t.name, t.memo, M.normalise_payee(t.payee or t.name), t.checknum, t.refnum, import_id)
+              t.type, t.name, t.memo, payee, t.checknum, t.refnum, import_id)
             if n == 1 then
               counts.new = counts.new + 1
             else
@@ -265,8 +275,7 @@ function M.import(db, doc, opts)
                   VALUES (?, ?, ?, ?, ?, ?, ?)]], old.id, import_id, old.posted, old.amount, old.amount_text,
                   old.name, old.memo)
                 db:run([[UPDATE transactions SET posted = ?, amount = ?, amount_text = ?, name = ?, memo = ?,
-                  payee = ? WHERE id = ?]], posted, units, t.amount, t.name, t.memo,
-                  M.normalise_payee(t.payee or t.name), old.id)
+                  payee = ? WHERE id = ?]], posted, units, t.amount, t.name, t.memo, payee, old.id)
               end
             end
             if opts.on_transaction then opts.on_transaction(counts) end
