@@ -138,6 +138,22 @@ if io.open(stmt) then
   print("(docs/ofx.md: the grammar's rules, typed statements, strict and lenient modes)")
 end
 
+-- 6b. finance
+section("finance: import (twice: nothing doubles), categorise, transfers, report, journals")
+os.execute("mkdir -p build/demo && rm -f build/demo/books.db* build/demo/fixture.db*")
+sh("lua5.4 examples/finance.lua build/demo/books.db | head -5")
+local checking = fixtures .. "/ofx/ofxparse/checking.ofx"
+if io.open(checking) then
+  sh("bin/sift import --db build/demo/fixture.db " .. checking .. " " .. checking)
+end
+sh("bin/sift categorize --db build/demo/books.db --set 2 Coffee --set 3 Coffee >/dev/null; "
+  .. "bin/sift categorize --db build/demo/books.db --evaluate | head -1")
+sh("bin/sift transfers --db build/demo/books.db | tail -4")
+sh("bin/sift report --db build/demo/books.db --top 3 --svg build/demo/report.svg | tail -12")
+sh("bin/sift journal hledger --db build/demo/books.db -o build/demo/books.journal && hledger -f build/demo/books.journal "
+  .. "check && hledger -f build/demo/books.journal balance --depth 1")
+print("(docs/finance.md: the store, rules, learning, transfers, reports and journals)")
+
 -- 7. the reader, from Lua
 section("walking HPROF records with the bounds-checked reader")
 local dump = fixtures .. "/hprof/hprof-slurp/hprof-32.bin"
