@@ -134,16 +134,21 @@ bench: deps build/sift/core.so
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="visualvm file python3-ofxparse ofx"
 	@$(RUN_ENV) $(LUA) bench/run.lua
 
+# the Lua modules, as paths under lua/ (sift/*.lua, sift/ofx/*.lua...)
+LUA_MODULES = $(patsubst lua/%,%,$(wildcard lua/sift/*.lua lua/sift/*/*.lua))
+
 install: build/sift/core.so
-	install -d $(DESTDIR)$(INST_LIBDIR)/sift $(DESTDIR)$(INST_LUADIR)/sift $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(INST_LIBDIR)/sift $(DESTDIR)$(BINDIR) \
+	  $(addprefix $(DESTDIR)$(INST_LUADIR)/,$(sort $(dir $(LUA_MODULES))))
 	install -m 755 build/sift/core.so $(DESTDIR)$(INST_LIBDIR)/sift/core.so
-	install -m 644 lua/sift/*.lua $(DESTDIR)$(INST_LUADIR)/sift/
+	for m in $(LUA_MODULES); do install -m 644 lua/$$m $(DESTDIR)$(INST_LUADIR)/$$m || exit 1; done
 	sed '1s|.*|#!/usr/bin/env $(LUA)|' bin/sift > $(DESTDIR)$(BINDIR)/sift
 	chmod 755 $(DESTDIR)$(BINDIR)/sift
 
 uninstall:
 	rm -f $(DESTDIR)$(INST_LIBDIR)/sift/core.so $(DESTDIR)$(BINDIR)/sift
-	rm -f $(addprefix $(DESTDIR)$(INST_LUADIR)/sift/,$(notdir $(wildcard lua/sift/*.lua)))
+	rm -f $(addprefix $(DESTDIR)$(INST_LUADIR)/,$(LUA_MODULES))
+	-rmdir $(addprefix $(DESTDIR)$(INST_LUADIR)/,$(sort $(dir $(filter sift/%/%,$(LUA_MODULES))))) 2>/dev/null
 	-rmdir $(DESTDIR)$(INST_LIBDIR)/sift $(DESTDIR)$(INST_LUADIR)/sift 2>/dev/null
 
 # build and install the rock offline (.luarocks/config-5.4.lua) into a tree

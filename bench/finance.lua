@@ -52,7 +52,7 @@ for _, n in ipairs(SIZES) do
   if n <= PEER_MAX then
     local journal = db .. ".journal"
     assert(os.execute(("lua5.4 bin/sift journal ledger --db %s -o %s"):format(db, journal)))
-    th = have_hledger and common.best("hledger -f " .. journal .. " balance -M", 1, true)
+    th = have_hledger and common.best("LC_ALL=C.UTF-8 hledger -f " .. journal .. " balance -M", 1, true)
     tl = have_ledger and common.best("ledger -f " .. journal .. " balance --monthly", 1, true)
     os.remove(journal)
   end

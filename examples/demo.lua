@@ -150,8 +150,8 @@ sh("bin/sift categorize --db build/demo/books.db --set 2 Coffee --set 3 Coffee >
   .. "bin/sift categorize --db build/demo/books.db --evaluate | head -1")
 sh("bin/sift transfers --db build/demo/books.db | tail -4")
 sh("bin/sift report --db build/demo/books.db --top 3 --svg build/demo/report.svg | tail -12")
-sh("bin/sift journal hledger --db build/demo/books.db -o build/demo/books.journal && hledger -f build/demo/books.journal "
-  .. "check && hledger -f build/demo/books.journal balance --depth 1")
+sh("bin/sift journal hledger --db build/demo/books.db -o build/demo/books.journal && export LC_ALL=C.UTF-8 && "
+  .. "hledger -f build/demo/books.journal check && hledger -f build/demo/books.journal balance --depth 1")
 print("(docs/finance.md: the store, rules, learning, transfers, reports and journals)")
 
 -- 7. the reader, from Lua

@@ -334,7 +334,8 @@ describe("finance journals", function()
       -- currency, so the user names it (the other formats do without)
       local opts = rel:match("empty%-tags") and { currency = "USD" } or nil
       if opts then assert.matches("beancount needs one", select(2, books:export("beancount"))) end
-      for format, check in pairs { ledger = "ledger -f %s balance", hledger = "hledger -f %s check",
+      -- (hledger reads files in the locale's encoding: the journals are UTF-8)
+      for format, check in pairs { ledger = "ledger -f %s balance", hledger = "LC_ALL=C.UTF-8 hledger -f %s check",
           beancount = "bean-check %s" } do
         local text = assert(books:export(format, nil, opts))
         local file = path .. "." .. format

@@ -1,0 +1,275 @@
+--- OFX Direct Connect: download the account list and statements from a
+-- bank's OFX server with a profile, keeping the password out of every
+-- file, log and message.
+--
+--     local direct = require "sift.ofx.direct"
+--     local profiles = assert(direct.load_profiles("profiles.ini"))
+--     local p = profiles.mybank
+--     local password = assert(direct.password(p))
+--     local accounts = assert(direct.accounts(p, password))
+--     local doc, text = assert(direct.statements(p, password, { since = "2024-01-01" }))
+--
+-- A profile file (INI):
+--
+--     [mybank]
+--     url = https://ofx.mybank.example/ofx
+--     org = MYBANK
+--     fid = 1234
+--     user = jdoe
+--     appid = QWIN              ; the default, as are appver 2700 and version 102
+--     version = 103
+--     close_leaves = no         ; v1 without leaf end tags (some servers want them, some refuse them)
+--     newlines = yes
+--     password_command = pass show bank/mybank   ; or password_env = MYBANK_PASSWORD
+--     cafile = /path/to/cert.pem                 ; trust this certificate (a self-signed server)
+--     account = bank 121000248 1234567 CHECKING
+--     account = creditcard 4111111111111111
+--     account = investment broker.example.com 987654
+-- @module sift.ofx.direct
+
+local ofx = require "sift.ofx"
+local request = require "sift.ofx.request"
+local http = require "sift.ofx.http"
+
+local M = {}
+
+-- {======================================================
+-- Profiles
+-- =======================================================
+
+local function config_home()
+  local x = os.getenv("XDG_CONFIG_HOME")
+  if x and x ~= "" then return x end
+  return (os.getenv("HOME") or ".") .. "/.config"
+end
+
+local function data_home()
+  local x = os.getenv("XDG_DATA_HOME")
+  if x and x ~= "" then return x end
+  return (os.getenv("HOME") or ".") .. "/.local/share"
+end
+
+--- The default profile file: $SIFT_PROFILES or ~/.config/sift/profiles.ini.
+function M.default_profiles()
+  local env = os.getenv("SIFT_PROFILES")
+  if env and env ~= "" then return env end
+  return config_home() .. "/sift/profiles.ini"
+end
+
+local BOOLEAN = { yes = true, ["true"] = true, on = true, ["1"] = true, no = false, ["false"] = false, off = false,
+  ["0"] = false }
+
+-- "bank BANKID ACCTID [TYPE]", "creditcard ACCTID", "investment BROKERID ACCTID"
+local function account_line(value)
+  local words = {}
+  for w in value:gmatch("%S+") do words[#words + 1] = w end
+  local kind = words[1]
+  if kind == "bank" and #words >= 3 then
+    return { kind = "bank", bank_id = words[2], id = words[3], type = (words[4] or "CHECKING"):upper() }
+  elseif kind == "creditcard" and #words == 2 then
+    return { kind = "creditcard", id = words[2] }
+  elseif kind == "investment" and #words == 3 then
+    return { kind = "investment", broker_id = words[2], id = words[3] }
+  end
+end
+
+--- Read a profile file.
+-- @return `{ [name] = profile }`, or nil and "file:line: why"
+function M.load_profiles(path)
+  path = path or M.default_profiles()
+  local f, err = io.open(path, "r")
+  if not f then return nil, err end
+  local profiles, current, n = {}, nil, 0
+  for line in f:lines() do
+    n = n + 1
+    line = line:gsub("%s+[;#].*$", ""):gsub("^%s*[;#].*$", "")
+    local section = line:match("^%s*%[%s*([^%]]-)%s*%]%s*$")
+    local key, value = line:match("^%s*([%w_]+)%s*=%s*(.-)%s*$")
+    if section then
+      current = { name = section, accounts = {} }
+      profiles[section] = current
+    elseif key and not current then
+      f:close()
+      return nil, ("%s:%d: %s before any [profile]"):format(path, n, key)
+    elseif key == "account" then
+      local a = account_line(value)
+      if not a then
+        f:close()
+        return nil, ("%s:%d: cannot read the account %q (bank BANKID ACCTID [TYPE], creditcard ACCTID, "
+          .. "investment BROKERID ACCTID)"):format(path, n, value)
+      end
+      table.insert(current.accounts, a)
+    elseif key == "password" then
+      f:close()
+      return nil, ("%s:%d: passwords are not kept in profiles: use password_env or password_command"):format(path, n)
+    elseif key then
+      if BOOLEAN[value:lower()] ~= nil and (key == "close_leaves" or key == "newlines" or key == "verify") then
+        current[key] = BOOLEAN[value:lower()]
+      else
+        current[key] = value
+      end
+    elseif line:match("%S") then
+      f:close()
+      return nil, ("%s:%d: cannot read %q"):format(path, n, line)
+    end
+  end
+  f:close()
+  for name, p in pairs(profiles) do
+    if not p.url then return nil, ("%s: profile %s has no url"):format(path, name) end
+    if not p.user then return nil, ("%s: profile %s has no user"):format(path, name) end
+  end
+  return profiles
+end
+
+--- The profile's CLIENTUID: its own `clientuid`, or one made on first
+-- use and kept (the server ties its trust to it, so it must not change).
+function M.clientuid(profile, dir)
+  if profile.clientuid then return profile.clientuid end
+  dir = dir or (data_home() .. "/sift/ofx-clientuid")
+  local path = dir .. "/" .. profile.name:gsub("[^%w._-]", "_")
+  local f = io.open(path, "r")
+  if f then
+    local id = f:read("l")
+    f:close()
+    if id and id:match("^%x+%-%x+%-%x+%-%x+%-%x+$") then return id end
+  end
+  os.execute(("mkdir -p '%s'"):format(dir:gsub("'", "'\\''")))
+  local id = request.uuid()
+  f = assert(io.open(path, "w"))
+  f:write(id, "\n")
+  f:close()
+  return id
+end
+
+-- }======================================================
+
+-- {======================================================
+-- The password
+-- =======================================================
+
+--- The password of a profile: from the environment variable its
+-- `password_env` names (or SIFT_OFX_PASSWORD), from the command its
+-- `password_command` names (the first line of its output; a password
+-- manager), or asked for at the terminal with echo off. It is never
+-- written anywhere.
+-- @return the password, or nil and why
+function M.password(profile, opts)
+  opts = opts or {}
+  local env = os.getenv(profile.password_env or "SIFT_OFX_PASSWORD")
+  if env and env ~= "" then return env end
+  if profile.password_command then
+    local p = io.popen(profile.password_command, "r")
+    local line = p:read("l")
+    local ok = p:close()
+    if not ok or not line or line == "" then
+      return nil, ("password_command of profile %s gave no password"):format(profile.name)
+    end
+    return line
+  end
+  local tty = io.open("/dev/tty", "r+")
+  if not tty or opts.no_prompt then
+    if tty then tty:close() end
+    return nil, ("no password for profile %s: set %s, or password_command in the profile"):format(profile.name,
+      profile.password_env or "SIFT_OFX_PASSWORD")
+  end
+  tty:write(("Password for %s at %s: "):format(profile.user, profile.org or profile.name))
+  tty:flush()
+  os.execute("stty -echo < /dev/tty")
+  local line = tty:read("l")
+  os.execute("stty echo < /dev/tty")
+  tty:write("\n")
+  tty:close()
+  if not line or line == "" then return nil, "no password given" end
+  return line
+end
+
+-- }======================================================
+
+-- {======================================================
+-- Talking to the server
+-- =======================================================
+
+-- post a request; the log sees it and the answer with the password hidden
+local function exchange(profile, password, text, opts)
+  local log = opts.log
+  if log then log(("POST %s\n%s"):format(profile.url, request.redact(text, password))) end
+  local body, err, code = http.post(profile.url, text, { timeout = tonumber(profile.timeout) or opts.timeout,
+    cafile = opts.cafile or profile.cafile, verify = profile.verify })
+  if not body then return nil, request.redact(err, password), code end
+  if log then log(("RESPONSE from %s\n%s"):format(profile.url, request.redact(body, password))) end
+  local doc, msg, pcode = ofx.parse(body)
+  if not doc then return nil, ("the server's answer is not OFX: %s"):format(request.redact(msg, password)), pcode end
+  local s = doc.signon
+  if not s then return nil, "the server's answer has no sign-on response", "ofx_status" end
+  if s.code ~= 0 then
+    return nil, request.redact(("sign-on refused by %s: %s %s: %s"):format(profile.org or profile.url,
+      tostring(s.code), s.severity or "", s.message or s.meaning or "no message"), password), "ofx_status", s.code
+  end
+  return doc, body
+end
+
+local function with_clientuid(profile, opts)
+  local p = setmetatable({}, { __index = profile })
+  if tonumber(tostring(profile.version or "102"):sub(1, 3)) >= 103 then
+    p.clientuid = M.clientuid(profile, opts.state_dir)
+  end
+  return p
+end
+
+--- The accounts the server has for this user (ACCTINFORS).
+-- @tparam table opts `log` (a function given each request and answer,
+--   password hidden), `cafile`, `timeout`, `state_dir`
+-- @return list of `{ kind, bank_id, broker_id, id, type, description }`,
+--   or nil, message, code
+function M.accounts(profile, password, opts)
+  opts = opts or {}
+  local p = with_clientuid(profile, opts)
+  local doc, err, code = exchange(p, password, request.accounts(p, password), opts)
+  if not doc then return nil, err, code end
+  for _, s in ipairs(doc.status) do
+    if s.code and s.code ~= 0 then
+      return nil, ("the account list was refused: %d %s"):format(s.code, s.message or s.meaning or ""), "ofx_status"
+    end
+  end
+  local out = {}
+  for _, a in ipairs(doc.accounts or {}) do
+    out[#out + 1] = { kind = a.kind, bank_id = a.bank_id, branch_id = a.branch_id, broker_id = a.broker_id,
+      id = a.id, type = a.type, description = a.description }
+  end
+  return out
+end
+
+--- Download statements: of the profile's accounts, or of every account
+-- the server lists when the profile names none.
+-- @tparam table opts `since`, `until` (ISO dates), `accounts`, and as
+--   for `accounts`
+-- @return the typed document (as `sift.ofx.parse` gives) and the
+--   response text; or nil, message, code. Statements the server refused
+--   are in doc.status (and doc.refused counts them).
+function M.statements(profile, password, opts)
+  opts = opts or {}
+  local accounts = opts.accounts or (#(profile.accounts or {}) > 0 and profile.accounts)
+  if not accounts then
+    local err, code
+    accounts, err, code = M.accounts(profile, password, opts)
+    if not accounts then return nil, err, code end
+  end
+  if #accounts == 0 then return nil, "no accounts to ask for", "ofx_status" end
+  local p = with_clientuid(profile, opts)
+  local doc, text_or_err, code = exchange(p, password, request.statements(p, password, accounts,
+    { since = opts.since, ["until"] = opts["until"] }), opts)
+  if not doc then return nil, text_or_err, code end
+  doc.refused = 0
+  for _, s in ipairs(doc.status) do
+    if s.code and s.code ~= 0 then doc.refused = doc.refused + 1 end
+  end
+  if doc.refused > 0 and #doc.statements == 0 then
+    local s = doc.status[1]
+    return nil, ("the statement request was refused: %d %s"):format(s.code, s.message or s.meaning or ""), "ofx_status"
+  end
+  return doc, text_or_err
+end
+
+-- }======================================================
+
+return M
