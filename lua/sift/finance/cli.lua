@@ -1,5 +1,5 @@
 --- The finance subcommands of `sift`: import, categorize, transactions,
--- transfers, duplicates, report, journal. `sift.cli` adds them to its
+-- transfers, duplicates, report, journal, fetch (OFX Direct Connect). `sift.cli` adds them to its
 -- parser and dispatches to `M.commands`.
 -- @module sift.finance.cli
 
@@ -68,6 +68,21 @@ function M.add(parser)
   report:option("--currency", "Which currency (default: the most used).")
   report:option("--svg", "Also write the chart to this SVG file.")
   report:flag("--json", "Print JSON.")
+
+  local fetch = parser:command("fetch", "Download from a bank's OFX server (Direct Connect) with a profile: "
+    .. "the account list, or statements (and import them).")
+  fetch:argument("what", "accounts or statements."):choices { "accounts", "statements" }
+  fetch:argument("profile", "The profile's name in the profiles file.")
+  fetch:option("--profiles", "The profiles file (default: $SIFT_PROFILES, or ~/.config/sift/profiles.ini).")
+  fetch:option("--since", "Statements from this date (YYYY-MM-DD).")
+  fetch:option("--until", "Statements up to this date (YYYY-MM-DD).")
+  fetch:flag("--import", "Import the statements into the database (--db).")
+  db_option(fetch)
+  fetch:option("-o --output", "Also write the server's answer to this file.")
+  fetch:option("--cafile", "Trust this certificate (or bundle) for the server, instead of the system's.")
+  fetch:option("--log", "Write each request and answer to this file, the password replaced by ***.")
+  fetch:option("--timeout", "Seconds to wait for the server.", "60"):convert(tonumber)
+  fetch:flag("--json", "Print JSON.")
 
   local journal = parser:command("journal", "Export the database as a ledger, hledger or beancount journal "
     .. "(FITIDs as metadata, statement balances as assertions) or CSV.")
@@ -293,6 +308,85 @@ function commands.report(args, out, err)
     end
   end
   books:close()
+  return status
+end
+
+function commands.fetch(args, out, err)
+  local direct = require "sift.ofx.direct"
+  local profiles, msg = direct.load_profiles(args.profiles)
+  if not profiles then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end
+  local profile = profiles[args.profile]
+  if not profile then
+    local names = {}
+    for name in pairs(profiles) do names[#names + 1] = name end
+    table.sort(names)
+    err:write(("sift: no profile %s (the profiles are: %s)\n"):format(args.profile, table.concat(names, ", ")))
+    return EXIT_BAD_INPUT
+  end
+  local password
+  password, msg = direct.password(profile)
+  if not password then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end
+  local logfile
+  if args.log then
+    logfile, msg = io.open(args.log, "a")
+    if not logfile then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end
+  end
+  local opts = { cafile = args.cafile, timeout = args.timeout, since = args.since, ["until"] = args["until"],
+    log = logfile and function(text) logfile:write(os.date("!%Y-%m-%dT%H:%M:%SZ "), text, "\n\n") end }
+  local status = EXIT_OK
+  if args.what == "accounts" then
+    local accounts, e = direct.accounts(profile, password, opts)
+    if not accounts then
+      err:write("sift: ", e, "\n")
+      status = EXIT_BAD_INPUT
+    elseif args.json then
+      out:write(json.encode(accounts), "\n")
+    else
+      for _, a in ipairs(accounts) do
+        out:write(("%-10s %-10s %-20s %-12s %s\n"):format(a.kind or "?", a.bank_id or a.broker_id or "", a.id or "?",
+          a.type or "", a.description or ""))
+      end
+      out:write(("%d account(s); add them to the profile as `account = ...` lines\n"):format(#accounts))
+    end
+  else
+    local doc, text = direct.statements(profile, password, opts)
+    if not doc then
+      err:write("sift: ", text, "\n")
+      status = EXIT_BAD_INPUT
+    else
+      if args.output then
+        local f, e = io.open(args.output, "wb")
+        if f then f:write(text) f:close() else err:write("sift: ", e, "\n") status = EXIT_BAD_INPUT end
+      end
+      local summary = { statements = {}, refused = doc.refused }
+      for _, st in ipairs(doc.statements) do
+        summary.statements[#summary.statements + 1] = { kind = st.kind, account = st.account.id,
+          transactions = #st.transactions, ledger_balance = st.ledger_balance }
+      end
+      if args.import then
+        local books = open_books(args, err)
+        if not books then return EXIT_BAD_INPUT end
+        local counts, e = books:import { text = text }
+        books:close()
+        if not counts then err:write("sift: ", e, "\n") return EXIT_BAD_INPUT end
+        summary.import = { new = counts.new, duplicate = counts.duplicate, changed = counts.changed }
+      end
+      if args.json then
+        out:write(json.encode(summary), "\n")
+      else
+        for _, st in ipairs(summary.statements) do
+          out:write(("%s %s: %d transaction(s)%s\n"):format(st.kind, st.account or "?", st.transactions,
+            st.ledger_balance and (", balance " .. st.ledger_balance.amount) or ""))
+        end
+        if doc.refused > 0 then out:write(("%d statement request(s) refused by the server\n"):format(doc.refused)) end
+        if summary.import then
+          out:write(("imported: %d new, %d duplicate, %d changed\n"):format(summary.import.new,
+            summary.import.duplicate, summary.import.changed))
+        end
+      end
+    end
+  end
+  if logfile then logfile:close() end
   return status
 end
 

@@ -137,7 +137,8 @@ local function read_response(conn)
   elseif headers["content-length"] then
     local n = tonumber(headers["content-length"])
     if not n or n < 0 then return nil, "a bad Content-Length" end
-    body, err = conn:receive(n)
+    body, err = "", nil
+    if n > 0 then body, err = conn:receive(n) end
     if not body then return nil, "the response is shorter than its Content-Length: " .. tostring(err) end
   else
     local partial

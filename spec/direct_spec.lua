@@ -1,0 +1,248 @@
+-- OFX Direct Connect: requests, profiles, the HTTP client and `sift fetch`
+-- against a local OFX server (spec/ofx_server.lua) over HTTP and HTTPS
+-- with a self-signed certificate. The password must never show up in any
+-- output, log or error.
+local helper = require "spec.helper"
+local request = require "sift.ofx.request"
+local grammar = require "sift.ofx.grammar"
+local direct = require "sift.ofx.direct"
+local http = require "sift.ofx.http"
+
+local PASSWORD = "Pa55-w0rd!sEcret"
+local tmp = os.tmpname()
+os.remove(tmp)
+assert(os.execute("mkdir -p " .. helper.quote(tmp)))
+
+local PROFILE = { name = "fake", org = "FAKE", fid = "1101", user = "jdoe", appid = "QWIN", appver = "2700",
+  version = "103", clientuid = "8fb0b191-4282-46ab-bf0f-66274759a73d" }
+
+-- a local server; returns its port and a stop function
+local function serve(opts)
+  local words = { "fixtures=" .. helper.fixtures(), "user=jdoe", "password=" .. PASSWORD, "org=FAKE", "fid=1101" }
+  for k, v in pairs(opts or {}) do words[#words + 1] = k .. "=" .. v end
+  for i, w in ipairs(words) do words[i] = helper.quote(w) end
+  local p = io.popen("lua5.4 spec/ofx_server.lua " .. table.concat(words, " ") .. " 2>&1")
+  local line = p:read("l")
+  local port, pid = line:match("^PORT (%d+) PID (%d+)$")
+  assert(port, line)
+  local output
+  local function stop()
+    if not output then
+      os.execute("kill " .. pid)
+      output = p:read("a")
+      p:close()
+    end
+    return output
+  end
+  finally(stop)  -- (stopped even when the spec fails)
+  return tonumber(port), stop
+end
+
+local function profiles_file(url, extra)
+  local path = tmp .. "/profiles.ini"
+  local f = assert(io.open(path, "w"))
+  f:write(([[
+# a test profile
+[fake]
+url = %s
+org = FAKE
+fid = 1101
+user = jdoe
+version = 103
+password_env = FAKE_OFX_PASSWORD
+%s
+]]):format(url, extra or ""))
+  f:close()
+  return path
+end
+
+-- run bin/sift with the password in the environment and a private data dir
+local function sift(args)
+  local words = {}
+  for i, a in ipairs(args) do words[i] = helper.quote(a) end
+  local errfile = tmp .. "/stderr"
+  local p = io.popen(("FAKE_OFX_PASSWORD=%s XDG_DATA_HOME=%s lua5.4 bin/sift %s 2>%s"):format(helper.quote(PASSWORD),
+    helper.quote(tmp .. "/data"), table.concat(words, " "), errfile))
+  local out = p:read("a")
+  local _, _, code = p:close()
+  return out, helper.read(errfile), code
+end
+
+describe("OFX requests", function()
+  it("builds sign-on, account list and statement requests the grammar reads back", function()
+    local text = request.accounts(PROFILE, PASSWORD, "20240102120000.000[0:GMT]")
+    local doc = assert(grammar.parse(text))
+    assert.are.same({ "100", "103" }, { doc.header.fields.OFXHEADER, doc.header.fields.VERSION })
+    local son = doc:find("OFX/SIGNONMSGSRQV1/SONRQ")
+    assert.are.same({ "20240102120000.000[0:GMT]", "jdoe", PASSWORD, "ENG", "FAKE", "1101", "QWIN", "2700",
+      PROFILE.clientuid }, { son:text("DTCLIENT"), son:text("USERID"), son:text("USERPASS"), son:text("LANGUAGE"),
+      son:text("FI/ORG"), son:text("FI/FID"), son:text("APPID"), son:text("APPVER"), son:text("CLIENTUID") })
+    assert.are.equal("19691231", doc:text("OFX/SIGNUPMSGSRQV1/ACCTINFOTRNRQ/ACCTINFORQ/DTACCTUP"))
+    assert.matches("^%x+%-%x+%-4%x+%-[89ab]%x+%-%x+$", doc:text("OFX/SIGNUPMSGSRQV1/ACCTINFOTRNRQ/TRNUID"))
+    -- no leaf end tags in v1 unless asked; CLIENTUID only from 103 on
+    assert.is_nil(text:find("</USERID>", 1, true))
+    local v102 = setmetatable({ version = "102" }, { __index = PROFILE })
+    assert.is_nil(request.accounts(v102, PASSWORD):find("CLIENTUID", 1, true))
+    local closed = setmetatable({ close_leaves = true, newlines = false }, { __index = PROFILE })
+    local one_line = request.accounts(closed, PASSWORD)
+    assert.truthy(one_line:find("<USERID>jdoe</USERID><USERPASS>", 1, true))
+  end)
+
+  it("asks for bank, card and investment statements over a date range, v1 or v2", function()
+    local accounts = { { kind = "bank", bank_id = "121000248", id = "1234567", type = "SAVINGS" },
+      { kind = "creditcard", id = "4111111111111111" }, { kind = "investment", broker_id = "b.example", id = "987" } }
+    local v2 = setmetatable({ version = "211" }, { __index = PROFILE })
+    local text = request.statements(v2, PASSWORD, accounts, { since = "2024-01-01", ["until"] = "2024-03-31" })
+    assert.matches("^<%?xml", text)
+    local doc = assert(grammar.parse(text))
+    local st = doc:find("OFX/BANKMSGSRQV1/STMTTRNRQ/STMTRQ")
+    assert.are.same({ "121000248", "1234567", "SAVINGS", "20240101", "20240331", "Y" }, { st:text("BANKACCTFROM/BANKID"),
+      st:text("BANKACCTFROM/ACCTID"), st:text("BANKACCTFROM/ACCTTYPE"), st:text("INCTRAN/DTSTART"),
+      st:text("INCTRAN/DTEND"), st:text("INCTRAN/INCLUDE") })
+    assert.are.equal("4111111111111111", doc:text("OFX/CREDITCARDMSGSRQV1/CCSTMTTRNRQ/CCSTMTRQ/CCACCTFROM/ACCTID"))
+    local inv = doc:find("OFX/INVSTMTMSGSRQV1/INVSTMTTRNRQ/INVSTMTRQ")
+    assert.are.same({ "b.example", "987", "Y" }, { inv:text("INVACCTFROM/BROKERID"), inv:text("INVACCTFROM/ACCTID"),
+      inv:text("INCPOS/INCLUDE") })
+    local ids = {}
+    for _, path in ipairs { "OFX/BANKMSGSRQV1/STMTTRNRQ", "OFX/CREDITCARDMSGSRQV1/CCSTMTTRNRQ",
+        "OFX/INVSTMTMSGSRQV1/INVSTMTTRNRQ" } do
+      ids[doc:text(path .. "/TRNUID")] = true
+    end
+    local n = 0
+    for _ in pairs(ids) do n = n + 1 end
+    assert.are.equal(3, n)
+  end)
+
+  it("hides the password in whatever it redacts", function()
+    local text = request.accounts(PROFILE, PASSWORD)
+    local hidden = request.redact(text .. " echo: " .. PASSWORD, PASSWORD)
+    assert.is_nil(hidden:find(PASSWORD, 1, true))
+    assert.truthy(hidden:find("<USERPASS>***", 1, true))
+  end)
+end)
+
+describe("OFX profiles", function()
+  it("reads profiles, refuses passwords in them, and keeps one CLIENTUID per profile", function()
+    local path = profiles_file("https://ofx.example/ofx", [[
+account = bank 121000248 1234567 savings
+account = creditcard 4111111111111111
+close_leaves = yes]])
+    local profiles = assert(direct.load_profiles(path))
+    local p = profiles.fake
+    assert.are.same({ "https://ofx.example/ofx", "103", true, 2, "SAVINGS", "creditcard" }, { p.url, p.version,
+      p.close_leaves, #p.accounts, p.accounts[1].type, p.accounts[2].kind })
+    local f = assert(io.open(path, "a"))
+    f:write("password = hunter2\n")
+    f:close()
+    local none, err = direct.load_profiles(path)
+    assert.is_nil(none)
+    assert.matches("profiles.ini:%d+: passwords are not kept in profiles", err)
+    local dir = tmp .. "/uid"
+    local a, b = direct.clientuid({ name = "x" }, dir), direct.clientuid({ name = "x" }, dir)
+    assert.are.equal(a, b)
+    assert.are_not.equal(a, direct.clientuid({ name = "y" }, dir))
+  end)
+
+  it("takes the password from an environment variable or a command", function()
+    assert.are.equal(os.getenv("HOME"), direct.password { name = "p", password_env = "HOME" })
+    assert.are.equal("from-a-manager", direct.password { name = "p", password_env = "SIFT_NO_SUCH_VAR",
+      password_command = "echo from-a-manager" })
+    local none, err = direct.password({ name = "p", password_env = "SIFT_NO_SUCH_VAR" }, { no_prompt = true })
+    assert.is_nil(none)
+    assert.matches("no password for profile p", err)
+  end)
+end)
+
+describe("sift fetch against a local OFX server", function()
+  it("lists accounts, downloads statements and imports them twice without duplicates", function()
+    if not helper.fixture("ofx/ofxparse/checking.ofx") then return end
+    local port, stop = serve { clientuid = "yes", since = "20240101" }
+    local profiles = profiles_file(("http://127.0.0.1:%d/ofx"):format(port))
+    local log, db = tmp .. "/requests.log", tmp .. "/books.db"
+    local outputs = {}
+    local out, err, code = sift { "fetch", "accounts", "fake", "--profiles", profiles, "--log", log }
+    outputs[#outputs + 1] = out .. err
+    assert.are.equal(0, code, err)
+    assert.matches("creditcard +4111111111111111 +MY CREDIT CARD", out)
+    assert.matches("4 account%(s%)", out)
+    for i = 1, 2 do
+      out, err, code = sift { "fetch", "statements", "fake", "--profiles", profiles, "--since", "2024-01-01",
+        "--import", "--db", db, "--log", log }
+      outputs[#outputs + 1] = out .. err
+      assert.are.equal(0, code, err)
+      assert.matches(i == 1 and "imported: 3 new, 0 duplicate" or "imported: 0 new, 3 duplicate", out)
+    end
+    local server = stop()
+    assert.is_nil(server:find("BAD", 1, true), server)
+    assert.matches("ACCTINFO", server)
+    assert.matches("STMT 0000000001", server)
+    local logged = helper.read(log)
+    assert.matches("<USERPASS>***", logged)
+    assert.matches("RESPONSE from", logged)
+    for _, text in ipairs { logged, table.concat(outputs), helper.read(db) } do
+      assert.is_nil(text:find(PASSWORD, 1, true))
+    end
+  end)
+
+  it("says why when the server refuses: bad credentials, HTTP errors, a statement error; follows redirects", function()
+    if not helper.fixtures() then return helper.fixture("ofx") end
+    local cases = {
+      { {}, "WRONG", "sign%-on refused by FAKE: 15500 ERROR: Your request could not be processed" },
+      { { mode = "error500" }, nil, "HTTP 500 Internal Server Error from http://127%.0%.0%.1:%d+/ofx: the OFX service is down" },
+      { { mode = "stmt_error" }, nil, "the statement request was refused: 2000 General Server Error" },
+    }
+    local all = {}
+    for _, case in ipairs(cases) do
+      local port, stop = serve(case[1])
+      local profile = { name = "fake", url = ("http://127.0.0.1:%d/ofx"):format(port), org = "FAKE", fid = "1101",
+        user = "jdoe", version = "102", accounts = { { kind = "bank", bank_id = "1", id = "2", type = "CHECKING" } } }
+      local doc, err, code = direct.statements(profile, case[2] or PASSWORD, {})
+      stop()
+      assert.is_nil(doc)
+      assert.matches(case[3], err)
+      assert.is_truthy(code)
+      all[#all + 1] = err
+    end
+    assert.is_nil(table.concat(all):find(PASSWORD, 1, true))
+    local port, stop = serve { mode = "redirect" }
+    local profile = { name = "fake", url = ("http://127.0.0.1:%d/ofx"):format(port), org = "FAKE", fid = "1101",
+      user = "jdoe", version = "102" }
+    local accounts = assert(direct.accounts(profile, PASSWORD, {}))
+    assert.are.equal(4, #accounts)
+    assert.matches("302\nACCTINFO", stop())
+    local none, err, code = http.post("http://127.0.0.1:1/ofx", "x", { timeout = 5 })
+    assert.are.same({ nil, "network" }, { none, code })
+    assert.matches("cannot connect to 127%.0%.0%.1:1", err)
+  end)
+
+  it("over HTTPS, refuses a self-signed server unless its certificate is named", function()
+    if not helper.fixtures() then return helper.fixture("ofx") end
+    local key, cert, other = tmp .. "/key.pem", tmp .. "/cert.pem", tmp .. "/other.pem"
+    local okey = tmp .. "/other-key.pem"
+    assert(os.execute(("openssl req -x509 -newkey rsa:2048 -nodes -keyout %s -out %s -days 2 -subj /CN=localhost "
+      .. "-addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1"):format(key, cert)))
+    assert(os.execute(("openssl req -x509 -newkey rsa:2048 -nodes -keyout %s -out %s -days 2 -subj /CN=bank.example "
+      .. "-addext subjectAltName=DNS:bank.example >/dev/null 2>&1"):format(okey, other)))
+    local port, stop = serve { cert = cert, key = key }
+    local profiles = profiles_file(("https://127.0.0.1:%d/ofx"):format(port))
+    local out, err, code = sift { "fetch", "accounts", "fake", "--profiles", profiles }
+    assert.are.equal(1, code)
+    assert.matches("sift: TLS with 127%.0%.0%.1: certificate verify failed %(if you trust this server's "
+      .. "certificate, name it with %-%-cafile%)", err)
+    out, err, code = sift { "fetch", "accounts", "fake", "--profiles", profiles, "--cafile", cert }
+    assert.are.equal(0, code, err)
+    assert.matches("4 account%(s%)", out)
+    -- by name too
+    profiles = profiles_file(("https://localhost:%d/ofx"):format(port), "cafile = " .. cert)
+    out, err, code = sift { "fetch", "accounts", "fake", "--profiles", profiles }
+    assert.are.equal(0, code, err)
+    stop()
+    -- a trusted certificate for another name is refused
+    port, stop = serve { cert = other, key = okey }
+    local body
+    body, err, code = http.post(("https://127.0.0.1:%d/ofx"):format(port), "x", { cafile = other, timeout = 5 })
+    stop()
+    assert.are.same({ nil, "tls" }, { body, code })
+    assert.matches("the certificate is for bank%.example, not 127%.0%.0%.1", err)
+  end)
+end)

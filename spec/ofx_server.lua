@@ -1,0 +1,154 @@
+-- A local OFX server for the Direct Connect specs. It listens on
+-- 127.0.0.1 (port 0: the system picks one), over TLS when given a
+-- certificate and key, checks every request it receives (method, path,
+-- headers, content type, sign-on fields, CLIENTUID, TRNUIDs, date range)
+-- and answers with real responses from ../shared/fixtures/ofx. A request
+-- that fails a check gets HTTP 400 and the reason, so the client's spec
+-- fails with it.
+--
+--   lua5.4 spec/ofx_server.lua key=value...
+--     fixtures=DIR user=U password=P org=O fid=F appid=QWIN appver=2700
+--     since=YYYYMMDD (the DTSTART statement requests must carry)
+--     clientuid=yes (require one) mode=ok|error500|redirect|stmt_error
+--     cert=FILE key=FILE (TLS)
+--
+-- It prints "PORT <n> PID <pid>" when it listens, and one line per request.
+package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+local socket = require "socket"
+local grammar = require "sift.ofx.grammar"
+
+local cfg = { mode = "ok", appid = "QWIN", appver = "2700" }
+for _, a in ipairs(arg) do
+  local k, v = a:match("^([%w_]+)=(.*)$")
+  cfg[k] = v
+end
+
+local function fixture(rel)
+  local f = assert(io.open(cfg.fixtures .. "/ofx/" .. rel, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local server = assert(socket.bind("127.0.0.1", 0))
+local _, port = server:getsockname()
+local pid = io.open("/proc/self/stat"):read("n")
+io.write(("PORT %d PID %d\n"):format(port, pid))
+io.flush()
+
+local ssl_params
+if cfg.cert then
+  ssl_params = { mode = "server", protocol = "any", key = cfg.key, certificate = cfg.cert,
+    options = { "all", "no_sslv2", "no_sslv3" } }
+end
+
+local seen_trnuids, seen_clientuid, requests = {}, nil, 0
+
+-- what is wrong with a request, or nil
+local function check(method, path, headers, body, expected_path)
+  if method ~= "POST" then return "method " .. method .. ", not POST" end
+  if path ~= expected_path then return ("path %s, not %s"):format(path, expected_path) end
+  if headers["content-type"] ~= "application/x-ofx" then
+    return "content type " .. tostring(headers["content-type"])
+  end
+  if not headers.host then return "no Host header" end
+  if tonumber(headers["content-length"]) ~= #body then return "Content-Length does not match the body" end
+  local doc = grammar.parse(body)
+  if not doc then return "the body is not OFX" end
+  local sonrq = doc:find("OFX/SIGNONMSGSRQV1/SONRQ")
+  if not sonrq then return "no SONRQ" end
+  for field, want in pairs { USERID = cfg.user, ["FI/ORG"] = cfg.org, ["FI/FID"] = cfg.fid, APPID = cfg.appid,
+      APPVER = cfg.appver, LANGUAGE = "ENG" } do
+    if sonrq:text(field) ~= want then return ("SONRQ %s is %s, not %s"):format(field, tostring(sonrq:text(field)), want) end
+  end
+  if not (sonrq:text("DTCLIENT") or ""):match("^%d%d%d%d%d%d%d%d%d%d%d%d%d%d") then return "no DTCLIENT" end
+  if cfg.clientuid == "yes" then
+    local id = sonrq:text("CLIENTUID")
+    if not id then return "no CLIENTUID" end
+    seen_clientuid = seen_clientuid or id
+    if id ~= seen_clientuid then return "the CLIENTUID changed between requests" end
+  end
+  for _, path_ in ipairs { "OFX/SIGNUPMSGSRQV1/ACCTINFOTRNRQ", "OFX/BANKMSGSRQV1/STMTTRNRQ",
+      "OFX/CREDITCARDMSGSRQV1/CCSTMTTRNRQ" } do
+    local trn = doc:find(path_)
+    if trn then
+      local id = trn:text("TRNUID")
+      if not id then return "no TRNUID in " .. path_ end
+      if seen_trnuids[id] then return "TRNUID " .. id .. " used twice" end
+      seen_trnuids[id] = true
+    end
+  end
+  return nil, doc, sonrq
+end
+
+local function respond(conn, status, reason, body, extra)
+  conn:send(("HTTP/1.1 %d %s\r\nContent-Type: application/x-ofx\r\nContent-Length: %d\r\n%sConnection: close\r\n\r\n%s")
+    :format(status, reason, #body, extra or "", body))
+end
+
+server:settimeout(30)  -- (and it stops when nothing comes for 30 s: a failed spec leaves no server behind)
+while true do
+  local conn = server:accept()
+  if not conn then os.exit(0) end
+  conn:settimeout(10)
+  if ssl_params then
+    local ssl = require "ssl"
+    conn = ssl.wrap(conn, ssl_params)
+    if not conn:dohandshake() then conn:close() conn = nil end
+  end
+  if conn then
+    requests = requests + 1
+    local line = conn:receive("*l") or ""
+    local method, path = line:match("^(%u+) (%S+) HTTP/1%.1$")
+    local headers = {}
+    while true do
+      local h = conn:receive("*l")
+      if not h or h == "" then break end
+      local k, v = h:match("^([^:]+):%s*(.-)%s*$")
+      if k then headers[k:lower()] = v end
+    end
+    local body = conn:receive(tonumber(headers["content-length"]) or 0) or ""
+    local expected_path = (cfg.mode == "redirect" and requests > 1) and "/moved" or "/ofx"
+    local problem, doc, sonrq = check(method or "?", path or "?", headers, body, expected_path)
+    if problem then
+      print("BAD " .. problem)
+      respond(conn, 400, "Bad Request", problem)
+    elseif cfg.mode == "error500" then
+      print("500")
+      respond(conn, 500, "Internal Server Error", "the OFX service is down for maintenance")
+    elseif cfg.mode == "redirect" and requests == 1 then
+      seen_trnuids = {}  -- (the same request comes again, to the new place)
+      print("302")
+      respond(conn, 302, "Found", "", "Location: /moved\r\n")
+    elseif sonrq:text("USERPASS") ~= cfg.password then
+      print("signon refused")
+      respond(conn, 200, "OK", fixture("ofxparse/signon_fail.ofx"))
+    elseif doc:find("OFX/SIGNUPMSGSRQV1/ACCTINFOTRNRQ/ACCTINFORQ") then
+      local up = doc:text("OFX/SIGNUPMSGSRQV1/ACCTINFOTRNRQ/ACCTINFORQ/DTACCTUP")
+      if up ~= "19691231" then
+        respond(conn, 400, "Bad Request", "DTACCTUP " .. tostring(up))
+      else
+        print("ACCTINFO")
+        respond(conn, 200, "OK", fixture("ofxparse/account_listing_aggregation.ofx"))
+      end
+    else
+      local rq = doc:find("OFX/BANKMSGSRQV1/STMTTRNRQ/STMTRQ") or doc:find("OFX/CREDITCARDMSGSRQV1/CCSTMTTRNRQ/CCSTMTRQ")
+      local start = rq and rq:text("INCTRAN/DTSTART")
+      if not rq then
+        respond(conn, 400, "Bad Request", "no statement request")
+      elseif cfg.since and start ~= cfg.since then
+        respond(conn, 400, "Bad Request", ("DTSTART %s, not %s"):format(tostring(start), cfg.since))
+      elseif rq:text("INCTRAN/INCLUDE") ~= "Y" then
+        respond(conn, 400, "Bad Request", "INCTRAN/INCLUDE is not Y")
+      elseif cfg.mode == "stmt_error" then
+        print("STMT error")
+        respond(conn, 200, "OK", fixture("ofxparse/error_message.ofx"))
+      else
+        print("STMT " .. (rq:text("BANKACCTFROM/ACCTID") or rq:text("CCACCTFROM/ACCTID") or "?"))
+        respond(conn, 200, "OK", fixture("ofxparse/checking.ofx"))
+      end
+    end
+    io.flush()
+    conn:close()
+  end
+end
