@@ -10,4 +10,6 @@ rocks_provided = {
   ["lua-cjson"] = "2.1.0-1", -- lua-cjson
   lpeg = "1.0.2-1",          -- lua-lpeg
   busted = "2.1.1-1",        -- lua-busted
+  luasocket = "3.1.0-1",     -- lua-socket
+  luasec = "1.2.0-1",        -- lua-sec
 }

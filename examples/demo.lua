@@ -154,6 +154,33 @@ sh("bin/sift journal hledger --db build/demo/books.db -o build/demo/books.journa
   .. "hledger -f build/demo/books.journal check && hledger -f build/demo/books.journal balance --depth 1")
 print("(docs/finance.md: the store, rules, learning, transfers, reports and journals)")
 
+-- 6c. OFX Direct Connect, against the specs' local OFX server over HTTPS
+section("OFX Direct Connect: sift fetch from a local HTTPS OFX server (self-signed)")
+if io.open(fixtures .. "/ofx/ofxparse/checking.ofx") and os.execute("command -v openssl >/dev/null") then
+  local d = "build/demo/direct"
+  os.execute("rm -rf " .. d .. " && mkdir -p " .. d)
+  os.execute(("openssl req -x509 -newkey rsa:2048 -nodes -keyout %s/key.pem -out %s/cert.pem -days 1 "
+    .. "-subj /CN=localhost -addext subjectAltName=DNS:localhost >/dev/null 2>&1"):format(d, d))
+  local server = io.popen(("exec lua5.4 spec/ofx_server.lua fixtures=%s user=demo password=demo-secret org=FAKE "
+    .. "fid=1101 cert=%s/cert.pem key=%s/key.pem 2>/dev/null"):format(fixtures, d, d))
+  local port, pid = server:read("l"):match("PORT (%d+) PID (%d+)")
+  local f = io.open(d .. "/profiles.ini", "w")
+  f:write(("[demo]\nurl = https://localhost:%s/ofx\norg = FAKE\nfid = 1101\nuser = demo\nversion = 103\n"
+    .. "password_env = DEMO_OFX_PASSWORD\n"):format(port))
+  f:close()
+  local env = ("DEMO_OFX_PASSWORD=demo-secret XDG_DATA_HOME=%s "):format(d)
+  sh(env .. "bin/sift fetch accounts demo --profiles " .. d .. "/profiles.ini")
+  sh(env .. "bin/sift fetch accounts demo --profiles " .. d .. "/profiles.ini --cafile " .. d .. "/cert.pem")
+  for _ = 1, 2 do
+    sh(env .. "bin/sift fetch statements demo --profiles " .. d .. "/profiles.ini --cafile " .. d
+      .. "/cert.pem --since 2024-01-01 --import --db " .. d .. "/books.db --log " .. d .. "/requests.log")
+  end
+  sh("grep -c 'USERPASS>\\*\\*\\*' " .. d .. "/requests.log; grep -c demo-secret " .. d .. "/requests.log")
+  os.execute("kill " .. pid)
+  server:close()
+  print("(docs/direct.md: profiles, the password, requests, TLS, errors)")
+end
+
 -- 7. the reader, from Lua
 section("walking HPROF records with the bounds-checked reader")
 local dump = fixtures .. "/hprof/hprof-slurp/hprof-32.bin"

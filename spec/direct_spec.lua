@@ -21,7 +21,7 @@ local function serve(opts)
   local words = { "fixtures=" .. helper.fixtures(), "user=jdoe", "password=" .. PASSWORD, "org=FAKE", "fid=1101" }
   for k, v in pairs(opts or {}) do words[#words + 1] = k .. "=" .. v end
   for i, w in ipairs(words) do words[i] = helper.quote(w) end
-  local p = io.popen("lua5.4 spec/ofx_server.lua " .. table.concat(words, " ") .. " 2>&1")
+  local p = io.popen("exec lua5.4 spec/ofx_server.lua " .. table.concat(words, " ") .. " 2>&1")
   local line = p:read("l")
   local port, pid = line:match("^PORT (%d+) PID (%d+)$")
   assert(port, line)
@@ -182,6 +182,20 @@ describe("sift fetch against a local OFX server", function()
     for _, text in ipairs { logged, table.concat(outputs), helper.read(db) } do
       assert.is_nil(text:find(PASSWORD, 1, true))
     end
+  end)
+
+  it("examples/fetch.lua downloads and imports with the Lua API", function()
+    if not helper.fixture("ofx/ofxparse/checking.ofx") then return end
+    local port = serve {}
+    local profiles = profiles_file(("http://127.0.0.1:%d/ofx"):format(port), "account = bank 314074269 0000000002")
+    local p = io.popen(("FAKE_OFX_PASSWORD=%s XDG_DATA_HOME=%s LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH=%s "
+      .. "lua5.4 examples/fetch.lua fake %s 2024-01-01 %s 2>&1"):format(helper.quote(PASSWORD),
+      helper.quote(tmp .. "/data"), helper.quote((os.getenv("SIFT_CPATH") or "build/?.so") .. ";;"),
+      helper.quote(tmp .. "/example.db"), helper.quote(profiles)))
+    local out = p:read("a")
+    assert.is_true(p:close(), out)
+    assert.matches("bank 1452687~7: 3 transactions, balance 100.99\nimported: 3 new, 0 already there", out)
+    assert.is_nil(out:find(PASSWORD, 1, true))
   end)
 
   it("says why when the server refuses: bad credentials, HTTP errors, a statement error; follows redirects", function()
