@@ -19,16 +19,7 @@ local sample = require "sift.finance.sample"
 local learn = require "sift.finance.learn"
 
 -- the categoriser
-local doc, labels = sample.statements { transactions = 6000 }
-local examples, categories = {}, {}
-for _, st in ipairs(doc.statements) do
-  for _, t in ipairs(st.transactions) do
-    examples[#examples + 1] = { t, labels[t.fitid] }
-    categories[labels[t.fitid]] = true
-  end
-end
-local ncat = 0
-for _ in pairs(categories) do ncat = ncat + 1 end
+local examples, ncat = sample.examples { transactions = 6000 }
 local started = os.clock()
 local r = learn.evaluate(examples, 5)
 print(("categoriser: %.1f%% accuracy, 5-fold cross-validation on %d generated transactions in %d categories "

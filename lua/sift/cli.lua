@@ -6,6 +6,7 @@
 local argparse = require "argparse"
 local sift = require "sift"
 local json = require "sift.json"
+local csv = require "sift.csv"
 local progress = require "sift.progress"
 local finance_cli = require "sift.finance.cli"
 
@@ -722,12 +723,6 @@ function commands.decrunch(args, out, err)
   return EXIT_OK
 end
 
-local function csv_field(v)
-  v = v == nil and "" or tostring(v)
-  if v:find('[",\r\n]') then v = '"' .. v:gsub('"', '""') .. '"' end
-  return v
-end
-
 local CSV_COLUMNS = { "file", "statement", "account", "currency", "fitid", "type", "posted", "amount",
   "name", "memo", "payee", "checknum", "refnum" }
 
@@ -810,14 +805,8 @@ function commands.ofx(args, out, err)
   if args.json then
     out:write(json.encode(#views == 1 and views[1] or views), "\n")
   elseif args.csv then
-    local header = {}
-    for i, c in ipairs(CSV_COLUMNS) do header[i] = c end
-    out:write(table.concat(header, ","), "\n")
-    for _, r in ipairs(rows) do
-      local f = {}
-      for i, c in ipairs(CSV_COLUMNS) do f[i] = csv_field(r[c]) end
-      out:write(table.concat(f, ","), "\n")
-    end
+    out:write(table.concat(CSV_COLUMNS, ","), "\n")
+    for _, r in ipairs(rows) do out:write(csv.line(r, CSV_COLUMNS), "\n") end
   end
   return status
 end

@@ -4,6 +4,7 @@
 -- @module sift.finance.cli
 
 local json = require "sift.json"
+local csv = require "sift.csv"
 local progress = require "sift.progress"
 
 local M = { commands = {} }
@@ -228,14 +229,7 @@ function commands.categorize(args, out, err, input)
   return status
 end
 
-local CSV_COLUMNS = { "id", "posted", "account", "amount", "currency", "payee", "name", "memo", "category",
-  "category_source", "fitid" }
-
-local function csv_field(v)
-  v = v == nil and "" or tostring(v)
-  if v:find('[",\r\n]') then v = '"' .. v:gsub('"', '""') .. '"' end
-  return v
-end
+local CSV_COLUMNS = require("sift.finance.export").CSV_COLUMNS
 
 function commands.transactions(args, out, err)
   local books = open_books(args, err)
@@ -247,11 +241,7 @@ function commands.transactions(args, out, err)
     out:write(json.encode(rows), "\n")
   elseif args.csv then
     out:write(table.concat(CSV_COLUMNS, ","), "\n")
-    for _, t in ipairs(rows) do
-      local f = {}
-      for i, c in ipairs(CSV_COLUMNS) do f[i] = csv_field(t[c]) end
-      out:write(table.concat(f, ","), "\n")
-    end
+    for _, t in ipairs(rows) do out:write(csv.line(t, CSV_COLUMNS), "\n") end
   else
     for _, t in ipairs(rows) do out:write(show_transaction(t), "\n") end
     out:write(("%d transaction(s)\n"):format(#rows))

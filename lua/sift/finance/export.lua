@@ -16,6 +16,7 @@
 -- @module sift.finance.export
 
 local store = require "sift.finance.store"
+local csv = require "sift.csv"
 
 local M = {}
 
@@ -223,29 +224,19 @@ local function beancount(books, opts)
   return table.concat(out, "\n")
 end
 
-local function csv_field(v)
-  v = v == nil and "" or tostring(v)
-  if v:find('[",\r\n]') then v = '"' .. v:gsub('"', '""') .. '"' end
-  return v
-end
+M.CSV_COLUMNS = { "id", "posted", "account", "amount", "currency", "payee", "name", "memo", "category",
+  "category_source", "fitid" }
 
-local function csv(books)
-  local out = { "id,date,account,amount,currency,payee,name,memo,category,category_source,fitid" }
-  for _, t in ipairs(books:transactions {}) do
-    local f = {}
-    for i, v in ipairs { t.id, t.posted, t.account, t.amount, t.currency or "", t.payee, t.name, t.memo, t.category,
-        t.category_source, t.fitid } do
-      f[i] = csv_field(v)
-    end
-    out[#out + 1] = table.concat(f, ",")
-  end
+local function csv_text(books)
+  local out = { table.concat(M.CSV_COLUMNS, ",") }
+  for _, t in ipairs(books:transactions {}) do out[#out + 1] = csv.line(t, M.CSV_COLUMNS) end
   return table.concat(out, "\n") .. "\n"
 end
 
 -- }======================================================
 
 M.FORMATS = { ledger = function(b, opts) return ledger_like(b, opts, false) end,
-  hledger = function(b, opts) return ledger_like(b, opts, true) end, beancount = beancount, csv = csv }
+  hledger = function(b, opts) return ledger_like(b, opts, true) end, beancount = beancount, csv = csv_text }
 
 --- The books as text in a format ("ledger", "hledger", "beancount",
 -- "csv"), written to out (a file handle) when given. opts: `currency`

@@ -160,4 +160,19 @@ function M.statements(opts)
     statements = { checking, card }, status = {}, warnings = {} }, labels
 end
 
+--- Labelled examples for the learner (`sift.finance.learn`): a list of
+-- `{ transaction, category }`, and how many categories there are.
+function M.examples(opts)
+  local doc, labels = M.statements(opts)
+  local examples, seen, n = {}, {}, 0
+  for _, st in ipairs(doc.statements) do
+    for _, t in ipairs(st.transactions) do
+      local c = labels[t.fitid]
+      examples[#examples + 1] = { t, c }
+      if not seen[c] then seen[c], n = true, n + 1 end
+    end
+  end
+  return examples, n
+end
+
 return M
