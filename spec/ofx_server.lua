@@ -14,6 +14,7 @@
 --
 -- It prints "PORT <n> PID <pid>" when it listens, and one line per request.
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+package.cpath = (os.getenv("SIFT_CPATH") or "build/?.so") .. ";" .. package.cpath
 local socket = require "socket"
 local grammar = require "sift.ofx.grammar"
 
