@@ -106,9 +106,8 @@ function commands.import(args, out, err)
   local status, results = EXIT_OK, {}
   for _, path in ipairs(args.file) do
     local bar = progress.bar { label = "import", quiet = args.quiet or args.quiet_here }
-    local counts, msg = books:import(path, { on_transaction = bar and function(c)
-      local n = c.new + c.duplicate + c.changed
-      if n % 5000 == 0 then bar.update(n, nil) end
+    local counts, msg = books:import(path, { on_transaction = bar and function(_, done, total)
+      if done % 5000 == 0 or done == total then bar.update(done, total) end
     end })
     if bar then bar.finish() end
     if not counts then

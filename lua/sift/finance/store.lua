@@ -213,8 +213,8 @@ local ACCOUNT_KINDS = { bank = true, creditcard = true, investment = true }
 
 --- Import a typed OFX document (as `sift.ofx.parse` returns it) in one
 -- transaction. opts: `path`, `hash` (of the file; computed from
--- `text` when given), `on_transaction` (called after each row, for
--- progress).
+-- `text` when given), `on_transaction(counts, done, total)` (called
+-- after each row, for progress).
 -- @return counts `{ new, duplicate, changed, skipped, statements,
 --   balances, warnings, import_id, seen_before }`
 function M.import(db, doc, opts)
@@ -225,6 +225,8 @@ function M.import(db, doc, opts)
   local before = db:first("SELECT at FROM imports WHERE file_hash = ? AND file_hash != '-' ORDER BY id LIMIT 1", hash)
   counts.seen_before = before and before.at
   local payees = {}  -- raw -> normalised (statements name the same shops again and again)
+  local total, done = 0, 0
+  for _, st in ipairs(doc.statements) do total = total + #st.transactions end
   M.atomic(db, function()
     db:run("INSERT INTO imports (file_hash, path, at) VALUES (?, ?, datetime('now'))", hash, opts.path)
     local import_id = db:last_id()
@@ -278,7 +280,8 @@ function M.import(db, doc, opts)
                   payee = ? WHERE id = ?]], posted, units, t.amount, t.name, t.memo, payee, old.id)
               end
             end
-            if opts.on_transaction then opts.on_transaction(counts) end
+            done = done + 1
+            if opts.on_transaction then opts.on_transaction(counts, done, total) end
           end
         end
         for kind, bal in pairs { ledger = st.ledger_balance, available = st.available_balance } do
