@@ -14,7 +14,6 @@
 -- @module sift.finance
 
 local ofx = require "sift.ofx"
-local core = require "sift.core"
 local store = require "sift.finance.store"
 local rules = require "sift.finance.rules"
 local learn = require "sift.finance.learn"
@@ -355,6 +354,5 @@ function Books:summary()
     (SELECT max(posted) FROM transactions) AS last]])
 end
 
-M.hash = core.hash
 
 return M

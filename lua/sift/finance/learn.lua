@@ -168,6 +168,4 @@ function M.evaluate(examples, k, seed)
     per_category = per }
 end
 
-M.weekday = weekday
-
 return M

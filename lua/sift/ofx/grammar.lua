@@ -45,7 +45,6 @@ M.Node = Node
 local function element(tag, value)
   return setmetatable({ tag = tag, value = value }, Node)
 end
-M.element = element
 
 -- the first child with this tag: an aggregate's Node, an element's value
 local function first(node, tag)
