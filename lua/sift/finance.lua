@@ -75,6 +75,9 @@ function Books:import(source, opts)
     local msg, code
     doc, msg, code = ofx.parse(text)
     if not doc then return nil, (path and path .. ": " or "") .. msg, code end
+    if not doc.tree:child("OFX") then
+      return nil, (path and path .. ": " or "") .. "not an OFX statement (no <OFX> element)", "bad_header"
+    end
   end
   local counts = store.import(self.db, doc, { path = path, text = text, on_transaction = opts.on_transaction })
   for _, w in ipairs(doc.warnings or {}) do table.insert(counts.warnings, 1, w.message) end
