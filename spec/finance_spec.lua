@@ -106,12 +106,20 @@ describe("finance store", function()
     local doc = sample.statements { transactions = 40 }
     doc.statements[1].transactions[1].name = "O'Brien'); DROP TABLE transactions; --"
     assert.are.equal(#doc.statements[1].transactions + #doc.statements[2].transactions, books:import(doc).new)
-    doc.statements[1].transactions[2].amount = "-99.99"
+    local changed = doc.statements[1].transactions[2]
+    local old_amount = changed.amount
+    changed.amount = "-99.99"
     local c = books:import(doc)
     assert.are.same({ 0, 1 }, { c.new, c.changed })
     local t = books:transactions { search = "O'Brien" }[1]
     assert.are.equal("O'Brien'); DROP TABLE transactions; --", t.name)
-    assert.are.equal(1, count(books, "revisions WHERE amount != ?", -9999))
+    -- the new amount is kept, the old one is in revisions
+    local row = books:transactions { search = changed.name }
+    local amounts = {}
+    for _, r in ipairs(row) do if r.fitid == changed.fitid then amounts[#amounts + 1] = r.amount end end
+    assert.are.same({ "-99.99" }, amounts)
+    assert.are.equal(1, count(books, "revisions"))
+    assert.are.equal(old_amount, books.db:first("SELECT amount_text FROM revisions").amount_text)
     books:close()
     os.remove(path)
   end)
