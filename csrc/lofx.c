@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lsift.h"
 #include "ofx.h"
@@ -117,6 +118,101 @@ static int l_node (lua_State *L) {
   return 1;
 }
 
+/*
+** The grammar's runs of elements come to C as positions, not strings: a
+** tag captured as a string is looked up in Lua's string table, and in a
+** file of millions of tags those lookups (cache misses, mostly) cost
+** more than all the rest. A run's tags are few and repeat, so they come
+** from a small cache of strings kept in the function's upvalue instead.
+*/
+#define TAG_SLOTS 256
+
+static int is_name_char (unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+         c == '.' || c == '_' || c == '-' || c == ':';
+}
+
+/* pushes the tag s[0..n) from the cache (upvalue 1), adding it on a miss */
+static void push_tag (lua_State *L, const char *s, size_t n) {
+  uint32_t h = 2166136261u;
+  size_t i, len;
+  const char *t;
+  int slot;
+  for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+  slot = (int)(h % TAG_SLOTS) + 1;
+  if (lua_rawgeti(L, lua_upvalueindex(1), slot) == LUA_TSTRING) {
+    t = lua_tolstring(L, -1, &len);
+    if (len == n && memcmp(t, s, n) == 0) return;
+  }
+  lua_pop(L, 1);
+  lua_pushlstring(L, s, n);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, lua_upvalueindex(1), slot);
+}
+
+/* the 1-based position at arg as an offset into text, checked */
+static size_t text_offset (lua_State *L, int arg, size_t len) {
+  lua_Integer p = luaL_checkinteger(L, arg);
+  luaL_argcheck(L, p >= 1 && (size_t)p <= len + 1, arg, "position out of the text");
+  return (size_t)p - 1;
+}
+
+/*
+** core.ofx_append(text, node, at, tag_end, value, value_end, close, ...)
+**   -> count, last[, close_tag, close_at]
+** A run of elements as the grammar captured them, five positions each:
+** the '<' of the start tag, the '>' after its name, the value's start and
+** end (exclusive), and the '<' of the end tag after it (false when none).
+** Each is appended to node's array as its tag and its value. It goes on
+** while each element's end tag is absent or its own, and stops after
+** one closed by another's (in SGML, the parent's), returning that tag and
+** where it is for the builder to act on. count: the elements taken;
+** last: the index of the last value, nil when its own end tag closed it.
+*/
+static int l_append (lua_State *L) {
+  size_t len, n_tag, n_close;
+  const char *text = luaL_checklstring(L, 1, &len);
+  int top = lua_gettop(L), i, taken = 0;
+  lua_Integer n, last = 0;
+  luaL_checktype(L, 2, LUA_TTABLE);
+  luaL_argcheck(L, (top - 2) % 5 == 0, top, "elements come as five positions");
+  n = (lua_Integer)lua_rawlen(L, 2);
+  for (i = 3; i < top; i += 5) {
+    size_t at = text_offset(L, i, len), tag_end = text_offset(L, i + 1, len);
+    size_t value = text_offset(L, i + 2, len), value_end = text_offset(L, i + 3, len);
+    const char *tag = text + at + 1, *close;
+    luaL_argcheck(L, at < tag_end && value <= value_end, i, "positions out of order");
+    n_tag = tag_end - at - 1;
+    push_tag(L, tag, n_tag);
+    lua_rawseti(L, 2, n + 1);
+    lua_pushlstring(L, text + value, value_end - value);
+    lua_rawseti(L, 2, n + 2);
+    n += 2;
+    taken++;
+    if (!lua_toboolean(L, i + 4)) {
+      last = n;
+      continue;
+    }
+    close = text + text_offset(L, i + 4, len);
+    luaL_argcheck(L, close + 2 <= text + len && close[0] == '<' && close[1] == '/', i + 4, "not an end tag");
+    close += 2;
+    for (n_close = 0; close + n_close < text + len && is_name_char((unsigned char)close[n_close]); n_close++) {}
+    if (n_close == n_tag && memcmp(close, tag, n_tag) == 0) {
+      last = 0;
+      continue;
+    }
+    lua_pushinteger(L, taken);
+    lua_pushinteger(L, n);
+    push_tag(L, close, n_close);
+    lua_pushvalue(L, i + 4);
+    return 4;
+  }
+  lua_pushinteger(L, taken);
+  if (last) lua_pushinteger(L, last);
+  else lua_pushnil(L);
+  return 2;
+}
+
 static const luaL_Reg ofx_functions[] = {
   {"ofx_node", l_node},
   {"ofx_amount", l_amount},
@@ -127,4 +223,7 @@ static const luaL_Reg ofx_functions[] = {
 
 void sift_open_ofx (lua_State *L) {
   luaL_setfuncs(L, ofx_functions, 0);
+  lua_createtable(L, TAG_SLOTS, 0);  /* ofx_append's tag cache */
+  lua_pushcclosure(L, l_append, 1);
+  lua_setfield(L, -2, "ofx_append");
 }

@@ -20,7 +20,7 @@
 local lpeg = require "lpeg"
 local core = require "sift.core"
 
-local new_node = core.ofx_node
+local new_node, append = core.ofx_node, core.ofx_append
 
 local P, S, R, C, Cp, Ct, Cg, Cc = lpeg.P, lpeg.S, lpeg.R, lpeg.C, lpeg.Cp, lpeg.Ct, lpeg.Cg, lpeg.Cc
 
@@ -202,34 +202,6 @@ local attrs = (space^1 * (1 - S"/>")^0)^-1
 local comment = P"<!--" * (1 - P"-->")^0 * (P"-->" + -P(1))
 local pi = P"<?" * (1 - P"?>")^0 * (P"?>" + -P(1))
 local decl = P"<!" * -P"[CDATA[" * (1 - P">")^0 * P">"
--- tokens: each calls the builder as it matches
--- tokens: each calls the builder as it matches. Match-time captures
--- (Cmt) run at once and leave nothing behind, so a file of millions of
--- tags costs time in proportion (plain captures would pile up until the
--- end of the match).
-local function tokens(b)
-  -- most tags are a start tag and its text: one token for both
-  local word = (1 - S"< \t\r\n")^1
-  local opened = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * C((word * (space^1 * word)^0)^-1)
-    * space^0 * #P"<", b.opened)
-  -- and most of those come in runs (a transaction's fields): one token
-  -- for a run, whose elements are captured as position, tag, value and
-  -- end tag (false when there is none). Values with entities take the
-  -- slower way.
-  local plain = (1 - S"<& \t\r\n")^1
-  local elem = Cp() * P"<" * C(name) * P">" * space^0 * C(plain * (space^1 * plain)^0) * space^0 * #P"<"
-    * (P"</" * C(name) * P">" * space^0 + Cc(false))
-  local elems = elem * elem^-63  -- (bounded: the captures go on Lua's stack)
-  local run = lpeg.Cmt(elems, b.run)
-  -- an aggregate's start tag and the run of elements it begins with
-  local opens_run = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * elems, b.opens_run)
-  local start = lpeg.Cmt(Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">", b.start)
-  local finish = lpeg.Cmt(Cp() * P"</" * space^0 * C(name) * space^0 * P">", b.finish)
-  local cdata = lpeg.Cmt(P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>", b.cdata)
-  local text = lpeg.Cmt(Cp() * C((1 - P"<")^1), b.text)
-  local stray = lpeg.Cmt(Cp() * C(P"<"), b.text)  -- a '<' that starts no tag is text
-  return (comment + pi + cdata + decl + opens_run + run + opened + start + finish + text + stray)^0 * -P(1)
-end
 
 local ENTITIES = { amp = "&", lt = "<", gt = ">", quot = '"', apos = "'", nbsp = "\194\160" }
 local entity = P"&#" * S"xX" * C(R("09", "af", "AF")^1) * P";" / function(h) return utf8.char(tonumber(h, 16)) end
@@ -265,6 +237,7 @@ for tag in ([[DTSTART DTEND INVBANKTRAN BUYDEBT BUYMF BUYOPT BUYOTHER BUYSTOCK C
   SELLSTOCK SPLIT TRANSFER]]):gmatch("%S+") do
   LIST_MEMBERS.INVTRANLIST[tag] = true
 end
+
 
 --- Line and column (1-based) of a byte position in text. cache (a
 -- table) keeps where the lines start, for the next call.
@@ -398,24 +371,31 @@ local function builder(text, strict)
     problem(pos, ("</%s> closes nothing that is open"):format(tag))
   end
 
-  -- a run of elements, as captured: position, tag, value and end tag (or
-  -- false) of each. Outside a list they go straight into the parent.
-  -- (One element per call and a tail call for the rest: no table.)
-  local function run(pos, tag, value, close, ...)
-    local parent = stack[depth]
-    if LIST_MEMBERS[parent.tag] then  -- each member of a list is checked
-      opened(pos, tag, value)
-    else
-      local n = #parent
-      parent[n + 1], parent[n + 2] = tag, value
-      last_at = n + 2
-    end
+  -- a run of elements, as captured (five positions each). Outside a
+  -- list, C appends them to the parent until one is closed by another's
+  -- end tag (the parent's, in SGML); in a list each is checked, one per
+  -- call with a tail call for the rest.
+  local run
+  local function run_checked(at, tag_end, value, value_end, close_at, ...)
+    local tag = text:sub(at + 1, tag_end - 1)
+    opened(at, tag, text:sub(value, value_end - 1))
+    local close = close_at and text:match("^</([^>]+)>", close_at)
     if close == tag then
       last_at = nil
-    elseif close then  -- the parent's end tag (SGML), or another's
-      finish(text:find("</", pos, true), close)
+    elseif close then
+      finish(close_at, close)
     end
     if (...) ~= nil then return run(...) end
+  end
+  run = function(...)
+    local parent = stack[depth]
+    if LIST_MEMBERS[parent.tag] then return run_checked(...) end
+    local taken, at, close, close_at = append(text, parent, ...)
+    last_at = at
+    if close then
+      finish(close_at, close)
+      if select("#", ...) > 5 * taken then return run(select(5 * taken + 1, ...)) end
+    end
   end
 
   local function cdata(s)
@@ -427,22 +407,15 @@ local function builder(text, strict)
     end
   end
 
-  -- as match-time captures: (subject, position, captures...) -> true
-  b.start = function(_, _, pos, tag, selfclosing) start(pos, tag, selfclosing) return true end
-  b.text = function(_, _, pos, s) text_token(pos, s) return true end
-  b.opened = function(_, _, pos, tag, s) opened(pos, tag, s) return true end
-  b.finish = function(_, _, pos, tag) finish(pos, tag) return true end
-  b.cdata = function(_, _, s) cdata(s) return true end
+  b.start, b.text, b.opened, b.finish, b.cdata = start, text_token, opened, finish, cdata
   -- (a run's elements open a pending aggregate with room for them)
-  local function run_after(...)
-    if pending then open(pending, pending_pos, select("#", ...) // 2) pending = nil end
+  function b.run(...)
+    if pending then open(pending, pending_pos, select("#", ...) // 5 * 2) pending = nil end
     run(...)
   end
-  b.run = function(_, _, ...) run_after(...) return true end
-  b.opens_run = function(_, _, pos, tag, ...)
+  function b.opens_run(pos, tag, ...)
     start(pos, tag, false)
-    run_after(...)
-    return true
+    b.run(...)
   end
 
   function b.finish_document()
@@ -455,6 +428,36 @@ local function builder(text, strict)
 
   return b
 end
+
+-- The body's tokens, each a match-time capture (Cmt) that hands its
+-- captures to the builder of the parse under way, B, at once: nothing
+-- piles up, so a file of millions of tags costs time in proportion.
+local B
+local function act(name)
+  return function(_, _, ...) B[name](...) return true end
+end
+-- most tags are a start tag and its text: one token for both
+local word = (1 - S"< \t\r\n")^1
+local opened = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * C((word * (space^1 * word)^0)^-1)
+  * space^0 * #P"<", act"opened")
+-- and most of those come in runs (a transaction's fields): one token for
+-- a run, whose elements are captured as five positions each (the start
+-- tag's '<' and '>', the value's start and end, the '<' of an end tag
+-- after it or false) for C to make the strings (core.ofx_append). Values
+-- with entities take the slower way.
+local plain = (1 - S"<& \t\r\n")^1
+local elem = Cp() * P"<" * name * Cp() * P">" * space^0 * Cp() * plain * (space^1 * plain)^0 * Cp()
+  * space^0 * #P"<" * (Cp() * P"</" * name * P">" * space^0 + Cc(false))
+local elems = elem * elem^-50  -- (bounded: the captures go on Lua's stack)
+local run = lpeg.Cmt(elems, act"run")
+-- an aggregate's start tag and the run of elements it begins with
+local opens_run = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * elems, act"opens_run")
+local start = lpeg.Cmt(Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">", act"start")
+local finish = lpeg.Cmt(Cp() * P"</" * space^0 * C(name) * space^0 * P">", act"finish")
+local cdata = lpeg.Cmt(P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>", act"cdata")
+local text = lpeg.Cmt(Cp() * C((1 - P"<")^1), act"text")
+local stray = lpeg.Cmt(Cp() * C(P"<"), act"text")  -- a '<' that starts no tag is text
+local body = (comment + pi + cdata + decl + opens_run + run + opened + start + finish + text + stray)^0 * -P(1)
 
 --- Run fn(); a problem raised in strict mode becomes nil and
 -- "line L, column C: message" (other errors propagate).
@@ -475,7 +478,7 @@ end
 --   or nil, "line L, column C: message", "corrupt" (strict)
 function M.parse(text, opts)
   local strict = opts and opts.strict
-  local head, body = header(text)
+  local head, start_at = header(text)
   local fields = head.fields
   -- the characters: a v1 file's CHARSET decides; otherwise UTF-8, and
   -- any byte that is not UTF-8 read as CP1252 (and counted)
@@ -487,11 +490,12 @@ function M.parse(text, opts)
   end
   -- (the header is ASCII, so the body starts at the same byte once decoded)
   local decoded, fixed = core.ofx_utf8(text, charset)
-  local b = builder(decoded, strict)
+  B = builder(decoded, strict)
   local root, problems = M.protect(function()
-    tokens(b):match(decoded, body)
-    return b.finish_document()
+    body:match(decoded, start_at)
+    return B.finish_document()
   end)
+  B = nil
   if not root then return nil, problems, "corrupt" end
   root.header = head
   root.charset = charset
