@@ -10,15 +10,55 @@
 #include "lsift.h"
 #include "ofx.h"
 
+/* an amount's exact decimal text ("-1006.60") into out (48 bytes); its length */
+static size_t format_decimal (int64_t units, int scale, char *out) {
+  char digits[32];
+  uint64_t v = units < 0 ? (uint64_t)0 - (uint64_t)units : (uint64_t)units;
+  size_t n = 0;
+  int k = 0, i;
+  do {  /* the digits, least significant first, at least scale + 1 */
+    digits[k++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v > 0 || k <= scale);
+  if (units < 0) out[n++] = '-';
+  for (i = k - 1; i >= 0; i--) {
+    out[n++] = digits[i];
+    if (i == scale && scale > 0) out[n++] = '.';
+  }
+  return n;
+}
+
+/* a date's ISO 8601 text into out (40 bytes): "YYYY-MM-DD" for a date
+   alone, else the UTC time "YYYY-MM-DDTHH:MM:SSZ" */
+static void format_iso (const ofx_Date *d, char *out) {
+  int64_t t = d->utc, days = t >= 0 ? t / 86400 : -((-t + 86399) / 86400);
+  int64_t secs = t - days * 86400, z = days + 719468, era, doe, yoe, y, doy, mp;
+  int dd, mm;
+  if (!d->has_time) {
+    snprintf(out, 40, "%04d-%02d-%02d", d->year, d->month, d->day);
+    return;
+  }
+  era = (z >= 0 ? z : z - 146096) / 146097;  /* the civil date of a day number */
+  doe = z - era * 146097;
+  yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  y = yoe + era * 400;
+  doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  mp = (5 * doy + 2) / 153;
+  dd = (int)(doy - (153 * mp + 2) / 5 + 1);
+  mm = (int)(mp < 10 ? mp + 3 : mp - 9);
+  y += mm <= 2;
+  snprintf(out, 40, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, mm, dd,
+           (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60));
+}
+
 /* core.ofx_amount(text) -> units, scale, decimal | nil, reason
    decimal: the exact value as text, "-1006.60" for "-1.006,60" */
 static int l_amount (lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
   int64_t units;
-  int scale, k = 0, i;
-  char digits[32], text[48];
-  uint64_t v;
+  int scale;
+  char text[48];
   const char *err = ofx_amount(s, n, &units, &scale);
   if (err) {
     luaL_pushfail(L);
@@ -27,26 +67,14 @@ static int l_amount (lua_State *L) {
   }
   lua_pushinteger(L, (lua_Integer)units);
   lua_pushinteger(L, scale);
-  v = units < 0 ? (uint64_t)0 - (uint64_t)units : (uint64_t)units;
-  do {  /* the digits, least significant first, at least scale + 1 */
-    digits[k++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v > 0 || k <= scale);
-  n = 0;
-  if (units < 0) text[n++] = '-';
-  for (i = k - 1; i >= 0; i--) {
-    text[n++] = digits[i];
-    if (i == scale && scale > 0) text[n++] = '.';
-  }
-  lua_pushlstring(L, text, n);
+  lua_pushlstring(L, text, format_decimal(units, scale, text));
   return 3;
 }
 
 /*
 ** core.ofx_date(text) -> iso, utc, offset, zone, msec | nil, reason
-** iso: "YYYY-MM-DD" for a date alone, else the UTC time
-** "YYYY-MM-DDTHH:MM:SSZ"; utc: seconds since 1970; offset: minutes east
-** of UTC as the file gave it (nil when it gave none); zone: its name or nil.
+** iso: see format_iso; utc: seconds since 1970; offset: minutes east of
+** UTC as the file gave it (nil when it gave none); zone: its name or nil.
 */
 static int l_date (lua_State *L) {
   size_t n;
@@ -59,23 +87,7 @@ static int l_date (lua_State *L) {
     lua_pushstring(L, err);
     return 2;
   }
-  if (!d.has_time) snprintf(iso, sizeof iso, "%04d-%02d-%02d", d.year, d.month, d.day);
-  else {
-    int64_t t = d.utc, days = t >= 0 ? t / 86400 : -((-t + 86399) / 86400);
-    int64_t secs = t - days * 86400, z = days + 719468, era, doe, yoe, y, doy, mp;
-    int dd, mm;
-    era = (z >= 0 ? z : z - 146096) / 146097;
-    doe = z - era * 146097;
-    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    y = yoe + era * 400;
-    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    mp = (5 * doy + 2) / 153;
-    dd = (int)(doy - (153 * mp + 2) / 5 + 1);
-    mm = (int)(mp < 10 ? mp + 3 : mp - 9);
-    y += mm <= 2;
-    snprintf(iso, sizeof iso, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, mm, dd,
-             (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60));
-  }
+  format_iso(&d, iso);
   lua_pushstring(L, iso);
   lua_pushinteger(L, (lua_Integer)d.utc);
   if (d.has_offset) lua_pushinteger(L, d.offset);
@@ -84,6 +96,137 @@ static int l_date (lua_State *L) {
   else lua_pushnil(L);
   lua_pushinteger(L, d.msec);
   return 5;
+}
+
+/*
+** Reading a record's elements (value at index v) by its spec: the key it
+** goes to, and how it is read. Each pushes the typed value and returns 1,
+** or returns 0 when the text is not what it should be.
+*/
+static int read_date (lua_State *L, int v, int cache) {
+  size_t n;
+  const char *s;
+  ofx_Date d;
+  char iso[40];
+  lua_pushvalue(L, v);
+  if (lua_rawget(L, cache) == LUA_TSTRING) return 1;  /* read before */
+  lua_pop(L, 1);
+  s = lua_tolstring(L, v, &n);
+  if (ofx_date(s, n, &d)) return 0;
+  format_iso(&d, iso);
+  lua_pushstring(L, iso);
+  lua_pushvalue(L, v);
+  lua_pushvalue(L, -2);
+  lua_rawset(L, cache);
+  return 1;
+}
+
+static int read_amount (lua_State *L, int v) {
+  size_t n, len;
+  const char *s = lua_tolstring(L, v, &n);
+  int64_t units;
+  int scale;
+  char text[48];
+  if (ofx_amount(s, n, &units, &scale)) return 0;
+  len = format_decimal(units, scale, text);
+  if (len == n && memcmp(text, s, n) == 0) lua_pushvalue(L, v);  /* as written */
+  else lua_pushlstring(L, text, len);
+  return 1;
+}
+
+static int read_upper (lua_State *L, int v) {
+  size_t n, i;
+  const char *s = lua_tolstring(L, v, &n);
+  for (i = 0; i < n && !(s[i] >= 'a' && s[i] <= 'z'); i++) {}
+  if (i == n) lua_pushvalue(L, v);
+  else {
+    luaL_Buffer b;
+    char *out = luaL_buffinitsize(L, &b, n);
+    for (i = 0; i < n; i++) out[i] = (s[i] >= 'a' && s[i] <= 'z') ? (char)(s[i] - 32) : s[i];
+    luaL_pushresultsize(&b, n);
+  }
+  return 1;
+}
+
+/*
+** core.ofx_record(node, spec, dates) -> record, aggregates | nil
+** A record (a transaction) from an aggregate's elements, in one pass:
+** spec.text, spec.date, spec.amount and spec.upper map an element's tag
+** to the record's key. Text is kept as written (the first non-empty one),
+** a date becomes ISO 8601 (dates caches them by their text), an amount
+** its exact decimal, upper its upper case. Elements spec does not name
+** and empty text are passed over. aggregates: whether the node has any
+** (left to the caller). nil when a date or amount is empty or does not
+** read: the caller takes the slow way, to say why.
+*/
+enum { TEXT, DATE, AMOUNT, UPPER, KINDS };
+static const char *const record_kinds[KINDS] = { "text", "date", "amount", "upper" };
+
+/* where ofx_record keeps things on the stack: its arguments, spec's four
+   maps, the record, and the element at hand with its key */
+enum { NODE = 1, SPEC, DATES, MAPS, RECORD = MAPS + KINDS, TAG, VALUE, KEY };
+
+/* the kind of the tag at TAG, its key pushed; -1 (nothing pushed) when
+   spec does not name it */
+static int spec_key (lua_State *L) {
+  int kind;
+  for (kind = 0; kind < KINDS; kind++) {
+    lua_pushvalue(L, TAG);
+    if (lua_rawget(L, MAPS + kind) == LUA_TSTRING) return kind;
+    lua_pop(L, 1);
+  }
+  return -1;
+}
+
+/* record[key] = the value read as kind; 0 when it does not read */
+static int set_field (lua_State *L, int kind) {
+  if (lua_rawlen(L, VALUE) == 0) return kind != DATE && kind != AMOUNT;
+  if (kind == TEXT) {
+    lua_pushvalue(L, KEY);
+    if (lua_rawget(L, RECORD) != LUA_TNIL) return 1;  /* the first one stays */
+    lua_pop(L, 1);
+  }
+  lua_pushvalue(L, KEY);
+  switch (kind) {
+    case TEXT: lua_pushvalue(L, VALUE); break;
+    case DATE: if (!read_date(L, VALUE, DATES)) return 0; break;
+    case AMOUNT: if (!read_amount(L, VALUE)) return 0; break;
+    default: read_upper(L, VALUE); break;
+  }
+  lua_rawset(L, RECORD);
+  return 1;
+}
+
+static int l_record (lua_State *L) {
+  int kind, aggregates = 0;
+  lua_Integer i = 1;
+  luaL_checktype(L, NODE, LUA_TTABLE);
+  luaL_checktype(L, SPEC, LUA_TTABLE);
+  luaL_checktype(L, DATES, LUA_TTABLE);
+  lua_settop(L, DATES);
+  for (kind = 0; kind < KINDS; kind++)
+    if (lua_getfield(L, SPEC, record_kinds[kind]) != LUA_TTABLE)
+      return luaL_error(L, "spec.%s is not a table", record_kinds[kind]);
+  lua_createtable(L, 0, 8);
+  while (lua_rawgeti(L, NODE, i) != LUA_TNIL) {
+    if (lua_type(L, TAG) != LUA_TSTRING) {  /* an aggregate: one slot */
+      aggregates = 1;
+      i++;
+    }
+    else {  /* an element: tag and value */
+      lua_rawgeti(L, NODE, i + 1);
+      i += 2;
+      kind = lua_type(L, VALUE) == LUA_TSTRING ? spec_key(L) : -1;
+      if (kind >= 0 && !set_field(L, kind)) {
+        lua_pushnil(L);
+        return 1;
+      }
+    }
+    lua_settop(L, RECORD);
+  }
+  lua_settop(L, RECORD);
+  lua_pushboolean(L, aggregates);
+  return 2;
 }
 
 /* core.ofx_utf8(bytes, charset) -> text, bytes read as CP1252
@@ -217,6 +360,7 @@ static const luaL_Reg ofx_functions[] = {
   {"ofx_node", l_node},
   {"ofx_amount", l_amount},
   {"ofx_date", l_date},
+  {"ofx_record", l_record},
   {"ofx_utf8", l_utf8},
   {NULL, NULL}
 };

@@ -154,45 +154,52 @@ local TXN_TEXT = { FITID = "fitid", NAME = "name", EXTDNAME = "extended_name", M
   CORRECTFITID = "correct_fitid", CORRECTACTION = "correct_action", INV401KSOURCE = "inv401k_source" }
 local TXN_DATES = { DTPOSTED = "posted", DTUSER = "user_date", DTAVAIL = "available_date" }
 
--- a bank or credit-card transaction, read in one pass over its children;
--- nil when it cannot be kept (no valid date or amount)
-local function transaction(r, node, where, n)
-  local t, bad, dates = {}, nil, r.dates
-  local i = 1
-  while node[i] ~= nil do  -- (node:items(), inlined: this runs for every transaction)
-    local tag, v = node[i], node[i + 1]
-    if type(tag) == "string" then i = i + 2 else tag, v, i = tag.tag, tag, i + 1 end
-    if type(v) == "table" then  -- an aggregate
-      if tag == "PAYEE" then t.payee = r.text(v, "NAME")
-      elseif tag == "CURRENCY" or tag == "ORIGCURRENCY" then
-        t.currency, t.currency_rate = r.text(v, "CURSYM"), r.text(v, "CURRATE")
-      elseif tag == "BANKACCTTO" or tag == "CCACCTTO" then
-        t.transfer_to = { bank_id = r.text(v, "BANKID"), branch_id = r.text(v, "BRANCHID"),
-          id = r.text(v, "ACCTID"), type = r.text(v, "ACCTTYPE") }
-      end
+-- what C reads of a transaction's elements (core.ofx_record)
+local TXN_SPEC = { text = TXN_TEXT, date = TXN_DATES, amount = { TRNAMT = "amount" }, upper = { TRNTYPE = "type" } }
+
+-- the fields a transaction's aggregates give
+local function transaction_aggregate(r, t, tag, node)
+  if tag == "PAYEE" then t.payee = r.text(node, "NAME")
+  elseif tag == "CURRENCY" or tag == "ORIGCURRENCY" then
+    t.currency, t.currency_rate = r.text(node, "CURSYM"), r.text(node, "CURRATE")
+  elseif tag == "BANKACCTTO" or tag == "CCACCTTO" then
+    t.transfer_to = { bank_id = r.text(node, "BANKID"), branch_id = r.text(node, "BRANCHID"),
+      id = r.text(node, "ACCTID"), type = r.text(node, "ACCTTYPE") }
+  end
+end
+
+-- a transaction that C could not read: read here, to say why it is left out
+local function unreadable_transaction(r, node, where, n)
+  local t, bad = {}, nil
+  for tag, v in node:items() do
+    if type(v) == "table" then transaction_aggregate(r, t, tag, v)
     elseif TXN_TEXT[tag] then
       if v ~= "" and t[TXN_TEXT[tag]] == nil then t[TXN_TEXT[tag]] = v end
     elseif TXN_DATES[tag] then
-      local iso, err = dates[v], nil
-      if not iso then
-        iso, err = core.ofx_date(v)
-        dates[v] = iso
-      end
+      local iso, err = core.ofx_date(v)
       if iso then t[TXN_DATES[tag]] = iso
       else bad = bad or {}; bad[#bad + 1] = ("%s %q is not a date (%s)"):format(tag, v, err) end
     elseif tag == "TRNAMT" then
       local units, why, decimal = core.ofx_amount(v)
       if units then t.amount = decimal
       else bad = bad or {}; bad[#bad + 1] = ("TRNAMT %q is not an amount (%s)"):format(v, why) end
-    elseif tag == "TRNTYPE" then
-      if v ~= "" then t.type = v:upper() end
     end
   end
-  if bad or not t.posted or not t.amount then
-    local why = bad and table.concat(bad, "; ") or not t.posted and "it has no DTPOSTED" or "it has no TRNAMT"
-    r.problem(node, ("%s transaction %d (FITID %s) left out: %s"):format(where, n, t.fitid or "none", why))
-    r.discarded = (r.discarded or 0) + 1
-    return nil
+  local why = bad and table.concat(bad, "; ") or not t.posted and "it has no DTPOSTED" or "it has no TRNAMT"
+  r.problem(node, ("%s transaction %d (FITID %s) left out: %s"):format(where, n, t.fitid or "none", why))
+  r.discarded = (r.discarded or 0) + 1
+  return nil
+end
+
+-- a bank or credit-card transaction (its elements read by C in one pass);
+-- nil when it cannot be kept (no valid date or amount)
+local function transaction(r, node, where, n)
+  local t, aggregates = core.ofx_record(node, TXN_SPEC, r.dates)
+  if not t or not t.posted or not t.amount then return unreadable_transaction(r, node, where, n) end
+  if aggregates then
+    for tag, x in node:items() do
+      if type(x) == "table" then transaction_aggregate(r, t, tag, x) end
+    end
   end
   t.payee = t.payee or t.name
   return t

@@ -460,9 +460,14 @@ local stray = lpeg.Cmt(Cp() * C(P"<"), act"text")  -- a '<' that starts no tag i
 local body = (comment + pi + cdata + decl + opens_run + run + opened + start + finish + text + stray)^0 * -P(1)
 
 --- Run fn(); a problem raised in strict mode becomes nil and
--- "line L, column C: message" (other errors propagate).
+-- "line L, column C: message" (other errors propagate). The collector
+-- rests meanwhile: building a tree or statements makes little garbage,
+-- and it would only walk what is being built again and again.
 function M.protect(fn, ...)
+  local running = collectgarbage("isrunning")
+  collectgarbage("stop")
   local ok, a, b = pcall(fn, ...)
+  if running then collectgarbage("restart") end
   if ok then return a, b end
   if type(a) == "table" and a.ofx_problem then
     local p = a.ofx_problem
