@@ -289,19 +289,20 @@ local function statement(r, rs, shape, where, status, trnuid)
   if list then
     st.start = r.date(list, "DTSTART", where .. " DTSTART") or nil
     st["end"] = r.date(list, "DTEND", where .. " DTEND") or nil
-    local n = 0
-    for child in list:each() do
-      if child.tag == "STMTTRN" then
+    local n, txns = 0, st.transactions
+    for tag, child in list:items() do
+      if type(child) ~= "table" then  -- DTSTART, DTEND: read above
+      elseif tag == "STMTTRN" then
         n = n + 1
-        st.transactions[#st.transactions + 1] = transaction(r, child, where, n)
-      elseif child.tag == "INVBANKTRAN" and child:child("STMTTRN") then
+        txns[#txns + 1] = transaction(r, child, where, n)
+      elseif tag == "INVBANKTRAN" and child:child("STMTTRN") then
         n = n + 1
         local t = transaction(r, child:child("STMTTRN"), where, n)
         if t then
           t.subaccount_fund = r.text(child, "SUBACCTFUND")
-          st.transactions[#st.transactions + 1] = t
+          txns[#txns + 1] = t
         end
-      elseif child.value == nil then  -- BUYSTOCK, INCOME, TRANSFER...
+      else  -- BUYSTOCK, INCOME, TRANSFER...
         st.investment_transactions = st.investment_transactions or {}
         st.investment_transactions[#st.investment_transactions + 1] = investment_transaction(r, child, where)
       end

@@ -411,11 +411,13 @@ local function builder(text, strict)
   -- (a run's elements open a pending aggregate with room for them)
   function b.run(...)
     if pending then open(pending, pending_pos, select("#", ...) // 5 * 2) pending = nil end
-    run(...)
+    return run(...)
   end
   function b.opens_run(pos, tag, ...)
     start(pos, tag, false)
-    b.run(...)
+    open(tag, pos, select("#", ...) // 5 * 2)
+    pending = nil
+    return run(...)
   end
 
   function b.finish_document()
