@@ -263,26 +263,33 @@ static int l_node (lua_State *L) {
 
 /*
 ** The grammar's runs of elements come to C as positions, not strings: a
-** tag captured as a string is looked up in Lua's string table, and in a
-** file of millions of tags those lookups (cache misses, mostly) cost
-** more than all the rest. A run's tags are few and repeat, so they come
-** from a small cache of strings kept in the function's upvalue instead.
+** string captured is looked up in Lua's string table, and in a file of
+** millions of elements those lookups (cache misses, mostly) cost more than
+** all the rest. A run's tags, and many of its values (dates, types,
+** payees), repeat, so they come from a small cache of strings kept in the
+** function's upvalue instead; the rest go to Lua's table as usual.
 */
-#define TAG_SLOTS 256
+#define CACHE_SLOTS 4096
+#define CACHED_MAX 40  /* Lua's LUAI_MAXSHORTLEN */
 
 static int is_name_char (unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
          c == '.' || c == '_' || c == '-' || c == ':';
 }
 
-/* pushes the tag s[0..n) from the cache (upvalue 1), adding it on a miss */
-static void push_tag (lua_State *L, const char *s, size_t n) {
+/* pushes the string s[0..n) from the cache (upvalue 1), adding it on a
+   miss; long strings (which Lua does not look up) are not kept */
+static void push_cached (lua_State *L, const char *s, size_t n) {
   uint32_t h = 2166136261u;
   size_t i, len;
   const char *t;
   int slot;
+  if (n > CACHED_MAX) {
+    lua_pushlstring(L, s, n);
+    return;
+  }
   for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-  slot = (int)(h % TAG_SLOTS) + 1;
+  slot = (int)(h % CACHE_SLOTS) + 1;
   if (lua_rawgeti(L, lua_upvalueindex(1), slot) == LUA_TSTRING) {
     t = lua_tolstring(L, -1, &len);
     if (len == n && memcmp(t, s, n) == 0) return;
@@ -326,9 +333,9 @@ static int l_append (lua_State *L) {
     const char *tag = text + at + 1, *close;
     luaL_argcheck(L, at < tag_end && value <= value_end, i, "positions out of order");
     n_tag = tag_end - at - 1;
-    push_tag(L, tag, n_tag);
+    push_cached(L, tag, n_tag);
     lua_rawseti(L, 2, n + 1);
-    lua_pushlstring(L, text + value, value_end - value);
+    push_cached(L, text + value, value_end - value);
     lua_rawseti(L, 2, n + 2);
     n += 2;
     taken++;
@@ -346,7 +353,7 @@ static int l_append (lua_State *L) {
     }
     lua_pushinteger(L, taken);
     lua_pushinteger(L, n);
-    push_tag(L, close, n_close);
+    push_cached(L, close, n_close);
     lua_pushvalue(L, i + 4);
     return 4;
   }
@@ -367,7 +374,7 @@ static const luaL_Reg ofx_functions[] = {
 
 void sift_open_ofx (lua_State *L) {
   luaL_setfuncs(L, ofx_functions, 0);
-  lua_createtable(L, TAG_SLOTS, 0);  /* ofx_append's tag cache */
+  lua_createtable(L, CACHE_SLOTS, 0);  /* ofx_append's string cache */
   lua_pushcclosure(L, l_append, 1);
   lua_setfield(L, -2, "ofx_append");
 }
