@@ -277,10 +277,15 @@ static int is_name_char (unsigned char c) {
          c == '.' || c == '_' || c == '-' || c == ':';
 }
 
-/* pushes the string s[0..n) from the cache (upvalue 1), adding it on a
-   miss; long strings (which Lua does not look up) are not kept */
+/*
+** pushes the string s[0..n) from the cache, adding it on a miss. The
+** cache is the strings (upvalue 1, a table) and the hash of each slot's
+** string (upvalue 2, a userdata), which is checked first so that a miss
+** does not touch the string it replaces. Long strings (which Lua does not
+** look up) are not kept.
+*/
 static void push_cached (lua_State *L, const char *s, size_t n) {
-  uint32_t h = 2166136261u;
+  uint32_t h = 2166136261u, *hashes;
   size_t i, len;
   const char *t;
   int slot;
@@ -289,15 +294,18 @@ static void push_cached (lua_State *L, const char *s, size_t n) {
     return;
   }
   for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-  slot = (int)(h % CACHE_SLOTS) + 1;
-  if (lua_rawgeti(L, lua_upvalueindex(1), slot) == LUA_TSTRING) {
+  h |= 1;  /* (0 marks an empty slot) */
+  slot = (int)(h % CACHE_SLOTS);
+  hashes = (uint32_t *)lua_touserdata(L, lua_upvalueindex(2));
+  if (hashes[slot] == h && lua_rawgeti(L, lua_upvalueindex(1), slot + 1) == LUA_TSTRING) {
     t = lua_tolstring(L, -1, &len);
     if (len == n && memcmp(t, s, n) == 0) return;
+    lua_pop(L, 1);
   }
-  lua_pop(L, 1);
   lua_pushlstring(L, s, n);
   lua_pushvalue(L, -1);
-  lua_rawseti(L, lua_upvalueindex(1), slot);
+  lua_rawseti(L, lua_upvalueindex(1), slot + 1);
+  hashes[slot] = h;
 }
 
 /* the 1-based position at arg as an offset into text, checked */
@@ -375,6 +383,7 @@ static const luaL_Reg ofx_functions[] = {
 void sift_open_ofx (lua_State *L) {
   luaL_setfuncs(L, ofx_functions, 0);
   lua_createtable(L, CACHE_SLOTS, 0);  /* ofx_append's string cache */
-  lua_pushcclosure(L, l_append, 1);
+  memset(lua_newuserdatauv(L, CACHE_SLOTS * sizeof(uint32_t), 0), 0, CACHE_SLOTS * sizeof(uint32_t));
+  lua_pushcclosure(L, l_append, 2);
   lua_setfield(L, -2, "ofx_append");
 }
