@@ -371,10 +371,11 @@ local function builder(text, strict)
     problem(pos, ("</%s> closes nothing that is open"):format(tag))
   end
 
-  -- a run of elements, as captured (five positions each). Outside a
-  -- list, C appends them to the parent until one is closed by another's
-  -- end tag (the parent's, in SGML); in a list each is checked, one per
-  -- call with a tail call for the rest.
+  -- a run of elements, as captured (five positions each, then perhaps
+  -- the position of one more end tag). Outside a list, C appends them to
+  -- the parent until one is closed by another's end tag (the parent's,
+  -- in SGML); in a list each is checked, one per call with a tail call
+  -- for the rest.
   local run
   local function run_checked(at, tag_end, value, value_end, close_at, ...)
     local tag = text:sub(at + 1, tag_end - 1)
@@ -388,13 +389,18 @@ local function builder(text, strict)
     if (...) ~= nil then return run(...) end
   end
   run = function(...)
+    local n = select("#", ...)
+    if n == 1 then  -- the one more end tag
+      local at = ...
+      return finish(at, text:match("^</([^>]+)>", at))
+    end
     local parent = stack[depth]
     if LIST_MEMBERS[parent.tag] then return run_checked(...) end
-    local taken, at, close, close_at = append(text, parent, ...)
+    local used, at, close, close_at = append(text, parent, ...)
     last_at = at
     if close then
       finish(close_at, close)
-      if select("#", ...) > 5 * taken then return run(select(5 * taken + 1, ...)) end
+      if n > used then return run(select(used + 1, ...)) end
     end
   end
 
@@ -450,7 +456,9 @@ local opened = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * C((word * (spac
 local plain = (1 - S"<& \t\r\n")^1
 local elem = Cp() * P"<" * name * Cp() * P">" * space^0 * Cp() * plain * (space^1 * plain)^0 * Cp()
   * space^0 * #P"<" * (Cp() * P"</" * name * P">" * space^0 + Cc(false))
-local elems = elem * elem^-50  -- (bounded: the captures go on Lua's stack)
+-- (bounded: the captures go on Lua's stack; an end tag after the run,
+-- the parent's in XML, comes with it)
+local elems = elem * elem^-50 * (Cp() * P"</" * name * P">" * space^0)^-1
 local run = lpeg.Cmt(elems, act"run")
 -- an aggregate's start tag and the run of elements it begins with
 local opens_run = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * elems, act"opens_run")
