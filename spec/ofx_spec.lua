@@ -84,6 +84,16 @@ describe("OFX grammar", function()
     assert.are.equal("", doc:find("OFX/T/MEMO").value)
     assert.are.equal("7", doc:text("OFX/INTU.BID"))
     assert.are.equal(0, #doc.warnings)
+    -- runs of elements ended by their parent's end tag, or by two, as XML and SGML write them
+    for _, text in ipairs { "<OFX><A><B>1</B><C>2 3</C></A><D>4</D><E><F>5</F></E></OFX><G>6</G>",
+                            "<OFX><A><B>1<C>2 3</A><D>4<E><F>5</E></OFX><G>6" } do
+      doc = grammar.parse(text)
+      local shape = {}
+      for tag, x in doc:find("OFX"):items() do shape[#shape + 1] = tag .. "=" .. (type(x) == "string" and x or x:count()) end
+      assert.are.same({ "A=2", "D=4", "E=1" }, shape, text)
+      assert.are.same({ "1", "2 3", "5", "6" }, { doc:text("OFX/A/B"), doc:text("OFX/A/C"), doc:text("OFX/E/F"), doc:text("G") })
+      assert.are.same({ 0, 2 }, { #doc.warnings, doc:count() })
+    end
     -- an aggregate left open is closed by its parent's end tag, and said
     doc = grammar.parse("<OFX><LIST><ITEM><V>1</ITEM></OFX>")
     assert.are.same({ "<LIST> has no end tag (closed by </OFX>)" }, { doc.warnings[1].message })
@@ -99,13 +109,32 @@ describe("OFX grammar", function()
   it("survives random tag soups and deep nesting without error or hang", function()
     math.randomseed(7)
     local tags = { "<OFX>", "</OFX>", "<A>", "</A>", "<B>", "x", "</B>", "<![CDATA[", "]]>", "<!--", "-->",
-      "&amp;", "&", "<", ">", "<?", "?>", " ", "\n", "<STMTTRN>", "</STMTTRN>", "<TRNAMT>", "1.0" }
-    for _ = 1, 300 do
+      "&amp;", "&", "<", ">", "<?", "?>", " ", "\n", "<STMTTRN>", "</STMTTRN>", "<TRNAMT>", "1.0", "</TRNAMT>",
+      "<NAME>", "A B", "</NAME>", "<BANKTRANLIST>", "</BANKTRANLIST>", "<DTPOSTED>", "20240101" }
+    -- every aggregate's children: an aggregate (a Node with a tag) or an
+    -- element as a tag and a string value
+    local function well_formed(node)
+      local i = 1
+      while node[i] ~= nil do
+        local x = node[i]
+        if type(x) == "string" then
+          if type(node[i + 1]) ~= "string" then return false end
+          i = i + 2
+        elseif getmetatable(x) == grammar.Node and type(x.tag) == "string" and well_formed(x) then
+          i = i + 1
+        else
+          return false
+        end
+      end
+      return true
+    end
+    for _ = 1, 500 do
       local parts = {}
       for i = 1, math.random(0, 60) do parts[i] = tags[math.random(#tags)] end
       local text = table.concat(parts)
       local doc, _, code = grammar.parse(text)
       assert.is_truthy(doc or code, text)
+      assert.is_true(not doc or well_formed(doc), text)
       assert.is_truthy(ofx.parse(text) or true)
     end
     local deep = ("<A>"):rep(100000) .. "<B>1" .. ("</A>"):rep(100000)
