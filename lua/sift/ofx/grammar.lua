@@ -467,7 +467,8 @@ local finish = lpeg.Cmt(Cp() * P"</" * space^0 * C(name) * space^0 * P">", act"f
 local cdata = lpeg.Cmt(P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>", act"cdata")
 local text = lpeg.Cmt(Cp() * C((1 - P"<")^1), act"text")
 local stray = lpeg.Cmt(Cp() * C(P"<"), act"text")  -- a '<' that starts no tag is text
-local body = (comment + pi + cdata + decl + opens_run + run + opened + start + finish + text + stray)^0 * -P(1)
+-- (the common tokens first: a comment, `<!...>` or `<?...?>` is none of them)
+local body = (opens_run + run + opened + start + finish + comment + pi + cdata + decl + text + stray)^0 * -P(1)
 
 --- Run fn(); a problem raised in strict mode becomes nil and
 -- "line L, column C: message" (other errors propagate). The collector
