@@ -315,70 +315,75 @@ static size_t text_offset (lua_State *L, int arg, size_t len) {
   return (size_t)p - 1;
 }
 
-/* the name of the end tag whose '<' is at position arg; its length in *n */
-static const char *end_tag (lua_State *L, int arg, const char *text, size_t len, size_t *n) {
-  const char *close = text + text_offset(L, arg, len);
-  luaL_argcheck(L, close + 2 <= text + len && close[0] == '<' && close[1] == '/', arg, "not an end tag");
-  close += 2;
-  for (*n = 0; close + *n < text + len && is_name_char((unsigned char)close[*n]); (*n)++) {}
-  return close;
+static int is_space (char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* the name that starts at offset at; its length in *n */
+static const char *name_at (const char *text, size_t len, size_t at, size_t *n) {
+  for (*n = 0; at + *n < len && is_name_char((unsigned char)text[at + *n]); (*n)++) {}
+  return text + at;
 }
 
 /*
-** core.ofx_append(text, node, at, tag_end, value, value_end, close, ...[, end_at])
+** core.ofx_append(text, node, at, value_end, close, ...[, end_name])
 **   -> used, last[, end_tag, end_at]
-** A run of elements as the grammar captured them, five positions each:
-** the '<' of the start tag, the '>' after its name, the value's start and
-** end (exclusive), and the '<' of the end tag after it (false when none);
-** then perhaps the '<' of one more end tag (the parent's, in XML). Each
-** element is appended to node's array as its tag and its value. It goes
-** on while each element's end tag is absent or its own, and stops after
-** one closed by another's (the parent's, in SGML), or at the last end
-** tag, returning that tag and where it is for the builder to act on.
-** used: how many of the positions it took; last: the index of the last
-** value, nil when its own end tag closed it.
+** A run of elements as the grammar captured them, three positions each:
+** the '<' of the start tag, the end of the value (the '<' after it), and
+** the name of the end tag after it (false when none); then perhaps the
+** name of one more end tag (the parent's, in XML). The grammar has
+** checked the shape, <NAME> spaces value [</NAME>]: here the name is
+** read and the value's spaces trimmed. Each element is appended to node's
+** array as its tag and its value. It goes on while each element's end
+** tag is absent or its own, and stops after one closed by another's (the
+** parent's, in SGML), or at the last end tag, returning that tag and where
+** its '<' is for the builder to act on. used: how many of the positions
+** it took; last: the index of the last value, nil when its own end tag
+** closed it.
 */
 static int l_append (lua_State *L) {
   size_t len, n_tag, n_close;
-  const char *text = luaL_checklstring(L, 1, &len), *close;
+  const char *text = luaL_checklstring(L, 1, &len), *tag, *close;
   int top = lua_gettop(L), i;
   lua_Integer n, last = 0;
   luaL_checktype(L, 2, LUA_TTABLE);
-  luaL_argcheck(L, (top - 2) % 5 <= 1, top, "elements come as five positions");
+  luaL_argcheck(L, (top - 2) % 3 <= 1, top, "elements come as three positions");
   n = (lua_Integer)lua_rawlen(L, 2);
-  for (i = 3; i + 4 <= top; i += 5) {
-    size_t at = text_offset(L, i, len), tag_end = text_offset(L, i + 1, len);
-    size_t value = text_offset(L, i + 2, len), value_end = text_offset(L, i + 3, len);
-    const char *tag = text + at + 1;
-    luaL_argcheck(L, at < tag_end && value <= value_end, i, "positions out of order");
-    n_tag = tag_end - at - 1;
+  for (i = 3; i + 2 <= top; i += 3) {
+    size_t at = text_offset(L, i, len), value, value_end = text_offset(L, i + 1, len);
+    luaL_argcheck(L, at < len && text[at] == '<', i, "not a start tag");
+    tag = name_at(text, len, at + 1, &n_tag);
+    value = at + 1 + n_tag;
+    luaL_argcheck(L, value < value_end && text[value] == '>', i, "not a start tag and its value");
+    for (value++; value < value_end && is_space(text[value]); value++) {}
+    while (value_end > value && is_space(text[value_end - 1])) value_end--;
     push_cached(L, tag, n_tag);
     lua_rawseti(L, 2, n + 1);
     push_cached(L, text + value, value_end - value);
     lua_rawseti(L, 2, n + 2);
     n += 2;
-    if (!lua_toboolean(L, i + 4)) {
+    if (!lua_toboolean(L, i + 2)) {
       last = n;
       continue;
     }
-    close = end_tag(L, i + 4, text, len, &n_close);
+    close = name_at(text, len, text_offset(L, i + 2, len), &n_close);
     if (n_close == n_tag && memcmp(close, tag, n_tag) == 0) {
       last = 0;
       continue;
     }
-    lua_pushinteger(L, i + 4 - 2);
+    lua_pushinteger(L, i + 2 - 2);
     lua_pushinteger(L, n);
     push_cached(L, close, n_close);
-    lua_pushvalue(L, i + 4);
+    lua_pushinteger(L, lua_tointeger(L, i + 2) - 2);
     return 4;
   }
   lua_pushinteger(L, top - 2);
   if (last) lua_pushinteger(L, last);
   else lua_pushnil(L);
   if (i > top) return 2;
-  close = end_tag(L, i, text, len, &n_close);  /* the one more end tag */
+  close = name_at(text, len, text_offset(L, i, len), &n_close);  /* the one more end tag */
   push_cached(L, close, n_close);
-  lua_pushvalue(L, i);
+  lua_pushinteger(L, lua_tointeger(L, i) - 2);
   return 4;
 }
 

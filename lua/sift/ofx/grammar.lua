@@ -371,20 +371,20 @@ local function builder(text, strict)
     problem(pos, ("</%s> closes nothing that is open"):format(tag))
   end
 
-  -- a run of elements, as captured (five positions each, then perhaps
-  -- the position of one more end tag). Outside a list, C appends them to
-  -- the parent until one is closed by another's end tag (the parent's,
-  -- in SGML); in a list each is checked, one per call with a tail call
-  -- for the rest.
+  -- a run of elements, as captured (three positions each, then perhaps
+  -- one more end tag's name). Outside a list, C appends them to the
+  -- parent until one is closed by another's end tag (the parent's, in
+  -- SGML); in a list each is checked, one per call with a tail call for
+  -- the rest.
   local run
-  local function run_checked(at, tag_end, value, value_end, close_at, ...)
-    local tag = text:sub(at + 1, tag_end - 1)
-    opened(at, tag, text:sub(value, value_end - 1))
-    local close = close_at and text:match("^</([^>]+)>", close_at)
+  local function run_checked(at, value_end, close_at, ...)
+    local tag, from = text:match("^<([^>]*)>[ \t\r\n]*()", at)
+    opened(at, tag, text:sub(from, value_end - 1):match("^(.-)[ \t\r\n]*$"))
+    local close = close_at and text:match("^[^>]+", close_at)
     if close == tag then
       last_at = nil
     elseif close then
-      finish(close_at, close)
+      finish(close_at - 2, close)
     end
     if (...) ~= nil then return run(...) end
   end
@@ -392,7 +392,7 @@ local function builder(text, strict)
     local n = select("#", ...)
     if n == 1 then  -- the one more end tag
       local at = ...
-      return finish(at, text:match("^</([^>]+)>", at))
+      return finish(at - 2, text:match("^[^>]+", at))
     end
     local parent = stack[depth]
     if LIST_MEMBERS[parent.tag] then return run_checked(...) end
@@ -416,12 +416,12 @@ local function builder(text, strict)
   b.start, b.text, b.opened, b.finish, b.cdata = start, text_token, opened, finish, cdata
   -- (a run's elements open a pending aggregate with room for them)
   function b.run(...)
-    if pending then open(pending, pending_pos, select("#", ...) // 5 * 2) pending = nil end
+    if pending then open(pending, pending_pos, select("#", ...) // 3 * 2) pending = nil end
     return run(...)
   end
   function b.opens_run(pos, tag, ...)
     start(pos, tag, false)
-    open(tag, pos, select("#", ...) // 5 * 2)
+    open(tag, pos, select("#", ...) // 3 * 2)
     pending = nil
     return run(...)
   end
@@ -449,16 +449,15 @@ local word = (1 - S"< \t\r\n")^1
 local opened = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * C((word * (space^1 * word)^0)^-1)
   * space^0 * #P"<", act"opened")
 -- and most of those come in runs (a transaction's fields): one token for
--- a run, whose elements are captured as five positions each (the start
--- tag's '<' and '>', the value's start and end, the '<' of an end tag
--- after it or false) for C to make the strings (core.ofx_append). Values
--- with entities take the slower way.
-local plain = (1 - S"<& \t\r\n")^1
-local elem = Cp() * P"<" * name * Cp() * P">" * space^0 * Cp() * plain * (space^1 * plain)^0 * Cp()
-  * space^0 * #P"<" * (Cp() * P"</" * name * P">" * space^0 + Cc(false))
+-- a run, whose elements are captured as three positions each (the start
+-- tag's '<', the end of the value, the name of an end tag after it or
+-- false) for C to make the strings (core.ofx_append). Values with
+-- entities take the slower way.
+local elem = Cp() * P"<" * name * P">" * space^0 * (1 - S"<&")^1 * Cp() * #P"<"
+  * (P"</" * Cp() * name * P">" * space^0 + Cc(false))
 -- (bounded: the captures go on Lua's stack; an end tag after the run,
 -- the parent's in XML, comes with it)
-local elems = elem * elem^-50 * (Cp() * P"</" * name * P">" * space^0)^-1
+local elems = elem * elem^-80 * (P"</" * Cp() * name * P">" * space^0)^-1
 local run = lpeg.Cmt(elems, act"run")
 -- an aggregate's start tag and the run of elements it begins with
 local opens_run = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * elems, act"opens_run")
