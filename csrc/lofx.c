@@ -252,12 +252,27 @@ static int l_utf8 (lua_State *L) {
   return 2;
 }
 
-/* core.ofx_node(n) -> a table with room for n children and a node's
-   two fields (tag, pos), so that filling it never rehashes */
-static int l_node (lua_State *L) {
-  lua_Integer n = luaL_checkinteger(L, 1);
-  luaL_argcheck(L, n >= 0 && n <= (1 << 24), 1, "out of range");
-  lua_createtable(L, (int)n, 2);
+/*
+** core.ofx_aggregate(parent, tag, pos, size, meta) -> node
+** A new aggregate node (metatable meta, fields tag and pos) with room for
+** size children slots, appended to parent's children: so that filling it
+** never rehashes, and the builder makes it in one call.
+*/
+static int l_aggregate (lua_State *L) {
+  lua_Integer size = luaL_checkinteger(L, 4);
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 3);
+  luaL_checktype(L, 5, LUA_TTABLE);
+  luaL_argcheck(L, size >= 0 && size <= (1 << 24), 4, "out of range");
+  lua_createtable(L, (int)size, 2);
+  lua_pushvalue(L, 5);
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, 2);
+  lua_setfield(L, -2, "tag");
+  lua_pushvalue(L, 3);
+  lua_setfield(L, -2, "pos");
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, 1, (lua_Integer)lua_rawlen(L, 1) + 1);
   return 1;
 }
 
@@ -388,7 +403,7 @@ static int l_append (lua_State *L) {
 }
 
 static const luaL_Reg ofx_functions[] = {
-  {"ofx_node", l_node},
+  {"ofx_aggregate", l_aggregate},
   {"ofx_amount", l_amount},
   {"ofx_date", l_date},
   {"ofx_record", l_record},

@@ -20,7 +20,7 @@
 local lpeg = require "lpeg"
 local core = require "sift.core"
 
-local new_node, append = core.ofx_node, core.ofx_append
+local new_aggregate, append = core.ofx_aggregate, core.ofx_append
 
 local P, S, R, C, Cp, Ct, Cg, Cc = lpeg.P, lpeg.S, lpeg.R, lpeg.C, lpeg.Cp, lpeg.Ct, lpeg.Cg, lpeg.Cc
 
@@ -282,11 +282,7 @@ local function builder(text, strict)
 
   -- (room for size children slots when they are known)
   local function aggregate(tag, pos, size)
-    local node = setmetatable(new_node(size or 0), Node)
-    node.tag, node.pos = tag, pos
-    local parent = stack[depth]
-    parent[#parent + 1] = node
-    return node
+    return new_aggregate(stack[depth], tag, pos, size or 0, Node)
   end
 
   local function open(tag, pos, size)
