@@ -278,6 +278,14 @@ describe("OFX statements against the fixtures' source projects", function()
       assert.matches("line %d+, column %d+: ", msg)
     end
     assert.is_nil(ofx.read(helper.fixture("ofx/ofxparse/ofx-v102-empty-tags.ofx"), { strict = true }))
+    -- a statement aggregate that the file made text of (found by fuzz/fuzz_ofx_grammar.c)
+    local garbled = "<OFX>\n<CREDITCARDMSGSRSV1>\n<CCSTMTTRNRS>\n<CCSTMTRS>\n<CCACCTINFOA<>\nCCTID>\n"
+      .. "</CCSTMTRS>\n</CCSTMTTRNRS>\n</CREDITCARDMSGSRSV1>\n</OFX>\n"
+    doc = assert(ofx.parse(garbled))
+    assert.are.same({ 0, "<CCSTMTRS> holds text, not a statement: left out", 3 },
+      { #doc.statements, doc.warnings[1].message, doc.warnings[1].line })
+    assert.are.same({ nil, "line 3, column 1: <CCSTMTRS> holds text, not a statement: left out", "corrupt" },
+      { ofx.parse(garbled, { strict = true }) })
   end)
 
   it("reads investment statements: trades, positions, balances, securities", function()

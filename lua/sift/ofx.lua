@@ -400,8 +400,12 @@ local function typed(doc, strict)
             severity = status and status.severity, message = status and status.message,
             meaning = status and status.meaning }
           for _, rs in ipairs(trnrs:children(shape.rs)) do
-            out.statements[#out.statements + 1] = statement(r, rs, shape,
-              ("%s %d"):format(shape.rs, #out.statements + 1), status, trnuid)
+            if rs.value == nil then
+              out.statements[#out.statements + 1] = statement(r, rs, shape,
+                ("%s %d"):format(shape.rs, #out.statements + 1), status, trnuid)
+            else
+              r.problem(trnrs, ("<%s> holds text, not a statement: left out"):format(shape.rs))
+            end
           end
         end
       end

@@ -477,6 +477,7 @@ function M.protect(fn, ...)
   if ok then return a, b end
   if type(a) == "table" and a.ofx_problem then
     local p = a.ofx_problem
+    if not p.line then return nil, p.message end
     return nil, ("line %d, column %d: %s"):format(p.line, p.column, p.message)
   end
   error(a, 0)
