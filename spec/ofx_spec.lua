@@ -286,6 +286,13 @@ describe("OFX statements against the fixtures' source projects", function()
       { #doc.statements, doc.warnings[1].message, doc.warnings[1].line })
     assert.are.same({ nil, "line 3, column 1: <CCSTMTRS> holds text, not a statement: left out", "corrupt" },
       { ofx.parse(garbled, { strict = true }) })
+    -- a trade whose text field is an aggregate (found by the same fuzzer)
+    doc = assert(ofx.parse("<OFX><INVSTMTMSGSRSV1><INVSTMTTRNRS><INVSTMTRS><CURDEF>USD<INVTRANLIST><BUYSTOCK>"
+      .. "<INVBUY><INVTRAN><FITID>1<DTTRADE>20050824</INVTRAN><UNITS>5</INVBUY><BUYTYPE><X>1</X></BUYTYPE>"
+      .. "</BUYSTOCK></INVTRANLIST></INVSTMTRS></INVSTMTTRNRS></INVSTMTMSGSRSV1></OFX>"))
+    local trade = doc.statements[1].investment_transactions[1]
+    assert.are.same({ "1", "5" }, { trade.fitid, trade.units })
+    assert.is_nil(trade.buy_type)
   end)
 
   it("reads investment statements: trades, positions, balances, securities", function()

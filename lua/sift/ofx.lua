@@ -229,6 +229,7 @@ local function investment_transaction(r, node, where)
   local function collect(agg)
     for child in agg:each() do
       local amount_key, text_key = INV_AMOUNTS[child.tag], INV_TEXT[child.tag]
+      if child.value == nil then amount_key, text_key = nil, nil end  -- (an aggregate by that name)
       if amount_key then t[amount_key] = r.amount(agg, child.tag, label .. " " .. child.tag) or nil
       elseif text_key then t[text_key] = child.value ~= "" and child.value:gsub("%s+$", "") or nil
       elseif child.tag == "SECID" then

@@ -238,7 +238,6 @@ for tag in ([[DTSTART DTEND INVBANKTRAN BUYDEBT BUYMF BUYOPT BUYOTHER BUYSTOCK C
   LIST_MEMBERS.INVTRANLIST[tag] = true
 end
 
-
 --- Line and column (1-based) of a byte position in text. cache (a
 -- table) keeps where the lines start, for the next call.
 function M.line_col(text, pos, cache)
