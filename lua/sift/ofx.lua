@@ -142,12 +142,6 @@ local function balance(r, node, what)
   return { amount = amount, date = r.date(node, "DTASOF", what .. "/DTASOF") or nil }
 end
 
-local function currency_of(r, node)
-  local c = node:child("CURRENCY") or node:child("ORIGCURRENCY")
-  if not c then return nil end
-  return r.text(c, "CURSYM"), r.text(c, "CURRATE")
-end
-
 -- a bank or credit-card transaction's fields: element tag -> key
 local TXN_TEXT = { FITID = "fitid", NAME = "name", EXTDNAME = "extended_name", MEMO = "memo",
   PAYEEID = "payee_id", CHECKNUM = "checknum", REFNUM = "refnum", SIC = "sic", SRVRTID = "server_id",
