@@ -36,6 +36,19 @@ for _, n in ipairs(SIZES) do
       tp and ("%.1fx"):format(tp / t) or "-", td and ("%.1fx"):format(td / t) or "-"))
   end
 end
+-- the floor under sift's parse, on the largest v1 statement (bench/ofx_floor.lua)
+local largest = SIZES[#SIZES]
+if largest then
+  local label = largest >= 1000000 and ("%dm"):format(largest // 1000000) or ("%dk"):format(largest // 1000)
+  local path = ("build/bench/ofx-%s-v1.ofx"):format(label)
+  local p = io.popen("lua5.4 bench/ofx_floor.lua " .. path)
+  local matched, strings = p:read("n", "n")
+  p:close()
+  if matched then
+    print(("floor on %s: LPeg matching its runs %.2fs, and making a string per element %.2fs "
+      .. "(no tree, no statements)"):format(path:match("[^/]+$"), matched, strings))
+  end
+end
 if not have_ofxparse or not have_ofxdump then
   print("(peers missing: apt-get install python3-ofxparse ofx)")
 end

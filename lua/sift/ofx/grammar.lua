@@ -453,6 +453,7 @@ local elem = Cp() * P"<" * name * P">" * space^0 * (1 - S"<&")^1 * Cp() * #P"<"
 -- (bounded: the captures go on Lua's stack; an end tag after the run,
 -- the parent's in XML, comes with it)
 local elems = elem * elem^-80 * (P"</" * Cp() * name * P">" * space^0)^-1
+M.runs = elems  -- (for bench/ofx_floor.lua)
 local run = lpeg.Cmt(elems, act"run")
 -- an aggregate's start tag and the run of elements it begins with
 local opens_run = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * elems, act"opens_run")
