@@ -385,7 +385,7 @@ describe("OFX writing", function()
     end
   end)
 
-  it("writes typed bank and card statements that read back the same", function()
+  it("writes typed bank, card and investment statements that read back the same", function()
     for _, name in ipairs { "ofxparse/bank_medium.ofx", "beancount-import/amex.ofx", "ofxparse/multiple_accounts.ofx",
         "libofx/ofx-2.1.1-sect-16.5.3.2.ofx" } do
       local doc = read(name)
@@ -394,6 +394,27 @@ describe("OFX writing", function()
       assert.matches('^<%?xml version="1.0" encoding="UTF%-8" standalone="no"%?>\r\n<%?OFX OFXHEADER="200" VERSION="211"', text)
       local back = assert(ofx.parse(text, { strict = true }))
       assert.are.same(statements(doc), statements(back), name)
+    end
+    -- trades of every kind the fixtures hold, cash, positions, balances and securities, as v1 and v2
+    local kinds, counts = {}, { trades = 0, positions = 0, securities = 0, balances = 0 }
+    for _, name in ipairs { "ofxparse/fidelity.ofx", "ofxparse/vanguard.ofx", "ofxparse/td_ameritrade.ofx",
+        "ofxparse/tiaacref.ofx", "beancount-import/fidelity_treasury.ofx",
+        "beancount-import/investment_buy_sell_income.ofx", "libofx/ofx-2.1.1-sect-13.12.ofx" } do
+      local doc = read(name)
+      for _, version in ipairs { 1, 2 } do
+        local back = assert(ofx.parse(writer.write(writer.tree(doc), { version = version }), { strict = true }))
+        assert.are.same({ doc.statements, doc.securities }, { back.statements, back.securities }, name .. " v" .. version)
+      end
+      local st = doc.statements[1]
+      for _, t in ipairs(st.investment_transactions or {}) do kinds[t.kind] = true end
+      counts.trades = counts.trades + #(st.investment_transactions or {})
+      counts.positions = counts.positions + #(st.positions or {})
+      counts.securities = counts.securities + #(doc.securities or {})
+      counts.balances = counts.balances + (st.balances and #st.balances.list or 0)
+    end
+    assert.are.same({ trades = 38, positions = 34, securities = 37, balances = 50 }, counts)
+    for _, kind in ipairs { "buydebt", "buymf", "buystock", "income", "sellmf", "sellother", "sellstock", "transfer" } do
+      assert.is_true(kinds[kind], kind)
     end
   end)
 end)

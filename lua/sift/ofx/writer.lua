@@ -1,6 +1,6 @@
---- Writing OFX: a tree (as `sift.ofx.grammar` builds it) or typed bank and
--- credit-card statements (as `sift.ofx` reads them) as OFX 1.x SGML or
--- 2.x XML. The direct-connect client builds its requests with it.
+--- Writing OFX: a tree (as `sift.ofx.grammar` builds it) or typed bank,
+-- credit-card and investment statements (as `sift.ofx` reads them) as
+-- OFX 1.x SGML or 2.x XML. The direct-connect client builds its requests with it.
 --
 --     local writer = require "sift.ofx.writer"
 --     local text = writer.write(doc.tree, { version = 2 })
@@ -130,14 +130,111 @@ local function balance_node(tag, b)
   return N(tag, { L("BALAMT", b.amount), opt("DTASOF", M.date(b.date)) })
 end
 
+-- an investment trade's fields: its part (INVBUY or INVSELL) or the trade
+-- itself, in the specification's order; fields the trade does not have
+-- are left out
+local INV_PART = { "units", "UNITS", "unit_price", "UNITPRICE", "markup", "MARKUP", "markdown", "MARKDOWN",
+  "commission", "COMMISSION", "taxes", "TAXES", "fees", "FEES", "load", "LOAD", "withholding", "WITHHOLDING",
+  "total", "TOTAL", "gain", "GAIN", "state_withholding", "STATEWITHHOLDING", "penalty", "PENALTY" }
+local INV_PART_TEXT = { "subaccount_security", "SUBACCTSEC", "subaccount_fund", "SUBACCTFUND",
+  "inv401k_source", "INV401KSOURCE" }
+local INV_TRADE = { "income_type", "INCOMETYPE", "buy_type", "BUYTYPE", "sell_type", "SELLTYPE",
+  "transfer_action", "TFERACTION", "position_type", "POSTYPE", "option_action", "OPTACTION",
+  "subaccount_to", "SUBACCTTO", "subaccount_from", "SUBACCTFROM", "related_fitid", "RELFITID" }
+local INV_TRADE_AMOUNTS = { "accrued_interest", "ACCRDINT", "old_units", "OLDUNITS", "new_units", "NEWUNITS",
+  "numerator", "NUMERATOR", "denominator", "DENOMINATOR", "fraction_cash", "FRACCASH",
+  "average_cost_basis", "AVGCOSTBASIS" }
+
+local function secid_node(sec)
+  return sec and N("SECID", { L("UNIQUEID", sec.id or ""), L("UNIQUEIDTYPE", sec.type or "") })
+end
+
+local function currency_node(t)
+  return t.currency and N("CURRENCY", { L("CURRATE", t.currency_rate or "1.0"), L("CURSYM", t.currency) })
+end
+
+local function add_fields(children, t, fields)
+  for i = 1, #fields, 2 do
+    local v = t[fields[i]]
+    if v ~= nil then children[#children + 1] = L(fields[i + 1], v) end
+  end
+end
+
+local function trade_node(t)
+  local tag = t.kind:upper()
+  local invtran = N("INVTRAN", { opt("FITID", t.fitid), opt("SRVRTID", t.server_id),
+    opt("DTTRADE", M.date(t.trade_date)), opt("DTSETTLE", M.date(t.settle_date)), opt("MEMO", t.memo) })
+  local part = tag:match("^BUY") and "INVBUY" or tag:match("^SELL") and "INVSELL"
+  local inner = { invtran, secid_node(t.security) }
+  local outer = part and {} or inner
+  add_fields(inner, t, INV_PART)
+  if t.currency then inner[#inner + 1] = currency_node(t) end
+  add_fields(inner, t, INV_PART_TEXT)
+  if part then outer[1] = N(part, inner) end
+  add_fields(outer, t, INV_TRADE)
+  add_fields(outer, t, INV_TRADE_AMOUNTS)
+  return N(tag, outer)
+end
+
+local function position_node(p)
+  return N(p.kind:upper(), { N("INVPOS", { secid_node(p.security), opt("HELDINACCT", p.held_in),
+    opt("POSTYPE", p.position_type), opt("UNITS", p.units), opt("UNITPRICE", p.unit_price),
+    opt("MKTVAL", p.market_value), opt("DTPRICEASOF", M.date(p.price_date)), opt("MEMO", p.memo) }) })
+end
+
+local function investment_balance_node(b)
+  if not b then return nil end
+  local list
+  if #b.list > 0 then
+    list = N("BALLIST", {})
+    for _, x in ipairs(b.list) do
+      list[#list + 1] = N("BAL", { opt("NAME", x.name), opt("DESC", x.description), opt("BALTYPE", x.type),
+        opt("VALUE", x.value), opt("DTASOF", M.date(x.date)) })
+    end
+  end
+  return N("INVBAL", { opt("AVAILCASH", b.available_cash), opt("MARGINBALANCE", b.margin_balance),
+    opt("SHORTBALANCE", b.short_balance), opt("BUYPOWER", b.buying_power), list })
+end
+
+local function security_node(sec)
+  return N(sec.kind:upper(), { N("SECINFO", {
+    secid_node { id = sec.id, type = sec.id_type }, opt("SECNAME", sec.name), opt("TICKER", sec.ticker),
+    opt("FIID", sec.fiid), opt("UNITPRICE", sec.unit_price), opt("DTASOF", M.date(sec.price_date)) }) })
+end
+
 local SHAPES = {
   bank = { msgs = "BANKMSGSRSV1", trnrs = "STMTTRNRS", rs = "STMTRS", acct = "BANKACCTFROM" },
   creditcard = { msgs = "CREDITCARDMSGSRSV1", trnrs = "CCSTMTTRNRS", rs = "CCSTMTRS", acct = "CCACCTFROM" },
+  investment = { msgs = "INVSTMTMSGSRSV1", trnrs = "INVSTMTTRNRS", rs = "INVSTMTRS", acct = "INVACCTFROM" },
 }
 
---- A tree of a typed document (`sift.ofx.parse`): the signon and its bank
--- and credit-card statements. Investment statements are written from
--- their tree (`doc.tree`) instead.
+-- a statement's response aggregate (STMTRS, CCSTMTRS, INVSTMTRS)
+local function statement_node(st, shape)
+  local a = st.account
+  if st.kind ~= "investment" then
+    local list = N("BANKTRANLIST", { opt("DTSTART", M.date(st.start)), opt("DTEND", M.date(st["end"])) })
+    for _, t in ipairs(st.transactions) do list[#list + 1] = transaction_node(t) end
+    return N(shape.rs, { L("CURDEF", st.currency), N(shape.acct, { opt("BANKID", a.bank_id),
+      opt("BRANCHID", a.branch_id), L("ACCTID", a.id), opt("ACCTTYPE", a.type), opt("ACCTKEY", a.key) }),
+      list, balance_node("LEDGERBAL", st.ledger_balance), balance_node("AVAILBAL", st.available_balance) })
+  end
+  local list = N("INVTRANLIST", { opt("DTSTART", M.date(st.start)), opt("DTEND", M.date(st["end"])) })
+  for _, t in ipairs(st.investment_transactions or {}) do list[#list + 1] = trade_node(t) end
+  for _, t in ipairs(st.transactions) do
+    list[#list + 1] = N("INVBANKTRAN", { transaction_node(t), opt("SUBACCTFUND", t.subaccount_fund) })
+  end
+  local positions
+  if st.positions then
+    positions = N("INVPOSLIST", {})
+    for _, p in ipairs(st.positions) do positions[#positions + 1] = position_node(p) end
+  end
+  return N(shape.rs, { opt("DTASOF", M.date(st.as_of)), L("CURDEF", st.currency),
+    N(shape.acct, { opt("BROKERID", a.broker_id), L("ACCTID", a.id) }),
+    list, positions, investment_balance_node(st.balances) })
+end
+
+--- A tree of a typed document (`sift.ofx.parse`): the signon, its bank,
+-- credit-card and investment statements, and its securities list.
 function M.tree(doc)
   local ofx = N("OFX", {})
   local s = doc.signon or {}
@@ -147,21 +244,20 @@ function M.tree(doc)
   local groups = {}
   for _, st in ipairs(doc.statements) do
     local shape = SHAPES[st.kind]
-    if not shape then error(("cannot write a %s statement from its values; write doc.tree"):format(st.kind), 2) end
-    local a = st.account
-    local acct = N(shape.acct, { opt("BANKID", a.bank_id), opt("BRANCHID", a.branch_id), L("ACCTID", a.id),
-      opt("ACCTTYPE", a.type), opt("ACCTKEY", a.key) })
-    local list = N("BANKTRANLIST", { opt("DTSTART", M.date(st.start)), opt("DTEND", M.date(st["end"])) })
-    for _, t in ipairs(st.transactions) do list[#list + 1] = transaction_node(t) end
-    local rs = N(shape.rs, { L("CURDEF", st.currency), acct, list,
-      balance_node("LEDGERBAL", st.ledger_balance), balance_node("AVAILBAL", st.available_balance) })
+    if not shape then error(("cannot write a %s statement"):format(tostring(st.kind)), 2) end
     local msgs = groups[shape.msgs]
     if not msgs then
       msgs = N(shape.msgs, {})
       groups[shape.msgs] = msgs
       ofx[#ofx + 1] = msgs
     end
-    msgs[#msgs + 1] = N(shape.trnrs, { L("TRNUID", st.trnuid or "0"), status_node(st.status), rs })
+    msgs[#msgs + 1] = N(shape.trnrs, { opt("TRNUID", st.trnuid), status_node(st.status),
+      statement_node(st, shape) })
+  end
+  if doc.securities then
+    local list = N("SECLIST", {})
+    for _, sec in ipairs(doc.securities) do list[#list + 1] = security_node(sec) end
+    ofx[#ofx + 1] = N("SECLISTMSGSRSV1", { list })
   end
   return ofx
 end
