@@ -135,7 +135,11 @@ if io.open(stmt) then
   sh("bin/sift ofx " .. stmt .. " " .. fixtures .. "/ofx/ofxparse/fail_nice/decimal_error.ofx")
   sh("bin/sift ofx --csv " .. fixtures .. "/ofx/ledger-autosync/accented_characters_latin1.ofx")
   sh("lua5.4 examples/ofx.lua " .. fixtures .. "/ofx/beangulp/tests_ofx_ofxdownload.ofx | head -4")
-  print("(docs/ofx.md: the grammar's rules, typed statements, strict and lenient modes)")
+  -- an investment statement (v1) written back as v2 from its typed statements, and read again
+  os.execute("mkdir -p build/demo")
+  sh("lua5.4 examples/ofx_convert.lua " .. fixtures .. "/ofx/ofxparse/fidelity.ofx build/demo/fidelity.xml 2")
+  sh("bin/sift ofx build/demo/fidelity.xml")
+  print("(docs/ofx.md: the grammar's rules, typed statements, strict and lenient modes, writing back)")
 end
 
 -- 6b. finance

@@ -113,6 +113,17 @@ describe("examples", function()
     assert.matches("balance not given\n  warning %(line 37%): STMTRS 1/LEDGERBAL/BALAMT is empty", out)
   end)
 
+  it("ofx_convert.lua writes an investment statement as v2 and reads it back the same", function()
+    local fidelity = helper.fixture("ofx/ofxparse/fidelity.ofx")
+    if not fidelity then return end
+    local out_path = os.tmpname()
+    local out, code = run("ofx_convert.lua", { fidelity, out_path, "2" })
+    assert.are.equal(0, code, out)
+    assert.matches("%(OFX 211%): 1 statement%(s%), 14 trade%(s%), 6 position%(s%), 7 securities; read back the same", out)
+    assert.matches('^<%?xml version="1.0"', helper.read(out_path))
+    os.remove(out_path)
+  end)
+
   it("finance.lua imports a generated statement, categorises, confirms transfers and writes a journal", function()
     local db = os.tmpname()
     os.remove(db)
