@@ -17,7 +17,7 @@
 
 #include "graph.h"
 
-#define ALLOC(p, n) ((p) = malloc(((n) ? (n) : 1) * sizeof *(p)))
+#define ALLOC(p, n) ((p) = malloc(((n) != 0 ? (n) : 1) * sizeof *(p)))
 
 
 /*
@@ -25,6 +25,47 @@
 ** Set-up and lookups
 ** =======================================================
 */
+
+#define BIT(set, i) ((set)[(i) >> 3] >> ((i) & 7) & 1)
+#define SETBIT(set, i) ((set)[(i) >> 3] |= (uint8_t)(1 << ((i) & 7)))
+#define CLEARBIT(set, i) ((set)[(i) >> 3] &= (uint8_t)~(1 << ((i) & 7)))
+
+static int cmp_defined (const void *a, const void *b) {
+  const uint32_t *x = (const uint32_t *)a, *y = (const uint32_t *)b;
+  return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* the class loaders of the dump and the classes each defined: the JVM keeps
+   a class alive as long as its loader */
+static sift_Status find_loaders (hg_Graph *g) {
+  const hp_Heap *h = g->h;
+  uint32_t *pairs;
+  uint64_t c, k = 0;
+  if (!(g->is_loader = (uint8_t *)calloc(g->n / 8 + 1, 1))
+      || !ALLOC(pairs, h->nclasses * 2))
+    return SIFT_ENOMEM;
+  for (c = 0; c < h->nclasses; c++) {
+    uint32_t loader = h->classes[c].loader_id
+                    ? hg_find(g, h->classes[c].loader_id) : HG_NONE;
+    if (loader == HG_NONE) continue;
+    pairs[2 * k] = loader;
+    pairs[2 * k + 1] = (uint32_t)c;
+    k++;
+    SETBIT(g->is_loader, loader);
+  }
+  qsort(pairs, k, 2 * sizeof *pairs, cmp_defined);
+  g->ndefined = k;
+  if (!ALLOC(g->defined_by, k) || !ALLOC(g->defined, k)) {
+    free(pairs);
+    return SIFT_ENOMEM;
+  }
+  for (c = 0; c < k; c++) {
+    g->defined_by[c] = pairs[2 * c];
+    g->defined[c] = pairs[2 * c + 1];
+  }
+  free(pairs);
+  return SIFT_OK;
+}
 
 sift_Status hg_init (hg_Graph *g, const hp_Heap *h) {
   uint64_t c, i, total = 0, statics = 0;
@@ -78,7 +119,7 @@ sift_Status hg_init (hg_Graph *g, const hp_Heap *h) {
     g->root_obj[g->nroots] = num;
     g->root_rec[g->nroots++] = i;
   }
-  return SIFT_OK;
+  return find_loaders(g);
 }
 
 void hg_free (hg_Graph *g) {
@@ -91,6 +132,9 @@ void hg_free (hg_Graph *g) {
   free(g->root_obj);
   free(g->root_rec);
   free(g->root_obj_flags);
+  free(g->is_loader);
+  free(g->defined_by);
+  free(g->defined);
   free(g->first);
   free(g->succ);
   free(g->pfirst);
@@ -158,6 +202,7 @@ void hg_refs_begin (hg_Iter *it, const hg_Graph *g, uint32_t num,
   it->cls = o.cls;
   it->i = 0;
   it->count = o.length;  /* elements, or instance data bytes */
+  it->next_defined = HG_NONE;
   it->statics = NULL;
   if (o.kind == HP_CLASS_DUMP && o.cls >= 0) {
     it->statics = g->h->p + g->h->classes[o.cls].statics_off + 2;
@@ -179,6 +224,64 @@ static int resolve (const hg_Iter *it, uint64_t id, int kind, uint64_t index,
   return 1;
 }
 
+/* the first of a loader's (loader, class) pairs */
+static uint64_t first_defined (const hg_Graph *g, uint32_t loader) {
+  uint64_t lo = 0, hi = g->ndefined;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (g->defined_by[mid] < loader) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/*
+** What the JVM keeps alive without a field, one at a time: an instance's
+** or object array's class; a class's superclass, loader, signers and
+** protection domain (CLASS_DUMP: id, u4 serial, super, loader, signers,
+** domain); the classes a loader defined.
+*/
+static int synthetic_next (hg_Iter *it, hg_Ref *ref) {
+  const hg_Graph *g = it->g;
+  const hp_Heap *h = g->h;
+  const hp_Class *c = it->cls >= 0 ? &h->classes[it->cls] : NULL;
+  int ids = h->idsize, is_class = it->kind == HP_CLASS_DUMP;
+  for (;;) {
+    switch (it->step++) {
+      case 0:
+        if (c && !is_class && resolve(it, c->id, HG_CLASS, 0, HG_LOW, ref)) return 1;
+        break;
+      case 1:
+        if (c && is_class && resolve(it, c->super_id, HG_SUPER, 0, HG_LOW, ref)) return 1;
+        break;
+      case 2:
+        if (c && is_class && resolve(it, c->loader_id, HG_LOADER, 0, HG_LOW, ref)) return 1;
+        break;
+      case 3: case 4:
+        if (c && is_class
+            && resolve(it, hp_id_at(h, h->p + c->off + 1 + ids + 4
+                                       + (uint64_t)ids * (it->step - 2)),
+                       it->step == 4 ? HG_SIGNERS : HG_DOMAIN, 0, HG_LOW, ref))
+          return 1;
+        break;
+      case 5:
+        if (it->kind != HP_INSTANCE_DUMP || !BIT(g->is_loader, it->num)) return 0;
+        if (it->next_defined == HG_NONE) it->next_defined = first_defined(g, it->num);
+        while (it->next_defined < g->ndefined
+               && g->defined_by[it->next_defined] == it->num) {
+          uint32_t k = g->defined[it->next_defined++];
+          if (resolve(it, h->classes[k].id, HG_DEFINED, k, HG_LOW, ref)) {
+            it->step = 5;
+            return 1;
+          }
+        }
+        return 0;
+      default:
+        return 0;
+    }
+  }
+}
+
 int hg_refs_next (hg_Iter *it, hg_Ref *ref) {
   const hg_Graph *g = it->g;
   const hp_Heap *h = g->h;
@@ -194,10 +297,7 @@ int hg_refs_next (hg_Iter *it, hg_Ref *ref) {
                        g->ref_field[k], g->ref_flags[k], ref))
           return 1;
       }
-      if (it->synthetic && it->step++ == 0)
-        return resolve(it, h->classes[it->cls].id, HG_CLASS, 0, 0, ref)
-            || hg_refs_next(it, ref);
-      return 0;
+      break;
     case HP_OBJ_ARRAY_DUMP:
       while (it->i < it->count) {
         uint64_t k = it->i++;
@@ -205,7 +305,7 @@ int hg_refs_next (hg_Iter *it, hg_Ref *ref) {
                     k, 0, ref))
           return 1;
       }
-      return 0;
+      break;
     case HP_CLASS_DUMP:
       if (it->cls < 0) return 0;
       while (it->i < it->count) {  /* statics: name id, u1 type, value */
@@ -218,18 +318,11 @@ int hg_refs_next (hg_Iter *it, hg_Ref *ref) {
                        g->static_flags[g->static_first[it->cls] + k], ref))
           return 1;
       }
-      if (!it->synthetic) return 0;
-      while (it->step < 2) {
-        const hp_Class *c = &h->classes[it->cls];
-        if (it->step++ == 0) {
-          if (resolve(it, c->super_id, HG_SUPER, 0, 0, ref)) return 1;
-        }
-        else if (resolve(it, c->loader_id, HG_LOADER, 0, 0, ref)) return 1;
-      }
-      return 0;
+      break;
     default:
       return 0;
   }
+  return it->synthetic && synthetic_next(it, ref);
 }
 
 /* }====================================================== */
@@ -256,10 +349,6 @@ uint64_t hg_shallow (const hg_Graph *g, uint32_t num, int model) {
 ** Shortest paths from the roots
 ** =======================================================
 */
-
-#define BIT(set, i) ((set)[(i) >> 3] >> ((i) & 7) & 1)
-#define SETBIT(set, i) ((set)[(i) >> 3] |= (uint8_t)(1 << ((i) & 7)))
-#define CLEARBIT(set, i) ((set)[(i) >> 3] &= (uint8_t)~(1 << ((i) & 7)))
 
 sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
                       uint64_t ntargets, uint32_t *parent, uint64_t *via) {
@@ -302,7 +391,7 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
     if (BIT(done, u)) continue;  /* promoted, and expanded already */
     SETBIT(done, u);
     if (targets && BIT(targets, u) && ++found == ntargets) break;
-    hg_refs_begin(&it, g, u, 0);
+    hg_refs_begin(&it, g, u, 1);
     while (hg_refs_next(&it, &ref)) {
       uint32_t c = ref.target;
       int clow = ulow || (ref.flags & HG_LOW);

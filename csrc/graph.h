@@ -26,9 +26,13 @@ enum {
   HG_FIELD = 1,    /* an instance field: index into the class's layout */
   HG_ELEMENT,      /* an array element: 0-based index */
   HG_STATIC,       /* a static field: index into the class's statics */
-  HG_CLASS,        /* an instance's class (dominators only) */
-  HG_SUPER,        /* a class's superclass (dominators only) */
-  HG_LOADER        /* a class's loader (dominators only) */
+  /* what the JVM keeps alive without a field (low priority for paths) */
+  HG_CLASS,        /* an instance's or object array's class */
+  HG_SUPER,        /* a class's superclass */
+  HG_LOADER,       /* a class's loader */
+  HG_SIGNERS,      /* a class's signers */
+  HG_DOMAIN,       /* a class's protection domain */
+  HG_DEFINED       /* a loader's classes (index: class number) */
 };
 
 #define HG_NONE UINT32_MAX
@@ -62,6 +66,11 @@ typedef struct hg_Graph {
   uint64_t *root_rec;      /* index into h->roots */
   uint8_t *root_obj_flags; /* flags of each of these roots (by its object) */
   uint64_t nroots;
+  /* class loaders: a bit per object, and (loader, class) pairs by loader */
+  uint8_t *is_loader;
+  uint32_t *defined_by;    /* loader object numbers, sorted */
+  uint32_t *defined;       /* the class number beside each */
+  uint64_t ndefined;
   /* the strong graph for dominators (CSR), and its predecessors */
   uint64_t *first;
   uint32_t *succ;
@@ -90,8 +99,9 @@ void hg_flag_static (hg_Graph *g, uint32_t cls, uint32_t index, int flags);
 
 /*
 ** The references of object num, through an iterator: hg_refs_begin, then
-** hg_refs_next until it returns 0. `synthetic` adds class, superclass and
-** loader references (the dominator model). References to absent ids and
+** hg_refs_next until it returns 0. `synthetic` adds, after the fields,
+** elements and statics, the references the JVM keeps without a field
+** (HG_CLASS ... HG_DEFINED), flagged HG_LOW. References to absent ids and
 ** null references are skipped.
 */
 typedef struct hg_Iter {
@@ -101,6 +111,7 @@ typedef struct hg_Iter {
   const unsigned char *data;
   int64_t cls;
   uint64_t i, count;
+  uint64_t next_defined;         /* into defined_by, for a loader */
   const unsigned char *statics;  /* next static entry */
 } hg_Iter;
 

@@ -13,7 +13,8 @@
 #include "lheap.h"
 
 static const char *const ref_kinds[] = {
-  NULL, "field", "element", "static", "class", "super", "loader"
+  NULL, "field", "element", "static", "class", "super", "loader", "signers",
+  "protection_domain", "defined_class"
 };
 
 /* the heap's graph, made on first use */
@@ -124,13 +125,14 @@ static void push_ref (lua_State *L, const hg_Ref *r) {
 }
 
 /* heap:refs(num) -> the references an object holds: {target, kind, index,
-   flags} (fields, elements, statics) */
+   flags} (fields, elements, statics, then what the JVM keeps without a
+   field: class, super, loader, signers, protection_domain, defined_class) */
 static int graph_refs (lua_State *L) {
   hg_Graph *g = checkgraph(L);
   hg_Iter it;
   hg_Ref r;
   int i = 0;
-  hg_refs_begin(&it, g, checkobj(L, g, 2), 0);
+  hg_refs_begin(&it, g, checkobj(L, g, 2), 1);
   lua_newtable(L);
   while (hg_refs_next(&it, &r)) {
     push_ref(L, &r);
@@ -223,7 +225,7 @@ static void push_step (lua_State *L, const hg_Graph *g, uint32_t p,
   else {
     hg_Iter it;
     hg_Ref r;
-    hg_refs_begin(&it, g, p, 0);
+    hg_refs_begin(&it, g, p, 1);
     while (hg_refs_next(&it, &r))
       if (r.target == c && !(r.flags & (HG_NEVER | HG_SKIP))) {
         lua_pushstring(L, ref_kinds[r.kind]);

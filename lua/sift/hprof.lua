@@ -335,10 +335,8 @@ function Heap:threads()
   end
   for _, t in ipairs(out) do
     if not t.name and t.object then
-      local ok, name = pcall(function() return t.object.name end)
-      if ok and name ~= nil then
-        t.name = type(name) == "string" and name or M.Object.string(name)
-      end
+      local name = t.object:has_field("name") and t.object:field("name")
+      if type(name) == "userdata" then t.name = name:string() end
     end
     local trace = t.trace and self.index:trace(t.trace)
     t.frames = {}
@@ -483,6 +481,13 @@ local function thread_names(heap)
   return heap._thread_names
 end
 
+-- the references the JVM keeps without a field, as paths label them
+local JVM_EDGES = {
+  class = "<class>", super = "<super>", loader = "<loader>", signers = "<signers>",
+  protection_domain = "<protection domain>", defined_class = "<defined class>",
+}
+M.jvm_edges = JVM_EDGES
+
 -- a path step from the C layer, named
 local function step(heap, raw_step, from)
   local obj = object_at(heap, raw_step.object)
@@ -506,6 +511,10 @@ local function step(heap, raw_step, from)
       s.label = "static " .. c.name:match("[^.]+$") .. "." .. s.name
     elseif s.ref == "element" then
       s.label = ("[%d]"):format(s.index - 1)  -- Java's 0-based index
+    elseif JVM_EDGES[s.ref] then  -- kept by the JVM, not by a field
+      s.name = JVM_EDGES[s.ref]
+      s.class = Object.as_class(from) and Object.as_class(from).name or Object.class_name(from)
+      s.label = s.name
     end
   elseif s.root then
     s.label = "root " .. s.root .. (s.thread and (" (thread " .. s.thread .. ")") or "")
@@ -992,8 +1001,16 @@ local function find_field(cls, key)
   end
 end
 
---- A field's value by name; `class` picks the declaring class when the
--- name is shadowed. Raises if the object has no such field.
+--- Whether the object is an instance with a field of this name (`Class.name`
+-- forms included).
+function Object.has_field(obj, name)
+  local heap, _, _, kind, cls = facts(obj)
+  return kind == "instance" and cls ~= nil and find_field(heap:class_at(cls), name) ~= nil
+end
+
+--- A field's value by name, whatever the name (`size`, `id`...); `class`
+-- picks the declaring class when the name is shadowed. Raises if the object
+-- has no such field.
 function Object.field(obj, name, class)
   local heap, num, _, kind, cls = facts(obj)
   if kind ~= "instance" or not cls then
@@ -1068,20 +1085,34 @@ function Object.string(obj, max)
   return text
 end
 
--- field access by name on instances (`obj.name`, `obj["Base.val"]`),
--- elements by index on arrays (`arr[1]`); methods come after fields, so a
--- Java field named like a method wins (call `sift.hprof.Object.size(obj)`)
+-- The namespace rule: sift's methods come first, then the Java fields.
+-- `obj.key` is the method `key` when Object has one (`id`, `size`, `kind`,
+-- `string`, `field`...), else the instance field named `key`, else nil;
+-- `arr[i]` is an element. No Java name can hide a method, and every field,
+-- whatever its name, is `obj:field(name)`.
 function Object.__index(obj, key)
+  local method = Object[key]
+  if method ~= nil then return method end
   local heap, num, _, kind, cls, _, _, elem = facts(obj)
   if type(key) == "number" then
     if elem then return wrap(heap, heap.index:element(num, key), elem) end
     return nil
   end
-  if kind == "instance" and cls then
+  if kind == "instance" and cls and type(key) == "string" then
     local f = find_field(heap:class_at(cls), key)
     if f then return wrap(heap, heap.index:field(num, f.offset, f.type), f.type) end
   end
-  return Object[key]
+  return nil
+end
+
+--- The names `obj.key` resolves to a method rather than a Java field, sorted.
+function M.method_names()
+  local out = {}
+  for k, v in pairs(Object) do
+    if type(v) == "function" and not k:match("^__") then out[#out + 1] = k end
+  end
+  table.sort(out)
+  return out
 end
 
 function Object.__tostring(obj)

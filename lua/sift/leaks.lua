@@ -58,9 +58,10 @@ end
 
 local KEYED = { "leakcanary.KeyedWeakReference", "com.squareup.leakcanary.KeyedWeakReference" }
 
+-- a Java field's value, nil when the object has no such field (fields are
+-- always read through obj:field, so no Java name can be taken for a method)
 local function field_or_nil(obj, name)
-  local ok, v = pcall(obj.field, obj, name)
-  if ok then return v end
+  if obj:has_field(name) then return obj:field(name) end
 end
 
 local function text(v)
@@ -475,7 +476,7 @@ local function is(obj, names)
 end
 
 local function quoted_or(obj, default)
-  local s = obj and obj:string()
+  local s = type(obj) == "userdata" and obj:string()
   if s then return '"' .. s .. '"' end
   return default
 end
@@ -524,7 +525,7 @@ local function collapse(path, k)
     if last.name == "key" then
       return virtual(last, a.name == "map" and "element()" or "key()"), j
     elseif last.name == "value" then
-      return virtual(last, quoted_or(node_step.object.key, "value()")), j
+      return virtual(last, quoted_or(field_or_nil(node_step.object, "key"), "value()")), j
     end
   elseif is(owner, { "java.util.LinkedList" }) and a.name == "first" then
     local j, index = k + 2, 0
@@ -541,7 +542,7 @@ local function collapse(path, k)
     while path[j] and (path[j].name == "mNext" or path[j].name == "mPrevious") do j = j + 1 end
     local entry, last = path[j - 1], path[j]
     if last and last.name == "mKey" then return virtual(last, "key()"), j end
-    if last and last.name == "mValue" then return virtual(last, quoted_or(entry.object.mKey, "value()")), j end
+    if last and last.name == "mValue" then return virtual(last, quoted_or(field_or_nil(entry.object, "mKey"), "value()")), j end
   end
   return nil
 end
