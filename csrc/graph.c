@@ -133,6 +133,8 @@ void hg_free (hg_Graph *g) {
   free(g->root_rec);
   free(g->root_obj_flags);
   free(g->is_loader);
+  free(g->jvm_instance);
+  free(g->jvm_mirror);
   free(g->defined_by);
   free(g->defined);
   free(g->first);
@@ -328,19 +330,38 @@ int hg_refs_next (hg_Iter *it, hg_Ref *ref) {
 /* }====================================================== */
 
 
+#define ALIGN8(n) (((n) + 7) & ~(uint64_t)7)
+
 uint64_t hg_shallow (const hg_Graph *g, uint32_t num, int model) {
   const hp_Heap *h = g->h;
   hp_ObjInfo o;
   uint64_t bytes;
   hp_object(h, num, &o);
   if (model == HG_SHARK) return o.shallow;
-  /* the JVM model as VisualVM draws it: a one-id header, arrays a u4
-     length more, everything aligned to 8 bytes */
+  if (model == HG_JVM && g->jvm_instance != NULL) {
+    switch (o.kind) {
+      case HP_CLASS_DUMP:
+        if (o.cls >= 0) return g->jvm_mirror[o.cls];
+        break;
+      case HP_INSTANCE_DUMP:
+        if (o.cls >= 0) return g->jvm_instance[o.cls];
+        break;
+      case HP_OBJ_ARRAY_DUMP:
+        return ALIGN8(g->jvm_array_base + o.length * g->jvm_oop);
+      default: {  /* primitive arrays */
+        int wide = o.elem == HP_LONG || o.elem == HP_DOUBLE;
+        return ALIGN8((wide ? g->jvm_array_base_wide : g->jvm_array_base)
+                      + o.shallow);
+      }
+    }
+  }
+  /* VisualVM's rule (and the JVM model's for what it cannot place): a
+     one-id header, arrays a u4 length more, everything aligned to 8 */
   bytes = (uint64_t)h->idsize + o.shallow;
   if (o.kind == HP_OBJ_ARRAY_DUMP || o.kind == HP_PRIM_ARRAY_DUMP
       || o.kind == HP_PRIM_ARRAY_NODATA)
     bytes += 4;
-  return (bytes + 7) & ~(uint64_t)7;
+  return ALIGN8(bytes);
 }
 
 

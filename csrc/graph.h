@@ -37,8 +37,9 @@ enum {
 
 #define HG_NONE UINT32_MAX
 
-/* size models */
-enum { HG_SHARK = 0, HG_JVM = 1 };
+/* size models: the dump's own sizes (Shark); the JVM's allocation, from a
+   layout set by hg_set_jvm_layout; VisualVM's header-and-alignment rule */
+enum { HG_SHARK = 0, HG_JVM = 1, HG_VISUALVM = 2 };
 
 typedef struct hg_Ref {
   uint32_t target;   /* object number */
@@ -76,6 +77,10 @@ typedef struct hg_Graph {
   uint32_t *succ;
   uint64_t *pfirst;
   uint32_t *pred;
+  /* the JVM's layout: per class its instance and mirror sizes; the offset
+     of element 0 of arrays (of longs and doubles apart); reference size */
+  uint32_t *jvm_instance, *jvm_mirror;
+  uint32_t jvm_array_base, jvm_array_base_wide, jvm_oop;
   /* the dominator tree */
   uint32_t *idom;          /* HG_NONE: unreachable; n: the virtual root */
   uint64_t *retained;

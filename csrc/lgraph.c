@@ -49,7 +49,7 @@ static uint32_t checkobj (lua_State *L, hg_Graph *g, int i) {
 }
 
 static int checkmodel (lua_State *L, int i) {
-  static const char *const models[] = {"shark", "jvm", NULL};
+  static const char *const models[] = {"shark", "jvm", "visualvm", NULL};
   return luaL_checkoption(L, i, "shark", models);
 }
 
@@ -562,7 +562,104 @@ static int graph_info (lua_State *L) {
   return 1;
 }
 
+/*
+** heap:set_jvm_layout(instance_sizes, mirror_sizes, array_base,
+** array_base_wide, oop): the JVM model's sizes, per class number (lists
+** as long as the classes), as lua/sift/jvm_layout.lua computes them
+*/
+static int graph_set_jvm_layout (lua_State *L) {
+  hg_Graph *g = checkgraph(L);
+  uint64_t nc = g->h->nclasses, c;
+  uint32_t *inst, *mirror;
+  luaL_checktype(L, 2, LUA_TTABLE);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  luaL_argcheck(L, lua_rawlen(L, 2) == nc && lua_rawlen(L, 3) == nc, 2,
+                "a size per class expected");
+  inst = (uint32_t *)malloc((nc + 1) * sizeof *inst);
+  mirror = (uint32_t *)malloc((nc + 1) * sizeof *mirror);
+  if (inst == NULL || mirror == NULL) {
+    free(inst);
+    free(mirror);
+    return luaL_error(L, "not enough memory for the JVM layout");
+  }
+  for (c = 0; c < nc; c++) {  /* checked before the graph's are replaced */
+    lua_Integer k = (lua_Integer)c + 1;
+    int ok1, ok2;
+    lua_Integer a, b;
+    lua_rawgeti(L, 2, k);
+    a = lua_tointegerx(L, -1, &ok1);
+    lua_rawgeti(L, 3, k);
+    b = lua_tointegerx(L, -1, &ok2);
+    lua_pop(L, 2);
+    if (!ok1 || !ok2 || a < 0 || b < 0 || a > (lua_Integer)UINT32_MAX
+        || b > (lua_Integer)UINT32_MAX) {
+      free(inst);
+      free(mirror);
+      return luaL_error(L, "bad size for class %d", (int)k);
+    }
+    inst[c] = (uint32_t)a;
+    mirror[c] = (uint32_t)b;
+  }
+  free(g->jvm_instance);
+  free(g->jvm_mirror);
+  g->jvm_instance = inst;
+  g->jvm_mirror = mirror;
+  g->jvm_array_base = (uint32_t)luaL_checkinteger(L, 4);
+  g->jvm_array_base_wide = (uint32_t)luaL_checkinteger(L, 5);
+  g->jvm_oop = (uint32_t)luaL_checkinteger(L, 6);
+  if (g->model == HG_JVM) invalidate(g);
+  return 0;
+}
+
+/*
+** heap:model_histogram(model, class_class) -> rows { class | elem, count,
+** shallow } as heap:histogram(), sizes under the model; class objects are
+** counted as instances of class number class_class (java.lang.Class) when
+** given, as the JVM's own histogram does
+*/
+static int graph_model_histogram (lua_State *L) {
+  hg_Graph *g = checkgraph(L);
+  const hp_Heap *h = g->h;
+  int model = checkmodel(L, 2);
+  lua_Integer cc = luaL_optinteger(L, 3, 0);
+  uint64_t nslots = h->nclasses + 13, i, *count, *bytes;
+  static const char *const elems[12] = {NULL, NULL, NULL, NULL, "boolean",
+    "char", "float", "double", "byte", "short", "int", "long"};
+  int row = 0;
+  luaL_argcheck(L, cc >= 0 && (lua_Unsigned)cc <= h->nclasses, 3, "no such class number");
+  count = (uint64_t *)lua_newuserdatauv(L, 2 * nslots * sizeof *count, 0);
+  bytes = count + nslots;
+  memset(count, 0, 2 * nslots * sizeof *count);
+  for (i = 0; i < g->n; i++) {
+    uint64_t slot = class_slot(h, (uint32_t)i);
+    if (slot == h->nclasses + 12) {
+      hp_ObjInfo o;
+      hp_object(h, i, &o);
+      if (o.kind != HP_CLASS_DUMP || cc == 0) continue;
+      slot = (uint64_t)cc - 1;
+    }
+    count[slot]++;
+    bytes[slot] += hg_shallow(g, (uint32_t)i, model);
+  }
+  lua_createtable(L, 64, 0);
+  for (i = 0; i < nslots; i++) {
+    if (count[i] == 0) continue;
+    lua_createtable(L, 0, 3);
+    if (i < h->nclasses) lua_pushinteger(L, (lua_Integer)i + 1);
+    else lua_pushstring(L, elems[i - h->nclasses]);
+    lua_setfield(L, -2, i < h->nclasses ? "class" : "elem");
+    lua_pushinteger(L, (lua_Integer)count[i]);
+    lua_setfield(L, -2, "count");
+    lua_pushinteger(L, (lua_Integer)bytes[i]);
+    lua_setfield(L, -2, "shallow");
+    lua_rawseti(L, -2, ++row);
+  }
+  return 1;
+}
+
 static const luaL_Reg graph_methods[] = {
+  {"set_jvm_layout", graph_set_jvm_layout},
+  {"model_histogram", graph_model_histogram},
   {"flag", graph_flag},
   {"refs", graph_refs},
   {"referrers", graph_referrers},

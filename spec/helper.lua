@@ -97,27 +97,55 @@ end
 
 --- A heap dump of the Java program `spec/java/<name>.java`: compiled, run
 -- until it prints "ready <pid>", dumped with jcmd (extra jcmd arguments in
--- `dump_args`) and stopped. Cached in build/jvm/ by the source's checksum.
--- Returns the path, or nil and why (no JDK).
-function helper.jvm_dump(name, dump_args, java_args)
+-- `dump_args`, JVM options in `java_args`) and stopped. With `histogram`,
+-- the JVM's own `GC.class_histogram` is taken right after the dump and
+-- written beside it (path .. ".histo"). Cached in build/jvm/ by the
+-- source's checksum and the options. Returns the path, or nil and why (no
+-- JDK).
+function helper.jvm_dump(name, dump_args, java_args, histogram)
   if not sh("command -v javac && command -v jcmd") then return nil, "no JDK (javac, jcmd)" end
   local source = ("spec/java/%s.java"):format(name)
   local _, sum = sh("cksum " .. source)
   local dir = "build/jvm/" .. sum:match("^(%d+)")
-  local path = ("%s/%s.hprof"):format(dir, name)
-  if io.open(path) then return path end
+  java_args = java_args or "-Xmx64m"
+  local tag = (java_args .. " " .. (dump_args or "")):gsub("[^%w]+", "_")
+  local path = ("%s/%s%s.hprof"):format(dir, name, tag)
+  if io.open(path) and (not histogram or io.open(path .. ".histo")) then return path end
   assert(os.execute("mkdir -p " .. dir))
   local ok, out = sh(("javac -encoding UTF-8 -d %s %s"):format(dir, source))
   assert(ok, out)
   local java = io.popen(("exec env -u LD_PRELOAD java %s -XX:+UseSerialGC -cp %s %s"):format(
-    java_args or "-Xmx64m", dir, name))
+    java_args, dir, name))
   local pid = java:read("l"):match("^ready (%d+)$")
+  if histogram then sh(("jcmd %s GC.class_histogram"):format(pid)) end  -- the attach listener, first
   ok, out = sh(("jcmd %s GC.heap_dump %s %s.tmp"):format(pid, dump_args or "", path))
+  local histo_ok, histo = true, nil
+  if histogram then histo_ok, histo = sh(("jcmd %s GC.class_histogram"):format(pid)) end
   os.execute("kill " .. pid)
   java:close()
   assert(ok and out:match("Heap dump file created"), out)
+  assert(histo_ok, histo)
+  if histogram then
+    local f = assert(io.open(path .. ".histo", "w"))
+    f:write(histo)
+    f:close()
+  end
   assert(os.rename(path .. ".tmp", path))
   return path
+end
+
+--- The rows of a `jcmd GC.class_histogram` text: { [class name as sift
+-- writes it] = { count, bytes } } (classes of one name added up).
+function helper.class_histogram(text)
+  local normalize = require("sift.hprof").normalize
+  local rows = {}
+  for count, bytes, name in text:gmatch("\n%s*%d+:%s+(%d+)%s+(%d+)%s+(%S+)") do
+    name = normalize((name:gsub("/0x", "+0x")))
+    local r = rows[name] or { count = 0, bytes = 0 }
+    r.count, r.bytes = r.count + tonumber(count), r.bytes + tonumber(bytes)
+    rows[name] = r
+  end
+  return rows
 end
 
 --- Lines of a text.

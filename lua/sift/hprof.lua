@@ -82,6 +82,7 @@ end
 
 
 local Heap, Class, Object = {}, {}, {}
+local graph, sized  -- the index with reference rules (and sizes) in force; below
 Heap.__index = Heap
 Heap.__name = "sift.hprof.Heap"
 M.Heap, M.Class, M.Object = Heap, Class, Object
@@ -285,10 +286,19 @@ end
 --- The class histogram: rows `{ class, count, shallow }`, largest shallow
 -- size first. Classes that share a name are one row; primitive arrays are
 -- rows named `int[]` and so on. Shallow sizes follow the dump (instance:
--- the class's instance size; array: length x element size).
-function Heap:histogram()
+-- the class's instance size; array: length x element size), or a `model`:
+-- "jvm" (what the JVM allocated, as its GC.class_histogram counts; class
+-- mirrors are then a java.lang.Class row) or "visualvm".
+function Heap:histogram(model)
   local by_name, rows = {}, {}
-  for _, r in ipairs(self.index:histogram()) do
+  local counted
+  if model and model ~= "shark" then
+    local class_class = self:class("java.lang.Class")
+    counted = sized(self, model):model_histogram(model, class_class and class_class.number)
+  else
+    counted = self.index:histogram()
+  end
+  for _, r in ipairs(counted) do
     local name = r.class and self:class_at(r.class).name or r.elem and r.elem .. "[]" or "(class not in the dump)"
     local row = by_name[name]
     if not row then
@@ -466,7 +476,7 @@ function Heap:reference_rules(rules)
 end
 
 -- the index, with the default rules in force
-local function graph(heap)
+function graph(heap)
   if not heap._rules_applied then heap:reference_rules {} end
   return heap.index
 end
@@ -632,6 +642,91 @@ function Heap:references(obj)
   return out
 end
 
+--- The JVM's object layout behind this dump, inferred from the distances
+-- between object addresses (see sift.jvm_layout): `{ header, oop,
+-- algorithm, array_base, class_size, matched, sampled, inferred }`.
+-- `inferred` is false when no candidate explains at least half of the
+-- sampled distances (ids that are not addresses, as in BMD); JDK 17's
+-- default layout is then assumed. Set once, and used by the "jvm" model.
+function Heap:jvm_layout()
+  if self._jvm_layout then return self._jvm_layout end
+  local layout = require "sift.jvm_layout"
+  local index, nclasses = self.index, self.index:nclasses()
+  local function describe(c)
+    local r, fields = raw(self:class_at(c)), {}
+    for i = 1, r.declared do fields[i] = r.fields[i] end
+    return { name = self:class_at(c).name, boot = r.loader_id == 0, fields = fields, super = r.super }
+  end
+  local function real_statics(c)
+    local out = {}
+    for _, st in ipairs(raw(self:class_at(c)).statics) do
+      if not (st.name or "<"):match("^<") then out[#out + 1] = st end
+    end
+    return out
+  end
+  -- (object facts, distance to the next address) for a sample of objects
+  local total, samples, mirrors = index:count(), {}, {}
+  local stride = math.max(1, total // 40000)
+  local class_class = self:class("java.lang.Class")
+  for num = 1, total - 1, stride do
+    local id, kind, cls, _, length, elem = index:object(num)
+    local delta = index:object(num + 1) - id
+    if delta > 0 and delta <= 1 << 20 then
+      if kind == "class" then
+        if cls and #real_statics(cls) == 0 then mirrors[#mirrors + 1] = delta end
+      elseif not (cls and class_class and cls == class_class.number) then
+        samples[#samples + 1] = { kind = kind, cls = cls, length = length, elem = elem, delta = delta }
+      end
+    end
+  end
+  local PRIM = { boolean = 1, byte = 1, char = 2, short = 2, int = 4, float = 4, long = 8, double = 8 }
+  local function predict(params, sizer, o)
+    if o.kind == "instance" then return o.cls and sizer(o.cls) end
+    local wide = o.elem == "long" or o.elem == "double"
+    local size = o.elem == "object" and params.oop or PRIM[o.elem]
+    return size and (layout.array_base(params, wide) + o.length * size + 7) // 8 * 8
+  end
+  local best, best_score, best_sizer = layout.DEFAULT, -1, nil
+  for _, params in ipairs(layout.candidates(self.index:info().id_size)) do
+    local sizer, score = layout.instance_sizer(params, describe), 0
+    for _, o in ipairs(samples) do
+      if predict(params, sizer, o) == o.delta then score = score + 1 end
+    end
+    if score > best_score then best, best_score, best_sizer = params, score, sizer end
+  end
+  local inferred = #samples > 0 and best_score * 2 >= #samples
+  if not inferred then best, best_sizer = layout.DEFAULT, nil end
+  best_sizer = best_sizer or layout.instance_sizer(best, describe)
+  -- java.lang.Class's own size: the commonest size of mirrors without statics
+  local votes, class_size = {}, nil
+  for _, d in ipairs(mirrors) do votes[d] = (votes[d] or 0) + 1 end
+  for d, n in pairs(votes) do
+    if not class_size or n > votes[class_size] or (n == votes[class_size] and d < class_size) then class_size = d end
+  end
+  if not inferred or not class_size then  -- Class's declared fields, as the layout places them
+    class_size = class_class and best_sizer(class_class.number) or best.header
+  end
+  local instance, mirror = {}, {}
+  for c = 1, nclasses do
+    instance[c] = best_sizer(c)
+    mirror[c] = layout.mirror_size(best, class_size, real_statics(c))
+  end
+  if class_class then instance[class_class.number] = class_size end  -- primitive mirrors
+  index:set_jvm_layout(instance, mirror, layout.array_base(best, false), layout.array_base(best, true), best.oop)
+  self._jvm_layout = {
+    header = best.header, oop = best.oop, algorithm = best.algorithm,
+    array_base = layout.array_base(best, false), class_size = class_size,
+    matched = math.max(best_score, 0), sampled = #samples, inferred = inferred,
+  }
+  return self._jvm_layout
+end
+
+-- the index, ready for sizes under `model`
+function sized(heap, model)
+  if model == "jvm" then heap:jvm_layout() end
+  return graph(heap)
+end
+
 --- Compute the dominator tree and retained sizes (once per model; later
 -- calls return the cached result).
 -- @tparam[opt] table opts `model` ("shark", the default: dump sizes; "jvm":
@@ -640,7 +735,7 @@ end
 function Heap:dominators(opts)
   local model = opts and opts.model or "shark"
   if self._model ~= model then
-    local reachable, err = graph(self):dominators(model, opts and opts.progress)
+    local reachable, err = sized(self, model):dominators(model, opts and opts.progress)
     if not reachable then return nil, err end
     self._model = model
     local count, bytes = self.index:unreachable()
@@ -664,7 +759,8 @@ end
 --- Shallow size of obj under a model ("shark" or "jvm").
 function Heap:shallow(obj, model)
   local _, num = object_parts(obj)
-  return graph(self):shallow(num, model or self._model or "shark")
+  model = model or self._model or "shark"
+  return sized(self, model):shallow(num, model)
 end
 
 --- The immediate dominator of obj: an Object, or nil and "roots" when only
@@ -709,7 +805,7 @@ function Heap:top(n)
   local out = {}
   for i, num in ipairs(index:top(n or 10)) do
     local obj = object_at(self, num)
-    out[i] = { object = obj, class = Object.class_name(obj), shallow = index:shallow(num, self._model),
+    out[i] = { object = obj, class = Object.class_name(obj), shallow = self:shallow(obj),
                retained = index:retained(num) }
   end
   return out
