@@ -697,6 +697,22 @@ function Heap:jvm_layout()
   local inferred = #samples > 0 and best_score * 2 >= #samples
   if not inferred then best, best_sizer = layout.DEFAULT, nil end
   best_sizer = best_sizer or layout.instance_sizer(best, describe)
+  if inferred then  -- the injected fields this JVM had: the distances decide
+    local without, kept = layout.instance_sizer(best, describe, {}), {}
+    for name in pairs(layout.injected) do
+      local votes, cls = 0, self:class(name)
+      for obj in (cls and cls:instances { subclasses = true } or function() end) do
+        local _, num = object_parts(obj)
+        if num < total then
+          local _, _, c = index:object(num)
+          local delta = index:object(num + 1) - obj:id()
+          if delta == best_sizer(c) then votes = votes + 1 elseif delta == without(c) then votes = votes - 1 end
+        end
+      end
+      kept[name] = votes >= 0 or nil
+    end
+    best_sizer = layout.instance_sizer(best, describe, kept)
+  end
   -- java.lang.Class's own size: the commonest size of mirrors without statics
   local votes, class_size = {}, nil
   for _, d in ipairs(mirrors) do votes[d] = (votes[d] or 0) + 1 end

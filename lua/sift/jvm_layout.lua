@@ -98,6 +98,8 @@ end
 
 --- Fields HotSpot adds to some classes of the JDK (javaClasses.hpp's
 -- injected fields), which no dump lists: `intptr` is a long on 64 bits.
+-- Not every JDK has each (ClassLoader's came with JDK 8): the distances
+-- decide, class by class.
 M.injected = {
   ["java.lang.ClassLoader"] = { "long" },                        -- loader_data
   ["java.lang.Module"] = { "long" },                             -- module_entry
@@ -122,9 +124,10 @@ local PADDING = 128
 -- first field), `oop` (reference size), `algorithm` ("jdk15" or
 -- "legacy"). `describe(c)` gives a class's `name`, `boot` (loaded by the
 -- bootstrap loader), `fields` (its own instance fields, { name, type }) and
--- `super` (nil at the top).
+-- `super` (nil at the top). `injected` (default: every class of
+-- M.injected) names the classes whose injected fields to count.
 -- @return function(c) -> instance size in bytes, memoised
-function M.instance_sizer(params, describe)
+function M.instance_sizer(params, describe, injected)
   local header, oop, legacy = params.header, params.oop, params.algorithm == "legacy"
   local memo = {}
   -- a class's layout: `fields_end` (after its last field), `end_` (with
@@ -140,7 +143,8 @@ function M.instance_sizer(params, describe)
       if contended == "class" or (contended and contended[f.name]) then grouped[#grouped + 1] = f
       else regular[#regular + 1] = f end
     end
-    for _, t in ipairs(d.boot and M.injected[d.name] or {}) do regular[#regular + 1] = { type = t } end
+    local extra = d.boot and (not injected or injected[d.name]) and M.injected[d.name]
+    for _, t in ipairs(extra or {}) do regular[#regular + 1] = { type = t } end
     local end_, holes
     if legacy then
       local counts = { [8] = 0, [4] = 0, [2] = 0, [1] = 0, oop = 0 }
