@@ -133,6 +133,9 @@ void hg_free (hg_Graph *g) {
   free(g->root_rec);
   free(g->root_obj_flags);
   free(g->is_loader);
+  free(g->path_parent);
+  free(g->run_start);
+  free(g->run_len);
   free(g->jvm_instance);
   free(g->jvm_mirror);
   free(g->defined_by);

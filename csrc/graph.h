@@ -77,6 +77,12 @@ typedef struct hg_Graph {
   uint32_t *succ;
   uint64_t *pfirst;
   uint32_t *pred;
+  /* the last path search: each object's parent on its shortest path (n
+     for a root, HG_NONE unreached) */
+  uint32_t *path_parent;
+  /* runs on those paths (found on demand): the first object of the run an
+     object ends, and how many objects the run has up to it */
+  uint32_t *run_start, *run_len;
   /* the JVM's layout: per class its instance and mirror sizes; the offset
      of element 0 of arrays (of longs and doubles apart); reference size */
   uint32_t *jvm_instance, *jvm_mirror;

@@ -65,5 +65,6 @@ void sift_open_trace (lua_State *L);
 void sift_open_bmd (lua_State *L);
 void sift_open_ofx (lua_State *L);
 void sift_open_sqlite (lua_State *L);
+void sift_open_budget (lua_State *L);
 
 #endif

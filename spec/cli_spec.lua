@@ -273,7 +273,7 @@ describe("sift path / top / dominators", function()
   it("lists the largest retainers and prints the dominator tree", function()
     local path = helper.fixture(dump)
     if not path then return end
-    local out, _, code = sift { "top", path, "-n", "2", "--json", "--model", "jvm" }
+    local out, _, code = sift { "top", path, "-n", "2", "--json", "--model", "visualvm" }
     assert.are.equal(0, code)
     local t = cjson.decode(out)
     assert.are.same({ "java.lang.Class", 138544 }, { t[1].class, t[1].retained })

@@ -46,19 +46,26 @@ local function build_parser()
     cmd:option("--dump", "Which heap dump to use when the file holds several (1-based; default the last).")
       :convert(tonumber)
     cmd:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+    cmd:option("--max-memory", "Fail with a message, rather than be killed, when the analysis needs more "
+      .. "than SIZE of memory besides the mapped dump (e.g. 512M, 4G; 0: no budget). Default: 3/4 of the "
+      .. "machine's (or the cgroup's) memory.")
   end
 
   local histogram = parser:command("histogram", "Count instances and shallow bytes per class of a heap dump.")
   heap_options(histogram)
   histogram:option("--top", "Show only the N largest rows (0: all).", "20"):convert(tonumber)
   histogram:flag("--json", "Print JSON (format, counts, roots by kind, rows).")
+  histogram:option("--model", "Sizes: shark (the dump's), jvm (what the JVM allocated, as its "
+    .. "GC.class_histogram counts; class mirrors in a java.lang.Class row) or visualvm.", "shark")
+    :choices { "shark", "jvm", "visualvm" }
 
   local repl = parser:command("repl", "Explore a heap dump at an interactive Lua prompt, with 'heap' bound.")
   heap_options(repl)
 
   local function model_option(cmd)
-    cmd:option("--model", "Size model: shark (the dump's sizes) or jvm (with headers and alignment, as VisualVM).",
-      "shark"):choices { "shark", "jvm" }
+    cmd:option("--model", "Size model: shark (the dump's sizes), jvm (what the JVM allocated: headers, "
+      .. "compressed references, field layout, as GC.class_histogram) or visualvm (VisualVM's rule).",
+      "shark"):choices { "shark", "jvm", "visualvm" }
   end
 
   local path = parser:command("path", "Show the shortest strong path from a GC root to each instance of a class.")
@@ -68,6 +75,10 @@ local function build_parser()
   path:flag("--retained", "Also compute retained sizes (builds the dominator tree).")
   model_option(path)
   path:flag("--json", "Print JSON: a list of {id, class, shallow, retained?, root, path}.")
+  path:flag("--full", "Show every step; by default a run of objects of one class held by the same "
+    .. "reference (a linked list's next) is one step with its count.")
+  path:flag("--merge", "Merge the paths where they share a prefix, as MAT's 'merge shortest paths to "
+    .. "GC roots': a tree with how many of the instances lie below each step.")
 
   local top = parser:command("top", "List the objects that retain the most memory.")
   heap_options(top)
@@ -252,7 +263,30 @@ local function with_progress(args, label, fn)
   return a, b, c
 end
 
+-- the budget in force (bytes), for the message when it is exceeded
+local budget
+
+local function parse_size(text)
+  local n, unit = tostring(text):upper():match("^(%d+%.?%d*)%s*([KMGT]?)I?B?$")
+  if not n then return nil end
+  local scale = { [""] = 1, K = 1 << 10, M = 1 << 20, G = 1 << 30, T = 1 << 40 }
+  return math.floor(tonumber(n) * scale[unit])
+end
+
+local function format_size(bytes)
+  for _, u in ipairs { { 1 << 30, "G" }, { 1 << 20, "M" }, { 1 << 10, "K" } } do
+    if bytes >= u[1] then return ("%.3g%sB"):format(bytes / u[1], u[1] > 1 and u[2] or "") end
+  end
+  return bytes .. " bytes"
+end
+
 local function open_heap(args, path)
+  if args.max_memory ~= nil or budget == nil then
+    local core = require "sift.core"
+    local bytes = args.max_memory and parse_size(args.max_memory) or core.memory_default()
+    if not bytes then error(("--max-memory: cannot read '%s' (say 512M or 4G)"):format(args.max_memory), 0) end
+    if core.memory_budget(bytes) then budget = bytes > 0 and bytes or false end
+  end
   return with_progress(args, path, function(update)
     return sift.open(path, { mapping = args.mapping, dump = args.dump, progress = update,
       strings = args.strings })
@@ -365,7 +399,7 @@ end
 function commands.histogram(args, out, err)
   local heap = heap_or_report(args, err)
   if not heap then return EXIT_BAD_INPUT end
-  local info, all = heap:info(), heap:histogram()
+  local info, all = heap:info(), heap:histogram(args.model)
   heap:close()
   local rows, top = {}, args.top
   for i, r in ipairs(all) do
@@ -409,7 +443,7 @@ local function ref_text(st)
   if st.ref == "static" then return "static " .. st.name end
   if st.ref == "field" then return "field " .. st.name end
   if st.ref == "element" then return st.label end
-  return nil
+  return st.name  -- what the JVM keeps without a field: <class>, <loader>...
 end
 
 local function object_text(obj)
@@ -426,23 +460,91 @@ local function short(obj)
   return (obj:class_name():match("[^.]+$"))
 end
 
+-- how a step's reference from `holder` reads: "ArrayList.elementData",
+-- "static LeakyApp.CACHE", "Object[][3]", "class Plugin.<loader>"
+local function ref_label(holder, st)
+  if st.ref == "element" then return short(holder) .. st.label end
+  if st.ref == "static" then return "static " .. holder:as_class().name:match("[^.]+$") .. "." .. st.name end
+  if st.ref == "field" then return holder:class_name():match("[^.]+$") .. "." .. (st.name or "?") end
+  return short(holder) .. "." .. (st.name or st.ref or "?")
+end
+
+-- the root of a path, as Shark writes it, with the thread and frame
+local function root_text(first)
+  local text = "GC Root: " .. (first.root and first.root:gsub("_", " ") or "?")
+  if first.thread then text = text .. " (thread " .. first.thread .. ")" end
+  local f = first.frame_info
+  if f then
+    text = text .. (" in %s.%s(%s)"):format(f.class or "?", f.method or "?",
+      f.line and f.line > 0 and ((f.source or "?") .. ":" .. f.line) or (f.source or "unknown source"))
+  end
+  return text
+end
+
+-- a path the way LeakCanary draws leak traces; a run of objects held the
+-- same way is drawn as its first and last with the count between
 local function draw_path(out, path)
-  local first = path[1]
-  out:write("┬───\n")
-  out:write("│ GC Root: ", first.root and first.root:gsub("_", " ") or "?",
-    first.thread and (" (thread " .. first.thread .. ")") or "", "\n")
-  out:write("│\n")
+  out:write("┬───\n│ ", printable(root_text(path[1])), "\n│\n")
   for k, st in ipairs(path) do
     local last = k == #path
-    out:write(last and "╰→ " or "├─ ", printable(object_text(st.object)), "\n")
+    if (st.count or 1) > 1 then
+      out:write("├─ ", printable(object_text(st.object)), "\n")
+      out:write("│    ↓ ", printable(ref_label(st.object, st)), (" … %s more %s the same way\n"):format(
+        group_digits(st.count - 1), printable(short(st.object))))
+    end
+    local shown = (st.count or 1) > 1 and st.last or st.object
+    out:write(last and "╰→ " or "├─ ", printable(object_text(shown)), "\n")
     local nxt = path[k + 1]
     if nxt then
-      local what = nxt.ref == "element" and (short(st.object) .. nxt.label)
-        or nxt.ref == "static" and ("static " .. st.object:as_class().name:match("[^.]+$") .. "." .. nxt.name)
-        or (st.object:class_name():match("[^.]+$") .. "." .. (nxt.name or "?"))
-      out:write("│    ↓ ", printable(what), nxt.low and " (low priority)" or "", "\n")
+      out:write("│    ↓ ", printable(ref_label(shown, nxt)), nxt.low and " (low priority)" or "", "\n")
     end
   end
+end
+
+-- a path as JSON: steps { id, class, ref?, count?, last_id? }, the root's
+-- kind, thread and frame
+local function path_json(path)
+  local steps = json.array {}
+  for k, st in ipairs(path) do
+    local nxt = path[k + 1]
+    local cls = st.object:as_class()
+    steps[k] = { id = hex(st.object:id()), class = cls and cls.name or st.object:class_name(),
+                 ref = nxt and ref_text(nxt) or nil }
+    if (st.count or 1) > 1 then  -- a run: count objects, each holding the next by run_ref
+      steps[k].count, steps[k].last_id, steps[k].run_ref = st.count, hex(st.last:id()), ref_text(st)
+    end
+  end
+  return steps
+end
+
+-- the root of a path in JSON: its kind, and for a thread's roots the
+-- thread's name and (a local variable's) frame
+local function root_json(r, first)
+  r.root, r.thread = first.root, first.thread
+  local f = first.frame_info
+  if f then r.frame = { method = f.method, class = f.class, source = f.source, line = f.line } end
+end
+
+-- the merged paths (MAT's "merge shortest paths to GC roots") as text
+local function draw_merged(out, trees, depth)
+  for _, node in ipairs(trees) do
+    local st = node.step
+    local what = depth == 0 and root_text(st) .. " → " or (st.label and ("↓ " .. st.label .. " → ") or "")
+    out:write(("%s%s%s  (%s)\n"):format(("  "):rep(depth), printable(what), printable(object_text(st.object)),
+      group_digits(node.count)))
+    draw_merged(out, node.children, depth + 1)
+  end
+end
+
+local function merged_json(trees)
+  local out = json.array {}
+  for i, node in ipairs(trees) do
+    local st = node.step
+    out[i] = { id = hex(st.object:id()), class = st.object:as_class() and st.object:as_class().name
+               or st.object:class_name(), ref = ref_text(st), root = st.root, count = node.count,
+               children = merged_json(node.children) }
+  end
+  return out
 end
 
 function commands.path(args, out, err)
@@ -462,30 +564,33 @@ function commands.path(args, out, err)
   if args.retained then
     with_progress(args, "dominators", function(update) return heap:dominators { model = args.model, progress = update } end)
   end
-  local paths = heap:path_to_root(objs)
-  local results = {}
-  for i, obj in ipairs(objs) do
+  if args.merge then
+    local trees = heap:paths(objs)
+    if args.json then out:write(json.encode(merged_json(trees)), "\n")
+    else draw_merged(out, trees, 0) end
+    heap:close()
+    return EXIT_OK
+  end
+  heap:path_search(objs)
+  if args.json then out:write("[") end
+  for i, obj in ipairs(objs) do  -- one path at a time: printed, then dropped
     local r = { id = hex(obj:id()), class = obj:class_name(), shallow = heap:shallow(obj, args.model) }
     if args.retained then r.retained = heap:retained(obj) end
-    local path = paths[i]
+    local path = heap:path_segments(obj, not args.full)
     if path then
-      r.root = path[1].root
-      r.path = {}
-      for k, st in ipairs(path) do
-        local nxt = path[k + 1]
-        r.path[k] = { id = hex(st.object:id()), class = st.object:as_class() and st.object:as_class().name
-                      or st.object:class_name(), ref = nxt and ref_text(nxt) or nil }
-      end
+      r.path = path_json(path)
+      root_json(r, path[1])
     end
-    results[i] = r
-    if not args.json then
+    if args.json then
+      out:write(i > 1 and "," or "", json.encode(r))
+    else
       out:write(printable(object_text(obj)), ": shallow ", group_digits(r.shallow),
         r.retained and (", retained " .. group_digits(r.retained)) or "", "\n")
       if path then draw_path(out, path) else out:write("  no strong path from a GC root\n") end
       out:write("\n")
     end
   end
-  if args.json then out:write(json.encode(results), "\n") end
+  if args.json then out:write("]\n") end
   if not args.json and #objs == 0 then out:write(("no instances of %s\n"):format(cls.name)) end
   heap:close()
   return EXIT_OK
@@ -925,6 +1030,15 @@ function M.main(argv, io_)
   end
   local command = commands[args.command] or finance_cli.commands[args.command]
   local run_ok, status = xpcall(command, debug.traceback, args, out, err, io_ and io_.input)
+  if not run_ok and tostring(status):match("not enough memory") then  -- over the budget
+    err:write("sift: ", args.file and printable(tostring(args.file)) .. ": " or "",
+      budget and ("needs more memory than the budget of %s (--max-memory)"):format(format_size(budget))
+        or "not enough memory", "\n")
+    return EXIT_BAD_INPUT
+  elseif not run_ok and tostring(status):match("^[^\n]*%-%-max%-memory: ") then
+    err:write("sift: ", (tostring(status):match("^[^\n]*")), "\n")
+    return EXIT_USAGE
+  end
   if not run_ok then  -- a bug in sift, not bad input
     if os.getenv("SIFT_DEBUG") then err:write(status, "\n")
     else err:write("sift: internal error: ", (tostring(status):match("^[^\n]*")),

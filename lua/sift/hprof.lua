@@ -481,14 +481,14 @@ function graph(heap)
   return heap.index
 end
 
--- thread serial -> name
-local function thread_names(heap)
-  if not heap._thread_names then
-    local names = {}
-    for _, t in ipairs(heap:threads()) do names[t.serial] = t.name end
-    heap._thread_names = names
+-- thread serial -> thread (name, frames)
+local function threads_by_serial(heap)
+  if not heap._threads_by_serial then
+    local by = {}
+    for _, t in ipairs(heap:threads()) do by[t.serial] = t end
+    heap._threads_by_serial = by
   end
-  return heap._thread_names
+  return heap._threads_by_serial
 end
 
 -- the references the JVM keeps without a field, as paths label them
@@ -502,9 +502,11 @@ M.jvm_edges = JVM_EDGES
 local function step(heap, raw_step, from)
   local obj = object_at(heap, raw_step.object)
   local s = { object = obj, root = raw_step.root, frame = raw_step.frame }
-  if raw_step.thread then
-    s.thread_serial = raw_step.thread
-    s.thread = thread_names(heap)[raw_step.thread]
+  if raw_step.thread then  -- a thread's root; a local variable's frame too
+    local t = threads_by_serial(heap)[raw_step.thread]
+    s.thread_serial, s.thread = raw_step.thread, t and t.name
+    local f = t and raw_step.frame and raw_step.frame >= 0 and t.frames[raw_step.frame + 1]
+    if f then s.frame_info = { method = f.method, class = f.class, source = f.source, line = f.line } end
   end
   if raw_step.ref and from then
     s.ref, s.index, s.low = raw_step.ref, raw_step.index, raw_step.low or nil
@@ -571,26 +573,57 @@ function Heap:path_to_root(obj, opts)
   return out[1] or nil, out[1] == false and "no strong path from a GC root" or nil
 end
 
+--- Find the shortest strong paths to a list of objects (one search);
+-- `path_segments` then gives each path, one at a time, so that paths are
+-- only ever as big as the one at hand. Returns how many have a path.
+function Heap:path_search(list, opts)
+  if opts and opts.rules then self:reference_rules(opts.rules) end
+  return graph(self):path_search(objects_of(list))
+end
+
+--- The path the last `path_search` found to obj, as `path_to_root` gives
+-- it, or nil when there is none. With `collapse`, consecutive steps of one
+-- class reached by the same reference (a linked list's `next`) are one
+-- step with `count` (how many objects) and `last` (the last of them).
+function Heap:path_segments(obj, collapse)
+  local _, num = object_parts(obj)
+  local raw_steps = self.index:path_segments(num, collapse)
+  if not raw_steps then return nil end
+  local path, prev = {}, nil
+  for k, st in ipairs(raw_steps) do
+    local s = step(self, st, prev)
+    s.count, s.last = st.count, object_at(self, st.last)
+    if s.count > 1 and s.ref == "element" then s.label = "[…]" end
+    path[k] = s
+    prev = s.last
+  end
+  return path
+end
+
 --- Shortest paths to several objects merged where they share a prefix
 -- (MAT's "merge shortest paths"): a list of trees `{ step, count, children }`
--- where count is how many of the objects lie below.
+-- where count is how many of the objects lie below. Runs of one class held
+-- the same way are one step (see `path_segments`) unless `opts.full`.
 function Heap:paths(list, opts)
+  self:path_search(list, opts)
   local roots = {}
-  for _, path in ipairs(self:path_to_root(list, opts)) do
-    if path then
-      local level = roots
-      for _, st in ipairs(path) do
-        local node
-        for _, n in ipairs(level) do
-          if n.step.object == st.object and n.step.label == st.label then node = n break end
+  for _, obj in ipairs(list) do
+    local path = self:path_segments(obj, not (opts and opts.full))
+    local level = roots
+    for _, st in ipairs(path or {}) do
+      local node
+      for _, n in ipairs(level) do
+        if n.step.object == st.object and n.step.label == st.label and n.step.last == st.last then
+          node = n
+          break
         end
-        if not node then
-          node = { step = st, count = 0, children = {} }
-          level[#level + 1] = node
-        end
-        node.count = node.count + 1
-        level = node.children
       end
+      if not node then
+        node = { step = st, count = 0, children = {} }
+        level[#level + 1] = node
+      end
+      node.count = node.count + 1
+      level = node.children
     end
   end
   return roots

@@ -27,7 +27,16 @@ local function quote(s)
   end) .. '"'
 end
 
+local ARRAY = { __name = "sift.json.array" }
+
+--- Mark a table as a JSON array, so that it is written `[]` when empty (an
+-- unmarked empty table is an object, `{}`). Returns the table.
+function M.array(t)
+  return setmetatable(t or {}, ARRAY)
+end
+
 local function is_array(t)
+  if getmetatable(t) == ARRAY then return true end
   local n = #t
   if n == 0 then return false end
   local count = 0

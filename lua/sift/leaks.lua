@@ -663,7 +663,7 @@ local function make_trace(heap, path, inspectors, found_reason)
     if e.suspect then signature[#signature + 1] = e.class .. e.ref_generic end
   end
   return {
-    root = path[1].root, thread = path[1].thread, elements = elements,
+    root = path[1].root, thread = path[1].thread, frame = path[1].frame_info, elements = elements,
     signature = M.sha1(concat(signature)), leaking = elements[n],
   }
 end
@@ -947,8 +947,9 @@ end
 
 --- The report as plain tables for JSON (the `sift leaks --json` contract).
 function M.to_json(report)
+  local array = require("sift.json").array
   local function trace_json(t)
-    local elements = {}
+    local elements = array {}
     for i, e in ipairs(t.elements) do
       local ref
       if e.ref_type == "static" then ref = "static " .. e.ref_name
@@ -959,28 +960,31 @@ function M.to_json(report)
       elements[i] = { class = e.class, id = format("0x%x", e.object:id()), ref = ref, status = e.status,
                       reason = e.reason, suspect = e.suspect or nil }
     end
-    return { root = t.root, leaking_class = t.leaking.class, leaking_id = format("0x%x", t.leaking.object:id()),
+    local f = t.frame  -- a local variable's root: Shark's text has the thread first; both are here
+    return { root = t.root, thread = t.thread,
+             frame = f and { method = f.method, class = f.class, source = f.source, line = f.line } or nil,
+             leaking_class = t.leaking.class, leaking_id = format("0x%x", t.leaking.object:id()),
              retained = t.retained, elements = elements }
   end
   local function leaks_json(list)
-    local out = {}
+    local out = array {}
     for i, g in ipairs(list) do
-      local traces = {}
+      local traces = array {}
       for j, t in ipairs(g.traces) do traces[j] = trace_json(t) end
       out[i] = { signature = g.signature, description = g.description, retained = g.retained,
                  pattern = g.pattern, traces = traces }
     end
     return out
   end
-  local unreachable = {}
+  local unreachable = array {}
   for i, obj in ipairs(report.unreachable) do
     unreachable[i] = { class = obj:class_name(), id = format("0x%x", obj:id()) }
   end
   local suspects
   if report.suspects then
-    suspects = {}
+    suspects = array {}
     for i, sus in ipairs(report.suspects) do
-      local path = {}
+      local path = array {}
       for k, st in ipairs(sus.path or {}) do
         path[k] = { class = st.object:as_class() and st.object:as_class().name or st.object:class_name(),
                     id = format("0x%x", st.object:id()), ref = k > 1 and st.label or nil, root = st.root }

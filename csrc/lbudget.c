@@ -1,0 +1,83 @@
+/*
+** lbudget.c
+** The memory budget of a sift process: core.memory_budget(bytes) makes the
+** kernel refuse, beyond it, the private memory a process asks for
+** (RLIMIT_DATA: the heap and anonymous mappings, not the read-only mapping
+** of the dump), so that an analysis too big for the budget fails with
+** "not enough memory" where it allocates, instead of being killed by the
+** kernel's out-of-memory killer. core.memory_default() proposes a budget
+** from the machine: three quarters of its RAM or of the cgroup's limit.
+*/
+
+#define _DEFAULT_SOURCE
+
+#include <stdio.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "lsift.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+/*
+** core.memory_budget(bytes | 0) -> true, or false and why. 0 lifts the
+** budget. AddressSanitizer reserves terabytes of shadow memory up front,
+** so its builds cannot have one.
+*/
+static int core_memory_budget (lua_State *L) {
+  lua_Integer bytes = luaL_checkinteger(L, 1);
+  struct rlimit rl;
+  luaL_argcheck(L, bytes >= 0, 1, "must not be negative");
+#if defined(UNDER_ASAN)
+  lua_pushboolean(L, 0);
+  lua_pushliteral(L, "not under AddressSanitizer");
+  return 2;
+#else
+  if (getrlimit(RLIMIT_DATA, &rl) != 0) return sift_pushfail(L, SIFT_EIO, "getrlimit failed");
+  rl.rlim_cur = bytes == 0 ? rl.rlim_max
+    : (rl.rlim_max != RLIM_INFINITY && (rlim_t)bytes > rl.rlim_max) ? rl.rlim_max
+    : (rlim_t)bytes;
+  if (setrlimit(RLIMIT_DATA, &rl) != 0) return sift_pushfail(L, SIFT_EIO, "setrlimit failed");
+  lua_pushboolean(L, 1);
+  return 1;
+#endif
+}
+
+/* the first number in a small file, or 0 */
+static unsigned long long number_in (const char *path, const char *format) {
+  unsigned long long v = 0;
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return 0;
+  if (fscanf(f, format, &v) != 1) v = 0;
+  fclose(f);
+  return v;
+}
+
+/* core.memory_default() -> bytes: 3/4 of the RAM, or of a smaller cgroup
+   limit (cgroup v2 memory.max, v1 memory.limit_in_bytes) */
+static int core_memory_default (lua_State *L) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  unsigned long long ram = pages > 0 && size > 0
+                         ? (unsigned long long)pages * (unsigned long long)size : 0;
+  unsigned long long cg = number_in("/sys/fs/cgroup/memory.max", "%llu");
+  if (cg == 0) cg = number_in("/sys/fs/cgroup/memory/memory.limit_in_bytes", "%llu");
+  if (cg > 0 && (ram == 0 || cg < ram)) ram = cg;
+  lua_pushinteger(L, (lua_Integer)(ram / 4 * 3));
+  return 1;
+}
+
+static const luaL_Reg budget_functions[] = {
+  {"memory_budget", core_memory_budget},
+  {"memory_default", core_memory_default},
+  {NULL, NULL}
+};
+
+void sift_open_budget (lua_State *L) {
+  luaL_setfuncs(L, budget_functions, 0);
+}
