@@ -84,7 +84,10 @@ local function build_parser()
   heap_options(top)
   top:option("-n --n", "How many objects.", "20"):convert(tonumber)
   model_option(top)
-  top:flag("--json", "Print JSON: a list of {id, class, shallow, retained}.")
+  top:flag("--json", "Print JSON: a list of {id, class, shallow, retained, inside}.")
+  top:flag("--flat", "List the largest retainers as they come, even when one holds another (a dominator "
+    .. "chain then fills several rows); by default each row is an object no other row holds, with the "
+    .. "large objects inside it folded into its row.")
 
   local leaks = parser:command("leaks", "Find leaking objects and explain them as LeakCanary does.")
   heap_options(leaks)
@@ -96,6 +99,9 @@ local function build_parser()
   leaks:flag("--json", "Print JSON (application_leaks, library_leaks, unreachable, suspects, metadata).")
   leaks:option("--html", "Also write a self-contained HTML report to this file.")
   leaks:flag("--suspects", "Also report MAT-style leak suspects: what holds more than a tenth of the heap.")
+  leaks:option("--matchers", "A Lua file returning { ignored = {...}, library = {...} }: references of "
+    .. "your own to leave off leak traces or to report as library leaks ({ class, field }, { class, static }, "
+    .. "{ thread }, { root_class }; see docs/leaks.md).")
   leaks:flag("--no-known", "Leave out the catalogue of known Android and vendor leaks (sift.known_leaks): "
     .. "their traces then count as application leaks.")
 
@@ -596,17 +602,45 @@ function commands.path(args, out, err)
   return EXIT_OK
 end
 
+-- the rows of `sift top`: the n largest retainers; unless flat, a retainer
+-- that another row dominates is folded into that row's `inside` list
+local function top_rows(heap, n, flat)
+  if flat then return heap:top(n) end
+  local rows, by_id = {}, {}
+  for _, r in ipairs(heap:top(n * 10)) do
+    local d, outer = heap:idom(r.object), nil
+    while d and not outer do
+      outer = by_id[d:id()]
+      d = heap:idom(d)
+    end
+    if outer then
+      outer.inside[#outer.inside + 1] = r
+    elseif #rows < n then
+      r.inside = {}
+      rows[#rows + 1] = r
+      by_id[r.object:id()] = r
+    end
+  end
+  return rows
+end
+
 function commands.top(args, out, err)
   local heap = heap_or_report(args, err)
   if not heap then return EXIT_BAD_INPUT end
   local summary = with_progress(args, "dominators", function(update)
     return heap:dominators { model = args.model, progress = update }
   end)
-  local rows = heap:top(args.n)
+  local rows = top_rows(heap, args.n, args.flat)
   if args.json then
-    local list = {}
+    local list = json.array {}
     for i, r in ipairs(rows) do
       list[i] = { id = hex(r.object:id()), class = r.class, shallow = r.shallow, retained = r.retained }
+      if r.inside then
+        list[i].inside = json.array {}
+        for j, x in ipairs(r.inside) do
+          list[i].inside[j] = { id = hex(x.object:id()), class = x.class, shallow = x.shallow, retained = x.retained }
+        end
+      end
     end
     out:write(json.encode(list), "\n")
   else
@@ -622,6 +656,14 @@ function commands.top(args, out, err)
         local parts = {}
         for k = 1, #path - 1 do parts[k] = short(path[k].object) end
         out:write(("%26s  via %s\n"):format("", printable(path[1].root .. ": " .. table.concat(parts, " → "))))
+      end
+      if r.inside and #r.inside > 0 then
+        local parts = {}
+        for k, x in ipairs(r.inside) do
+          if k > 4 then parts[#parts + 1] = ("… %d more"):format(#r.inside - 4) break end
+          parts[k] = ("%s (%s)"):format(short(x.object), group_digits(x.retained))
+        end
+        out:write(("%26s  holds %s\n"):format("", printable(table.concat(parts, ", "))))
       end
     end
     out:write(("%14s %10s  reachable objects: %s; unreachable: %s objects, %s bytes (model %s)\n"):format("", "",
@@ -676,10 +718,20 @@ function commands.leaks(args, out, err)
       return ok and v and true or false
     end, args.class)
   end
+  local matchers
+  if args.matchers then
+    local m, why = leaks.read_matchers(args.matchers)
+    if not m then
+      err:write("sift: --matchers: ", printable(why), "\n")
+      return EXIT_USAGE
+    end
+    matchers = m
+  end
   local heap = heap_or_report(args, err)
   if not heap then return EXIT_BAD_INPUT end
   local report = leaks.analyze(heap, { finder = finder, suspects = args.suspects, known = not args.no_known,
-    reason = args.where and ("--where " .. args.where) or nil })
+    reason = args.where and ("--where " .. args.where) or nil, rules = matchers and matchers.rules,
+    library = matchers and matchers.library })
   if args.html then
     local f, msg = io.open(args.html, "w")
     if not f then

@@ -671,6 +671,72 @@ end
 -- }======================================================
 
 
+--- {======================================================
+-- Reference matchers of the user's own
+-- =======================================================
+
+local MATCHER_KINDS = "{ class, field }, { class, static }, { thread } or { root_class }"
+
+-- a matcher as reference_rules wants it, or nil and why
+local function check_matcher(m, where)
+  if type(m) ~= "table" then return nil, where .. ": a table expected" end
+  local kinds = (m.field and 1 or 0) + (m.static and 1 or 0) + (m.thread and 1 or 0) + (m.root_class and 1 or 0)
+  if kinds ~= 1 or ((m.field or m.static) and type(m.class) ~= "string") then
+    return nil, where .. ": one of " .. MATCHER_KINDS .. " expected"
+  end
+  for _, k in ipairs { "class", "field", "static", "thread", "root_class", "description" } do
+    if m[k] ~= nil and type(m[k]) ~= "string" then return nil, format("%s: %s must be a string", where, k) end
+  end
+  return m
+end
+
+--- Reference matchers as LeakCanary lets an app add them: `ignored`
+-- references are never on a leak trace (an instance field `{ class, field
+-- }`, a static field `{ class, static }`, the local variables of a thread
+-- `{ thread }`, the native global roots holding an instance of a class `{
+-- root_class }`); `library` ones, of the same shapes with a
+-- `description`, are followed last and a trace through one is a library
+-- leak. Checked, and turned into `analyze`'s `rules` and `library`.
+-- @tparam table matchers `{ ignored = {...}, library = {...} }`
+-- @return `{ rules, library }`, or nil and a message
+function M.matchers(matchers)
+  if type(matchers) ~= "table" then return nil, "matchers: a table { ignored = {...}, library = {...} } expected" end
+  local rules, library = {}, {}
+  for _, part in ipairs { "ignored", "library" } do
+    for i, m in ipairs(matchers[part] or {}) do
+      local ok, err = check_matcher(m, format("%s[%d]", part, i))
+      if not ok then return nil, err end
+      if part == "ignored" then
+        rules[#rules + 1] = { class = m.class, field = m.field, static = m.static, thread = m.thread,
+                              root_class = m.root_class, rule = "skip" }
+      else
+        library[#library + 1] = m
+      end
+    end
+  end
+  return { rules = rules, library = library }
+end
+
+--- Read matchers from a file: Lua text returning the table `matchers`
+-- takes, run with nothing in reach (no functions of the standard library).
+-- @return `{ rules, library }`, or nil and a message
+function M.read_matchers(path)
+  local f, err = io.open(path, "r")
+  if not f then return nil, err end
+  local text = f:read("a")
+  f:close()
+  local chunk, msg = load(text, "@" .. path, "t", {})
+  if not chunk then return nil, msg end
+  local ok, value = pcall(chunk)
+  if not ok then return nil, tostring(value) end
+  local out, why = M.matchers(value)
+  if not out then return nil, path .. ": " .. why end
+  return out
+end
+
+-- }======================================================
+
+
 --- Analyse a heap: find the leaking objects, their traces, group them.
 -- @param heap an open heap
 -- @tparam[opt] table opts `finder` (a name from `finders` or a function
@@ -681,7 +747,8 @@ end
 --   or `{ root_class, description }`,
 --   references followed last and, when a trace goes through one, reported
 --   as a library leak; added to those of `sift.known_leaks` that apply to
---   the dump), `known` (false: leave out the known-leak catalogue)
+--   the dump), `known` (false: leave out the known-leak catalogue),
+--   `matchers` (the user's own, as `M.matchers` takes them)
 -- @return `{ application_leaks, library_leaks, unreachable, metadata }`
 function M.analyze(heap, opts)
   opts = opts or {}
@@ -696,7 +763,10 @@ function M.analyze(heap, opts)
   if opts.known ~= false then library, ignored = known_leaks.rules(metadata) end
   heap:reference_rules(ignored)
   if opts.rules then heap:reference_rules(opts.rules) end
+  local matchers = opts.matchers and assert(M.matchers(opts.matchers))
+  if matchers then heap:reference_rules(matchers.rules) end
   for _, rule in ipairs(opts.library or {}) do library[#library + 1] = rule end
+  for _, rule in ipairs(matchers and matchers.library or {}) do library[#library + 1] = rule end
   for _, rule in ipairs(library) do
     heap:reference_rules { { class = rule.class, field = rule.field, static = rule.static, rule = "low",
                              pattern = rule.pattern, root_class = rule.root_class } }
@@ -788,21 +858,18 @@ function M.suspects(heap, opts)
   for _, obj in ipairs(heap:dominated(nil)) do total = total + heap:retained(obj) end
   local out = {}
   if total == 0 then return out, total end
-  local chosen = {}
-  local function inside_chosen(obj)
-    local d = heap:idom(obj)
-    while d do
-      if chosen[d:id()] then return true end
-      d = heap:idom(d)
-    end
-    return false
-  end
-  for _, row in ipairs(heap:top(20)) do  -- largest first: outer objects come before inner ones
-    if row.retained >= threshold * total and row.object:kind() ~= "class" and not inside_chosen(row.object) then
-      chosen[row.object:id()] = true
+  -- candidates: big single objects, and many instances of a class under
+  -- one holder; largest first, a candidate inside an earlier one (its
+  -- object, or its holder, dominated by that one's) is nested under it, as
+  -- MAT lists accumulation points under their suspect: shares never add
+  -- up to more than the heap
+  local candidates = {}
+  for _, row in ipairs(heap:top(20)) do
+    if row.retained >= threshold * total and row.object:kind() ~= "class" then
       local point = accumulation_point(heap, row.object)
-      out[#out + 1] = { kind = "object", object = row.object, class = row.class, retained = row.retained,
-        share = row.retained / total, accumulation = { object = point, retained = heap:retained(point) } }
+      candidates[#candidates + 1] = { kind = "object", object = row.object, class = row.class,
+        retained = row.retained, share = row.retained / total,
+        accumulation = { object = point, retained = heap:retained(point) } }
     end
   end
   for _, row in ipairs(heap:retained_by_class()) do
@@ -810,13 +877,40 @@ function M.suspects(heap, opts)
     if cls and row.class ~= "java.lang.Class" then
       local holder_num, count, sum = heap.index:holders(cls.number)
       local holder = holder_num and holder_num > 0 and heap:object((heap.index:object(holder_num))) or nil
-      -- many instances under one holder that no object suspect covers
-      if holder and count > 1 and sum >= threshold * total and not chosen[holder:id()]
-         and not inside_chosen(holder) then
-        out[#out + 1] = { kind = "class", class = row.class, retained = sum, share = sum / total,
+      if holder and count > 1 and sum >= threshold * total then  -- many instances under one holder
+        candidates[#candidates + 1] = { kind = "class", class = row.class, retained = sum, share = sum / total,
           count = count, object = holder, holder = holder,
           accumulation = { object = holder, retained = heap:retained(holder) } }
       end
+    end
+  end
+  table.sort(candidates, function(x, y) return x.retained > y.retained end)
+  local by_id = {}  -- accepted suspects by the id of their object
+  local function enclosing(obj)
+    local d = obj
+    while d do
+      if by_id[d:id()] then return by_id[d:id()] end
+      d = heap:idom(d)
+    end
+  end
+  local function within(obj, holder)  -- holder dominates obj (or is it)
+    local d = obj
+    while d do
+      if d == holder then return true end
+      d = heap:idom(d)
+    end
+    return false
+  end
+  for _, c in ipairs(candidates) do
+    local outer = enclosing(c.object)
+    if outer then  -- a point inside a suspect; one per dominator chain
+      local deeper = false
+      for _, n in ipairs(outer.nested) do deeper = deeper or within(c.object, n.object) end
+      if not deeper then outer.nested[#outer.nested + 1] = c end
+    else
+      c.nested = {}
+      by_id[c.object:id()] = c
+      out[#out + 1] = c
     end
   end
   table.sort(out, function(x, y) return x.retained > y.retained end)
@@ -834,6 +928,15 @@ local function suspect_text(sus, total)
   else
     lines[1] = format("%d instances of %s, all held by %s, retain %d bytes (%.1f%% of %d reachable bytes).",
       sus.count, sus.class, tostring(sus.holder), sus.retained, 100 * sus.share, total)
+  end
+  for _, inner in ipairs(sus.nested or {}) do
+    if inner.kind == "object" then
+      lines[#lines + 1] = format("  inside it: %s retains %d bytes (%.1f%%).", tostring(inner.object), inner.retained,
+        100 * inner.share)
+    else
+      lines[#lines + 1] = format("  inside it: %d instances of %s held by %s retain %d bytes (%.1f%%).", inner.count,
+        inner.class, tostring(inner.holder), inner.retained, 100 * inner.share)
+    end
   end
   if sus.accumulation.object ~= sus.object then
     lines[#lines + 1] = format("The memory accumulates in %s (%d bytes).", tostring(sus.accumulation.object),
@@ -989,7 +1092,12 @@ function M.to_json(report)
         path[k] = { class = st.object:as_class() and st.object:as_class().name or st.object:class_name(),
                     id = format("0x%x", st.object:id()), ref = k > 1 and st.label or nil, root = st.root }
       end
-      suspects[i] = { kind = sus.kind, class = sus.class, id = format("0x%x", sus.object:id()),
+      local nested = array {}
+      for j, inner in ipairs(sus.nested or {}) do
+        nested[j] = { kind = inner.kind, class = inner.class, id = format("0x%x", inner.object:id()),
+          retained = inner.retained, share = inner.share, count = inner.count }
+      end
+      suspects[i] = { kind = sus.kind, class = sus.class, id = format("0x%x", sus.object:id()), nested = nested,
         retained = sus.retained, share = sus.share, count = sus.count,
         accumulation = { class = sus.accumulation.object:class_name(),
                          id = format("0x%x", sus.accumulation.object:id()), retained = sus.accumulation.retained },

@@ -51,12 +51,137 @@ function M.pretty(v, depth)
   return "{ " .. concat(parts, ", ") .. " }"
 end
 
+--- {======================================================
+-- Help and completion
+-- =======================================================
+
+local hprof = require "sift.hprof"
+
+local function sorted_functions(t)
+  local out = {}
+  for k, v in pairs(t) do
+    if type(k) == "string" and type(v) == "function" and not k:match("^_") then out[#out + 1] = k end
+  end
+  table.sort(out)
+  return out
+end
+
+local function is_object(v)
+  return type(v) == "userdata" and (getmetatable(v) or {}).__name == "sift.Object"
+end
+
+-- the names a value offers after `.` or `:`: methods, and an instance's
+-- field names after `.` (those that no method hides)
+local function members(v, sep)
+  local names = {}
+  if is_object(v) then
+    names = hprof.method_names()
+    if sep == "." and v:kind() == "instance" then
+      local methods = {}
+      for _, m in ipairs(names) do methods[m] = true end
+      for name in v:fields() do
+        if not methods[name] and name:match("^[%a_][%w_]*$") then names[#names + 1] = name end
+      end
+    end
+  elseif getmetatable(v) == hprof.Heap then
+    names = sorted_functions(hprof.Heap)
+  elseif getmetatable(v) == hprof.Class then
+    names = sorted_functions(hprof.Class)
+    if sep == "." then
+      for _, f in ipairs { "name", "id", "super", "loader", "instance_size", "object", "fields" } do names[#names + 1] = f end
+    end
+  elseif type(v) == "table" then
+    for k in pairs(v) do
+      if type(k) == "string" and k:match("^[%a_][%w_]*$") then names[#names + 1] = k end
+    end
+  end
+  return names
+end
+
+--- Completions of `word` (the text before the cursor, up to a space or a
+-- bracket) in `env`: globals, or after `a.b.` / `a:` the members of that
+-- value. Only chains of names are looked up, so completing runs nothing.
+function M.complete(env, word)
+  local out = {}
+  local base, sep, partial = word:match("^([%a_][%w_%.]*)([%.:])([%w_]*)$")
+  local candidates
+  if base then
+    local v = env
+    for part in base:gmatch("[^.]+") do
+      local ok, x = pcall(function() return v[part] end)
+      if not ok or x == nil then return out end
+      v = x
+    end
+    candidates = members(v, sep)
+  else
+    partial = word:match("^([%a_][%w_]*)$")
+    if not partial then return out end
+    base, sep, candidates = nil, "", {}
+    for k in pairs(env) do if type(k) == "string" then candidates[#candidates + 1] = k end end
+    for k in pairs(_G) do if type(k) == "string" then candidates[#candidates + 1] = k end end
+  end
+  local seen = {}
+  for _, name in ipairs(candidates) do
+    if name:sub(1, #partial) == partial and not seen[name] then
+      seen[name] = true
+      out[#out + 1] = (base or "") .. sep .. name
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+local HELP = [[
+heap      the dump: heap:info(), heap:histogram([model]), heap:class(name), heap:classes(),
+          heap:object(id), heap:objects(), heap:roots([kind]), heap:threads(),
+          heap:path_to_root(obj), heap:paths(list), heap:referrers(obj), heap:references(obj),
+          heap:dominators{model=}, heap:retained(obj), heap:idom(obj), heap:dominated(obj),
+          heap:top(n), heap:jvm_layout()
+a class   cls.name, cls.super, cls.loader, cls.fields, cls:instances(), cls:instance_count(),
+          cls:statics(), cls:static(name), cls:subclasses(), cls:is_subclass_of(c)
+an object obj:id(), obj:kind(), obj:class(), obj:class_name(), obj:size(), obj:string(),
+          obj:fields(), obj:field(name), obj:has_field(name), obj:is_instance_of(c),
+          arrays: arr[i], #arr, arr:elements(), arr:bytes()
+the rule  sift's methods come first: obj.size is the method size even when the Java class has a
+          field named size; obj:field("size") reads any field, whatever its name; obj.mName
+          reads a field no method hides.
+show(obj) lists an object's fields; help(x) lists what x offers; Tab completes names.]]
+
+--- Text that says what `v` offers (or, without v, what the prompt offers).
+function M.help(v)
+  if v == nil then return HELP end
+  local lines = {}
+  if is_object(v) then
+    lines[1] = tostring(v) .. ": methods " .. concat(hprof.method_names(), ", ")
+    if v:kind() == "instance" then
+      local methods, fields = {}, {}
+      for _, m in ipairs(hprof.method_names()) do methods[m] = true end
+      for name in v:fields() do
+        fields[#fields + 1] = (methods[name] or hprof.Object[name] ~= nil) and format('%s (named like a method: obj:field("%s"))', name, name)
+          or name
+      end
+      lines[2] = "fields: " .. (#fields > 0 and concat(fields, ", ") or "none")
+    end
+  else
+    local names = members(v, ".")
+    lines[1] = (type(v) == "table" or type(v) == "userdata") and (tostring(v) .. ": " .. concat(names, ", "))
+      or (type(v) .. " " .. tostring(v))
+  end
+  return concat(lines, "\n")
+end
+
+-- }======================================================
+
+
 -- a line reader: readline on a terminal when available, else plain lines
-local function reader(input, out)
+local function reader(input, out, env)
   if input == io.stdin and core.isatty(0) then
     local ok, readline = pcall(require, "readline")
     if ok then
-      readline.set_options { histfile = "~/.sift_history", completion = false }
+      readline.set_options { histfile = "~/.sift_history", completion = true }
+      readline.set_complete_function(function(text, from, to)
+        return M.complete(env, text:sub(from, to))
+      end)
       return function(prompt)
         local line = readline.readline(prompt)
         if line and line:match("%S") then readline.add_history(line) end
@@ -74,8 +199,12 @@ end
 -- @treturn integer exit status
 function M.run(heap, opts)
   local out, err = opts.out or io.stdout, opts.err or io.stderr
-  local read, interactive = reader(opts.input or io.stdin, out)
   local env = setmetatable({ heap = heap, sift = require "sift" }, { __index = _G })
+  local read, interactive = reader(opts.input or io.stdin, out, env)
+  --- help(), help(x): what the prompt, or x, offers
+  env.help = function(...)
+    out:write(M.help(...), "\n")
+  end
   env.print = function(...)
     local parts = {}
     for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
@@ -92,7 +221,7 @@ function M.run(heap, opts)
   end
   if interactive then
     local info = heap:info()
-    out:write(format("sift %s: %s, %d objects, %d classes. 'heap' is bound; show(obj) lists fields; "
+    out:write(format("sift %s: %s, %d objects, %d classes. 'heap' is bound; help() says what it offers; "
       .. "Ctrl-D quits.\n", require("sift")._VERSION, heap.path, info.objects, info.classes))
   end
   local chunk = nil
