@@ -383,7 +383,7 @@ function commands.info(args, out, err)
     end
   end
   if args.json then
-    out:write(json.encode(#results == 1 and results[1] or results), "\n")
+    out:write(json.encode(#results == 1 and results[1] or json.array(results), { arrays = { warnings = true } }), "\n")
   end
   return status
 end
@@ -417,7 +417,7 @@ function commands.histogram(args, out, err)
       format = info.format, version = info.version, id_size = info.id_size,
       instances = info.instances, classes = info.classes,
       object_arrays = info.object_arrays, primitive_arrays = info.primitive_arrays,
-      roots = info.roots, rows = rows,
+      roots = info.roots, rows = json.array(rows), model = args.model,
     }, "\n")
   else
     local total_count, total_shallow = 0, 0
@@ -797,7 +797,7 @@ function commands.profile(args, out, err)
   if not rows then return EXIT_BAD_INPUT end
   local info = trace:info()
   if args.json then
-    out:write(json.encode { clock = args.clock, threads = info.threads, records = info.records, methods = rows }, "\n")
+    out:write(json.encode { clock = args.clock, threads = info.threads, records = info.records, methods = json.array(rows) }, "\n")
     return EXIT_OK
   end
   local toplevel = trace:toplevel { clock = args.clock }
@@ -960,7 +960,7 @@ function commands.ofx(args, out, err)
     end
   end
   if args.json then
-    out:write(json.encode(#views == 1 and views[1] or views), "\n")
+    out:write(json.encode(#views == 1 and views[1] or json.array(views), { arrays = ofx.view_arrays }), "\n")
   elseif args.csv then
     out:write(table.concat(CSV_COLUMNS, ","), "\n")
     for _, r in ipairs(rows) do out:write(csv.line(r, CSV_COLUMNS), "\n") end

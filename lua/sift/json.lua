@@ -46,13 +46,13 @@ end
 
 local encode
 
-local function encode_table(t, out, depth)
+local function encode_table(t, out, depth, arrays, key)
   if depth > 100 then error("sift.json: nesting too deep (a cycle?)", 0) end
-  if is_array(t) then
+  if is_array(t) or (arrays and arrays[key] and next(t) == nil) then
     out[#out + 1] = "["
     for i = 1, #t do
       if i > 1 then out[#out + 1] = "," end
-      encode(t[i], out, depth + 1)
+      encode(t[i], out, depth + 1, arrays)
     end
     out[#out + 1] = "]"
     return
@@ -70,12 +70,12 @@ local function encode_table(t, out, depth)
     if i > 1 then out[#out + 1] = "," end
     out[#out + 1] = quote(k)
     out[#out + 1] = ":"
-    encode(t[k], out, depth + 1)
+    encode(t[k], out, depth + 1, arrays, k)
   end
   out[#out + 1] = "}"
 end
 
-function encode(v, out, depth)
+function encode(v, out, depth, arrays, key)
   local tv = type(v)
   if tv == "string" then
     out[#out + 1] = quote(v)
@@ -92,18 +92,22 @@ function encode(v, out, depth)
   elseif tv == "nil" then
     out[#out + 1] = "null"
   elseif tv == "table" then
-    encode_table(v, out, depth)
+    encode_table(v, out, depth, arrays, key)
   else
     error("sift.json: cannot encode a " .. tv, 0)
   end
 end
 
 --- Encode a Lua value (tables, strings, numbers, booleans) as JSON text.
+-- An empty table is `[]` when marked with `M.array`, or when it is the
+-- value of a key named in `opts.arrays` (a set: the keys a document's
+-- schema says are arrays), and `{}` otherwise.
 -- @param v the value
+-- @tparam[opt] table opts `arrays`
 -- @treturn string
-function M.encode(v)
+function M.encode(v, opts)
   local out = {}
-  encode(v, out, 0)
+  encode(v, out, 0, opts and opts.arrays)
   return concat(out)
 end
 

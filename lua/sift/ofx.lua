@@ -434,6 +434,11 @@ function M.parse(text, opts)
   return result
 end
 
+--- The keys of the JSON contract whose values are lists (written `[]`
+-- when empty).
+M.view_arrays = { statements = true, status = true, warnings = true, securities = true, accounts = true,
+  transactions = true, investment_transactions = true, positions = true, list = true }
+
 --- The document as the JSON contract has it (`sift ofx --json`): version,
 -- statements, signon, status, warnings (and securities, accounts when
 -- the file has them); no tree.

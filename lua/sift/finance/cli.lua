@@ -132,7 +132,8 @@ function commands.import(args, out, err)
   end
   local checks = books:balances()
   if args.json then
-    out:write(json.encode { imports = results, balances = checks }, "\n")
+    out:write(json.encode({ imports = json.array(results), balances = json.array(checks) },
+      { arrays = { warnings = true } }), "\n")
   else
     for _, c in ipairs(checks) do
       if not c.consistent then
@@ -237,7 +238,7 @@ function commands.transactions(args, out, err)
     category = args.category, uncategorized = args.uncategorized, search = args.search, limit = args.limit }
   if args.json then
     for _, t in ipairs(rows) do t.amount_units = nil end
-    out:write(json.encode(rows), "\n")
+    out:write(json.encode(json.array(rows)), "\n")
   elseif args.csv then
     out:write(table.concat(CSV_COLUMNS, ","), "\n")
     for _, t in ipairs(rows) do out:write(csv.line(t, CSV_COLUMNS), "\n") end
@@ -262,7 +263,7 @@ local function pairs_command(kind)
     end
     local found = kind == "transfer" and books:transfers(args.days) or books:duplicates(args.days)
     if args.json then
-      out:write(json.encode(found), "\n")
+      out:write(json.encode(json.array(found)), "\n")
     else
       for _, p in ipairs(found) do
         out:write(("#%d %s\n  %s\n  %s\n"):format(p.id, p.status, show_transaction(p.a), show_transaction(p.b)))
@@ -329,7 +330,7 @@ function commands.fetch(args, out, err)
       err:write("sift: ", e, "\n")
       status = EXIT_BAD_INPUT
     elseif args.json then
-      out:write(json.encode(accounts), "\n")
+      out:write(json.encode(json.array(accounts)), "\n")
     else
       for _, a in ipairs(accounts) do
         out:write(("%-10s %-10s %-20s %-12s %s\n"):format(a.kind or "?", a.bank_id or a.broker_id or "", a.id or "?",
@@ -347,7 +348,7 @@ function commands.fetch(args, out, err)
         local f, e = io.open(args.output, "wb")
         if f then f:write(text) f:close() else err:write("sift: ", e, "\n") status = EXIT_BAD_INPUT end
       end
-      local summary = { statements = {}, refused = doc.refused }
+      local summary = { statements = json.array {}, refused = doc.refused }
       for _, st in ipairs(doc.statements) do
         summary.statements[#summary.statements + 1] = { kind = st.kind, account = st.account.id,
           transactions = #st.transactions, ledger_balance = st.ledger_balance }

@@ -35,9 +35,9 @@ function M.build(books, opts)
   if opts.from then period, args[#args + 1] = period .. " AND posted >= ?", opts.from end
   if opts.to then period, args[#args + 1] = period .. " AND posted <= ?", opts.to end
   local function params(...)  -- currency, the period's dates, then ...
-    local p = { currency, table.unpack(args) }
-    for _, v in ipairs { ... } do p[#p + 1] = v end
-    return table.unpack(p)
+    local p = table.pack(currency, table.unpack(args))  -- currency may be nil (no account yet)
+    for _, v in ipairs { ... } do p.n = p.n + 1 p[p.n] = v end
+    return table.unpack(p, 1, p.n)
   end
   local report = { currency = currency, months = {}, categories = {}, payees = {}, balance = {}, from = opts.from,
     to = opts.to }
@@ -147,8 +147,9 @@ end
 function M.view(report)
   local cur = report.currency
   local function money(u) return store.decimal(u, cur) end
-  local v = { currency = cur, balance_known = report.balance_known, months = {}, categories = {}, payees = {},
-    balance = {} }
+  local array = require("sift.json").array
+  local v = { currency = cur, balance_known = report.balance_known, months = array {}, categories = array {},
+    payees = array {}, balance = array {} }
   for i, m in ipairs(report.months) do
     local cats = {}
     for name, u in pairs(m.categories) do cats[name] = money(u) end
