@@ -39,7 +39,7 @@ build = {
         "csrc/hprof.c", "csrc/lheap.c", "csrc/graph.c", "csrc/lgraph.c",
         "csrc/lsift.c", "csrc/lmap.c", "csrc/lreader.c", "csrc/lsniff.c", "csrc/sift_core.c",
         "csrc/out.c", "csrc/idmap.c", "csrc/jstring.c", "csrc/crunch.c", "csrc/bmd.c", "csrc/dict.c",
-        "csrc/lbmd.c", "csrc/ofx.c", "csrc/lofx.c", "csrc/lsqlite.c",
+        "csrc/lbmd.c", "csrc/ofx.c", "csrc/lofx.c", "csrc/lsqlite.c", "csrc/lbudget.c",
       },
       libraries = { "z", "bz2", "sqlite3" },
       incdirs = { "$(ZLIB_INCDIR)", "$(BZ2_INCDIR)", "$(SQLITE_INCDIR)" },
@@ -71,6 +71,7 @@ build = {
     ["sift.progress"] = "lua/sift/progress.lua",
     ["sift.trace"] = "lua/sift/trace.lua",
     ["sift.repl"] = "lua/sift/repl.lua",
+    ["sift.jvm_layout"] = "lua/sift/jvm_layout.lua",
   },
   install = {
     bin = { sift = "bin/sift" },

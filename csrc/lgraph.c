@@ -717,6 +717,8 @@ static int graph_info (lua_State *L) {
   lua_setfield(L, -2, "reachable");
   lua_pushinteger(L, (lua_Integer)g->nroots);
   lua_setfield(L, -2, "roots");
+  lua_pushboolean(L, g->idom != NULL);  /* rules that change what is followed drop it */
+  lua_setfield(L, -2, "tree");
   return 1;
 }
 

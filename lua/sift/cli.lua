@@ -286,6 +286,10 @@ local function format_size(bytes)
   return bytes .. " bytes"
 end
 
+local function over_budget()
+  return ("needs more memory than the budget of %s (--max-memory)"):format(format_size(budget))
+end
+
 local function open_heap(args, path)
   if args.max_memory ~= nil or budget == nil then
     local core = require "sift.core"
@@ -397,8 +401,12 @@ end
 
 -- the heap of args.file, or nil after saying why on err
 local function heap_or_report(args, err)
-  local heap, msg = open_heap(args, args.file)
-  if not heap then err:write("sift: ", printable(msg), "\n") end
+  local heap, msg, code = open_heap(args, args.file)
+  if not heap and code == "no_memory" and budget then
+    err:write("sift: ", printable(args.file), ": ", over_budget(), "\n")
+  elseif not heap then
+    err:write("sift: ", printable(msg), "\n")
+  end
   return heap
 end
 
@@ -1084,8 +1092,7 @@ function M.main(argv, io_)
   local run_ok, status = xpcall(command, debug.traceback, args, out, err, io_ and io_.input)
   if not run_ok and tostring(status):match("not enough memory") then  -- over the budget
     err:write("sift: ", args.file and printable(tostring(args.file)) .. ": " or "",
-      budget and ("needs more memory than the budget of %s (--max-memory)"):format(format_size(budget))
-        or "not enough memory", "\n")
+      budget and over_budget() or "not enough memory", "\n")
     return EXIT_BAD_INPUT
   elseif not run_ok and tostring(status):match("^[^\n]*%-%-max%-memory: ") then
     err:write("sift: ", (tostring(status):match("^[^\n]*")), "\n")

@@ -783,7 +783,7 @@ end
 -- @return `{ model, reachable, unreachable, unreachable_bytes }`
 function Heap:dominators(opts)
   local model = opts and opts.model or "shark"
-  if self._model ~= model then
+  if self._model ~= model or not self.index:graph_info().tree then
     local reachable, err = sized(self, model):dominators(model, opts and opts.progress)
     if not reachable then return nil, err end
     self._model = model
@@ -794,7 +794,7 @@ function Heap:dominators(opts)
 end
 
 local function dominators(heap)
-  if not heap._model then heap:dominators() end
+  if not heap._model or not heap.index:graph_info().tree then heap:dominators { model = heap._model } end
   return heap.index
 end
 

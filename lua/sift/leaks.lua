@@ -587,6 +587,8 @@ local function make_trace(heap, path, inspectors, found_reason)
         e.ref_type, e.ref_name, e.owner = "field", nxt.name, nxt.class
       elseif nxt.virtual then
         e.ref_type, e.ref_name, e.owner, e.entry = "element", nxt.label, class_name, nxt.name
+      elseif nxt.ref ~= "element" then  -- kept by the JVM, not a field: <class>, <loader>...
+        e.ref_type, e.ref_name, e.owner = "jvm", nxt.name, class_name
       else
         e.ref_type, e.ref_name, e.owner = "element", nxt.label, class_name
       end
@@ -1058,6 +1060,7 @@ function M.to_json(report)
       if e.ref_type == "static" then ref = "static " .. e.ref_name
       elseif e.ref_type == "field" then ref = "field " .. e.ref_name
       elseif e.ref_type == "local" then ref = "local"
+      elseif e.ref_type == "jvm" then ref = e.ref_name
       elseif e.entry and not e.entry:match("^%d+$") then ref = e.entry  -- key(), "name", element()
       else ref = e.ref_name end
       elements[i] = { class = e.class, id = format("0x%x", e.object:id()), ref = ref, status = e.status,
