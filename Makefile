@@ -39,7 +39,7 @@ CORE_HDR = $(wildcard csrc/*.h)
 FUZZ_SRC = csrc/common.c csrc/reader.c csrc/sniff.c csrc/inflate.c csrc/hprof.c csrc/trace.c \
            csrc/graph.c csrc/out.c csrc/idmap.c csrc/jstring.c csrc/crunch.c csrc/bmd.c csrc/dict.c \
            csrc/ofx.c
-FUZZERS  = reader sniff hprof trace bmd ofx ofx_grammar
+FUZZERS  = reader sniff hprof trace bmd ofx ofx_grammar heap_graph
 FUZZ_TIME ?= 60
 
 # specs, demo and bench run against the checkout: Lua sources from lua/,
@@ -106,6 +106,13 @@ build/fuzz/%: fuzz/fuzz_%.c $(FUZZ_SRC) $(CORE_HDR)
 # the OFX grammar's fuzzer runs the Lua modules on an embedded Lua: it
 # takes every C source and links Lua itself (LPeg is loaded as installed)
 build/fuzz/ofx_grammar: fuzz/fuzz_ofx_grammar.c $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -g -O1 -Icsrc -I$(LUA_INCDIR) -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=all -Wl,-E -o $@ $< $(CORE_SRC) -llua5.4 $(LIBS) -lm -ldl
+
+# the heap graph's fuzzer runs sift.hprof, the graph and sift.leaks on an
+# embedded Lua, as fuzz_ofx_grammar does
+build/fuzz/heap_graph: fuzz/fuzz_heap_graph.c $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -g -O1 -Icsrc -I$(LUA_INCDIR) -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=all -Wl,-E -o $@ $< $(CORE_SRC) -llua5.4 $(LIBS) -lm -ldl

@@ -1,0 +1,93 @@
+/*
+** fuzz_heap_graph.c
+** libFuzzer harness for the heap graph as users reach it: the input is
+** indexed by sift.hprof (as a string source) on an embedded Lua, then
+** every class's instances go through heap:path_to_root, heap:path_search
+** and heap:path_segments (runs folded and not), heap:paths, the dominator
+** tree in the shark, jvm (with its layout inferred from the input's ids)
+** and visualvm models, heap:top, the JVM histogram and sift.leaks. A bad
+** input may be refused with nil and a message; nothing may raise an error.
+** A valid header is put before most inputs. Run from the project root
+** (the Lua modules come from lua/).
+*/
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lua.h"
+#include "lauxlib.h"
+#include "lualib.h"
+
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+int luaopen_sift_core (lua_State *L);
+
+static const char check[] =
+  "package.path = 'lua/?.lua;lua/?/init.lua;' .. package.path\n"
+  "package.preload['sift.core'] = ...\n"
+  "local hprof, leaks = require 'sift.hprof', require 'sift.leaks'\n"
+  "return function(bytes)\n"
+  "  local heap, msg = hprof.open_source(bytes, 'fuzz')\n"
+  "  if not heap then assert(type(msg) == 'string', 'a refusal without a message') return end\n"
+  "  local objs = {}\n"
+  "  for cls in heap:classes() do\n"
+  "    for obj in cls:instances() do\n"
+  "      objs[#objs + 1] = obj\n"
+  "      if #objs >= 64 then break end\n"
+  "    end\n"
+  "  end\n"
+  "  heap:path_to_root(objs)\n"
+  "  heap:path_search(objs)\n"
+  "  for _, obj in ipairs(objs) do\n"
+  "    for _, collapse in ipairs { true, false } do\n"
+  "      local path = heap:path_segments(obj, collapse)\n"
+  "      for _, st in ipairs(path or {}) do assert(st.count >= 1 and st.last) end\n"
+  "    end\n"
+  "    for name in obj:fields() do assert(obj:has_field(name)) end\n"
+  "  end\n"
+  "  heap:paths(objs)\n"
+  "  for _, model in ipairs { 'shark', 'jvm', 'visualvm' } do\n"
+  "    heap:dominators { model = model }\n"
+  "    for _, r in ipairs(heap:top(5)) do assert(r.retained >= r.shallow) end\n"
+  "    heap:histogram(model)\n"
+  "  end\n"
+  "  leaks.analyze(heap, { suspects = true })\n"
+  "  heap:close()\n"
+  "end\n";
+
+static lua_State *L;
+
+static lua_State *setup (void) {
+  lua_State *l = luaL_newstate();
+  luaL_openlibs(l);
+  if (luaL_loadbuffer(l, check, sizeof check - 1, "=check") != LUA_OK) goto fail;
+  lua_pushcfunction(l, luaopen_sift_core);
+  if (lua_pcall(l, 1, 1, 0) != LUA_OK) goto fail;
+  return l;  /* the check function stays on the stack */
+fail:
+  fprintf(stderr, "fuzz_heap_graph: %s\n", lua_tostring(l, -1));
+  abort();
+}
+
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
+  static const char header[] = "JAVA PROFILE 1.0.3\0\0\0\0\4\0\0\0\0\0\0\0\0";
+  size_t skip = 0, n;
+  char *buf;
+  if (L == NULL) L = setup();
+  if (size == 0) return 0;
+  if (!(data[0] & 0x80)) skip = sizeof header - 1;  /* a header, then the records */
+  n = skip + size - 1;
+  buf = (char *)malloc(n ? n : 1);
+  memcpy(buf, header, skip);
+  if (skip && (data[0] & 0x40)) buf[22] = 8;  /* 8-byte ids */
+  memcpy(buf + skip, data + 1, size - 1);
+  lua_pushvalue(L, 1);
+  lua_pushlstring(L, buf, n);
+  free(buf);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+    fprintf(stderr, "fuzz_heap_graph: %s\n", lua_tostring(L, -1));
+    abort();
+  }
+  return 0;
+}
