@@ -146,7 +146,7 @@ demo: deps build/sift/core.so
 
 # the peers: VisualVM's heap library (Debian visualvm) for heap indexing
 bench: deps build/sift/core.so
-	@$(MAKE) --no-print-directory deps DEB_PACKAGES="visualvm file python3-ofxparse ofx"
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="visualvm file python3-ofxparse ofx time"
 	@$(RUN_ENV) $(LUA) bench/run.lua
 
 # the Lua modules, as paths under lua/ (sift/*.lua, sift/ofx/*.lua...)

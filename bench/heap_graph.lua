@@ -27,7 +27,7 @@ local t3 = clock()
 heap:reference_rules {}
 heap.index:build_graph()
 local t3b = clock()
-local summary = heap:dominators { model = "jvm" }  -- VisualVM's size model
+local summary = heap:dominators { model = "visualvm" }  -- VisualVM's size model, to compare with it
 local t4 = clock()
 local top = heap:top(10)
 local top_instance = 0  -- VisualVM ranks instances only, not classes

@@ -86,6 +86,34 @@ for _, mb in ipairs(SIZES) do
 end
 print("B/object: bytes of the per-object index (ids + file offsets); index: every table of the index / objects")
 
+-- the commands people run, as whole processes: peak memory per object
+-- besides the mapped file (GNU time's maximum resident set size)
+local first = ("build/bench/heap-%dM.hprof"):format(SIZES[1])
+if exists(first) and exists("/usr/bin/time") then
+  print("\n== peak memory of sift path, top and dominators (whole processes, --model jvm) ==")
+  local size = tonumber(select(2, sh("stat -c %s " .. first)))
+  local _, info = sh("lua5.4 bin/sift info -q --json " .. first)
+  local objects = tonumber(info:match('"objects":(%d+)'))
+  print(("%-58s %9s %10s %12s"):format("command", "time", "peak RSS", "B/object"))
+  for _, cmd in ipairs {
+    "path --class HeapGen$Node --limit 1000 --json",
+    "path --class HeapGen$Node --limit 1000 --merge",
+    "top -n 20 --model jvm",
+    "dominators --depth 3 --model jvm",
+  } do
+    local t, out = best(("/usr/bin/time -f peak_kb=%%M lua5.4 bin/sift %s -q %s > /dev/null"):format(cmd, first), 1)
+    local kb = out and tonumber(out:match("peak_kb=(%d+)"))
+    if t and kb and objects then
+      local own = kb * 1024 - size
+      print(("%-58s %8.0fms %8.0fMB %12.1f"):format("sift " .. cmd, t * 1e3, kb / 1024, own / objects))
+    else
+      print(("%-58s failed: %s"):format("sift " .. cmd, tostring(out):sub(1, 200)))
+    end
+  end
+  print(("(%d objects; B/object = (peak RSS - the dump's %d MB, which is mapped) / objects)"):format(
+    objects or 0, size // (1 << 20)))
+end
+
 -- the whole analysis on the largest dump: index, graph, BFS, dominators
 local big = ("build/bench/heap-%dM.hprof"):format(SIZES[#SIZES])
 if exists(big) then
@@ -105,7 +133,7 @@ if exists(big) then
         big, JAR, CLASSES, big), 1)
       if vt then
         local v = fields(vres)
-        print(("VisualVM retained sizes: %.0f ms  VisualVM/sift %.1fx; largest retained instance: VisualVM %d, sift %d (jvm model)")
+        print(("VisualVM retained sizes: %.0f ms  VisualVM/sift %.1fx; largest retained instance: VisualVM %d, sift %d (visualvm model)")
           :format(vt * 1e3, vt / t, v.top_retained or -1, s.top_instance))
       else
         print("VisualVM failed: " .. tostring(vres):sub(1, 200))

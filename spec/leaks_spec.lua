@@ -327,6 +327,35 @@ describe("leak analysis with LeakCanary 1.x's Binder exclusion", function()
       rules = { { root_class = BINDER.root_class, rule = "skip" } } })
     assert.are.same({ 0, 0, 1 }, { #report.application_leaks, #report.library_leaks, #report.unreachable })
   end)
+
+  it("takes the same exclusion as the user's matchers, from a file given to sift leaks --matchers", function()
+    local path = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof")
+    if not path then return end
+    local cjson = require "cjson"
+    local ignored = helper.tmpfile('return { ignored = { { root_class = "android.os.Binder" } } }')
+    local library = helper.tmpfile('return { library = { { root_class = "android.os.Binder", '
+      .. 'description = "Binder stubs live as long as the remote side" } } }')
+    local out, err, code = helper.sift { "leaks", path, "--finder", "keyed", "--json", "--matchers", ignored }
+    assert.are.equal(0, code, err)
+    local t = cjson.decode(out)
+    assert.are.same({ 0, 0, 1 }, { #t.application_leaks, #t.library_leaks, #t.unreachable })
+    out = helper.sift { "leaks", path, "--finder", "keyed", "--json", "--matchers", library }
+    t = cjson.decode(out)
+    local leak = t.library_leaks[1]
+    assert.are.same({ 0, 1, 378, "root android.os.Binder", "Binder stubs live as long as the remote side",
+      "com.example.leakcanary.LeakyService$MyBinder" }, { #t.application_leaks, #t.library_leaks, leak.retained,
+      leak.pattern, leak.description, leak.traces[1].elements[1].class })
+    local bad = helper.tmpfile('return { ignored = { { class = "A" } } }')
+    local _, bad_err, bad_code = helper.sift { "leaks", path, "--matchers", bad }
+    assert.are.equal(2, bad_code)
+    assert.matches("ignored%[1%]: one of { class, field }, { class, static }, { thread } or { root_class } expected",
+      bad_err)
+    local hostile = helper.tmpfile('os.execute("touch /tmp/sift-owned") return {}')
+    _, bad_err, bad_code = helper.sift { "leaks", path, "--matchers", hostile }
+    assert.are.equal(2, bad_code)
+    assert.matches("attempt to index a nil value %(global 'os'%)", bad_err)
+    for _, f in ipairs { ignored, library, bad, hostile } do os.remove(f) end
+  end)
 end)
 
 describe("the Android finder on real dumps", function()
