@@ -81,7 +81,7 @@ if io.open(leaky) then
   sh("bin/sift info " .. leaky)
   sh("bin/sift histogram --top 6 " .. fixtures .. "/hprof/hprof-slurp/hprof-64.bin")
   sh(("printf '%%s\\n' %s | bin/sift repl %s"):format(table.concat({
-    [['local c = heap:class("LeakyApp"):static("CACHE") return c, c.size']],
+    [['local c = heap:class("LeakyApp"):static("CACHE") return c, c:field("size"), c.size == c.size']],
     [['heap:class("LeakyApp"):static("CACHE").elementData[1].name:string()']],
     [['show(heap:class("LeakyApp"):static("DERIVED"))']],
   }, " "), leaky))
@@ -99,6 +99,43 @@ if io.open(leaky) then
   sh("bin/sift leaks " .. fixtures .. "/hprof/android/perflib/dialer.android-hprof --finder android | sed -n 1,36p")
 else
   print("(no heap dump fixtures here)")
+end
+
+-- 3b. a dump made here, of the kind users' programs leave
+section("a heap engine to trust: a JVM dump made here with javac and jcmd")
+if os.execute("command -v javac >/dev/null && command -v jcmd >/dev/null") then
+  local out = "build/demo/trust"
+  os.execute("mkdir -p " .. out)
+  local dump = out .. "/TrustSample.hprof"
+  if not io.open(dump) then
+    os.execute(("javac -encoding UTF-8 -d %s spec/java/TrustSample.java"):format(out))
+    local java = io.popen(("exec java -Xmx128m -XX:+UseSerialGC -cp %s TrustSample"):format(out))
+    local pid = java:read("l"):match("^ready (%d+)$")
+    os.execute(("jcmd %s GC.class_histogram > /dev/null"):format(pid))
+    os.execute(("jcmd %s GC.heap_dump %s > /dev/null"):format(pid, dump))
+    os.execute(("jcmd %s GC.class_histogram > %s.histo"):format(pid, dump))
+    os.execute("kill " .. pid)
+    java:close()
+  end
+  print("(spec/java/TrustSample.java: a class with fields named id, size, kind, string...; a class-loader "
+    .. "leak; a 200,000-node list)")
+  sh(("printf '%%s\n' %s | bin/sift repl %s"):format(table.concat({
+    [['s = heap:class("TrustSample$Session"):instances()()']],
+    [['return s:id() > 0, s:field("id"), s:field("size"), s:field("kind"):string()']],
+    [['help(s)']],
+  }, " "), dump))
+  sh("bin/sift path " .. dump .. " --class java.net.URLClassLoader | head -16")
+  sh("bin/sift path " .. dump .. " --class 'TrustSample$Node' --limit 1000 --json --max-memory 200M | wc -c")
+  sh("bin/sift path " .. dump .. " --class 'TrustSample$Node' --limit 1 | tail -6")
+  sh("bin/sift top " .. dump .. " -n 3 --model jvm")
+  sh("lua5.4 examples/jvm_sizes.lua " .. dump .. " " .. dump .. ".histo | sed -n '1p;$p'")
+  sh("bin/sift leaks " .. dump .. " --suspects | sed -n '/LEAK SUSPECTS/,/^Path/p'")
+  sh("bin/sift top " .. dump .. " --max-memory 3M; echo \"exit status $?\"")
+else
+  print("(no JDK: apt-get install openjdk-17-jdk-headless)")
+end
+if io.open(fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof") then
+  sh("lua5.4 examples/matchers.lua " .. fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof")
 end
 
 -- 4. Android method traces

@@ -50,6 +50,27 @@ describe("examples", function()
     assert.matches("sticky_class%s+553", out)
   end)
 
+  it("jvm_sizes.lua infers the JVM's layout and agrees with GC.class_histogram", function()
+    local dump = helper.jvm_dump("TrustSample", nil, "-Xmx128m", true)
+    if not dump then return pending("no JDK") end
+    local out, code = run("jvm_sizes.lua", { dump, dump .. ".histo" })
+    assert.are.equal(0, code, out)
+    assert.matches("layout: 12%-byte headers, 4%-byte references, JDK 15%+ field placement, arrays from byte 16", out)
+    assert.matches("4800000%s+2400000%s+200000%s+TrustSample%$Node\n", out)
+    local same, total = out:match("(%d+) of (%d+) classes have the JVM's own count and bytes")
+    assert.are.equal(total, same)
+  end)
+
+  it("matchers.lua reports the Binder leak three ways", function()
+    local dump = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof")
+    if not dump then return end
+    local out, code = run("matchers.lua", { dump })
+    assert.are.equal(0, code, out)
+    assert.matches("no matcher +1 application leak%(s%), 0 library leak%(s%), 0 unreachable", out)
+    assert.matches("Binder roots ignored +0 application leak%(s%), 0 library leak%(s%), 1 unreachable", out)
+    assert.matches("root android.os.Binder, 378 bytes", out)
+  end)
+
   it("why_alive.lua merges the paths and counts retained bytes once", function()
     local dump = helper.fixture("hprof/generated-jdk17/leaky_jdk17_live.hprof")
     if not dump then return end

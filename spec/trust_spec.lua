@@ -73,6 +73,14 @@ describe("a JVM dump with the shapes users' programs have", function()
       assert.is_nil(err:match("internal error"), err)
       assert.is_true(#out > 0)
     end
+    local top = cjson.decode((helper.sift({ "top", path, "-n", "4", "--json" })))
+    assert.are.equal(4, #top)
+    for _, row in ipairs(top) do  -- no row holds another: each is dominated by the roots only
+      local _, why = heap:idom(heap:object(tonumber(row.id:sub(3), 16)))
+      assert.are.equal("roots", why)
+    end
+    assert.are.equal(("0x%x"):format(heap:class("TrustSample").object:id()), top[1].id)  -- the list's holder
+    assert.are.same({ 6, "TrustSample$Node" }, { #top[1].inside, top[1].inside[1].class })
     local out = helper.sift({ "leaks", path, "--class", "TrustSample$Session", "--json", "--where",
       'obj:field("kind"):string() == "web"' })
     local traces = 0

@@ -86,8 +86,8 @@ local function build_parser()
   model_option(top)
   top:flag("--json", "Print JSON: a list of {id, class, shallow, retained, inside}.")
   top:flag("--flat", "List the largest retainers as they come, even when one holds another (a dominator "
-    .. "chain then fills several rows); by default each row is an object no other row holds, with the "
-    .. "large objects inside it folded into its row.")
+    .. "chain then fills several rows); by default each row is an object only the GC roots dominate, with "
+    .. "the chain of large objects inside it folded into its row.")
 
   local leaks = parser:command("leaks", "Find leaking objects and explain them as LeakCanary does.")
   heap_options(leaks)
@@ -610,24 +610,28 @@ function commands.path(args, out, err)
   return EXIT_OK
 end
 
--- the rows of `sift top`: the n largest retainers; unless flat, a retainer
--- that another row dominates is folded into that row's `inside` list
+-- the rows of `sift top`: the n largest retainers. Unless flat, each row is
+-- an object only the GC roots dominate (so no row holds another: the top
+-- of MAT's dominator tree), and `inside` is its chain folded: its largest
+-- dominated object, that one's, and so on while they keep at least half of
+-- the row's bytes (at most 6 steps)
 local function top_rows(heap, n, flat)
   if flat then return heap:top(n) end
-  local rows, by_id = {}, {}
-  for _, r in ipairs(heap:top(n * 10)) do
-    local d, outer = heap:idom(r.object), nil
-    while d and not outer do
-      outer = by_id[d:id()]
-      d = heap:idom(d)
+  local tops = heap:dominated(nil)  -- largest first
+  local rows = {}
+  for i = 1, math.min(n, #tops) do
+    local obj = tops[i]
+    local row = { object = obj, class = obj:class_name(), shallow = heap:shallow(obj),
+                  retained = heap:retained(obj), inside = {} }
+    local v = obj
+    while #row.inside < 6 do
+      local child = heap:dominated(v)[1]
+      if not child or heap:retained(child) * 2 < row.retained then break end
+      row.inside[#row.inside + 1] = { object = child, class = child:class_name(), shallow = heap:shallow(child),
+                                      retained = heap:retained(child) }
+      v = child
     end
-    if outer then
-      outer.inside[#outer.inside + 1] = r
-    elseif #rows < n then
-      r.inside = {}
-      rows[#rows + 1] = r
-      by_id[r.object:id()] = r
-    end
+    rows[i] = row
   end
   return rows
 end
@@ -666,12 +670,19 @@ function commands.top(args, out, err)
         out:write(("%26s  via %s\n"):format("", printable(path[1].root .. ": " .. table.concat(parts, " → "))))
       end
       if r.inside and #r.inside > 0 then
-        local parts = {}
-        for k, x in ipairs(r.inside) do
-          if k > 4 then parts[#parts + 1] = ("… %d more"):format(#r.inside - 4) break end
-          parts[k] = ("%s (%s)"):format(short(x.object), group_digits(x.retained))
+        local parts, last, same = {}, nil, 0
+        for _, x in ipairs(r.inside) do  -- a run of one class (a list's nodes) reads as one step
+          local name = short(x.object)
+          if name == last then
+            same = same + 1
+            parts[#parts] = ("%s × %d (%s)"):format(name, same, group_digits(x.retained))
+          else
+            last, same = name, 1
+            parts[#parts + 1] = ("%s (%s)"):format(name, group_digits(x.retained))
+          end
         end
-        out:write(("%26s  holds %s\n"):format("", printable(table.concat(parts, ", "))))
+        out:write(("%26s  holds %s%s\n"):format("", printable(table.concat(parts, " → ")),
+          #r.inside == 6 and " → …" or ""))
       end
     end
     out:write(("%14s %10s  reachable objects: %s; unreachable: %s objects, %s bytes (model %s)\n"):format("", "",
