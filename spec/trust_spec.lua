@@ -220,3 +220,37 @@ describe("--model jvm against the JVM's own GC.class_histogram", function()
     end
   end)
 end)
+
+describe("the heap commands on every dump of the fixtures", function()
+  it("never end in an internal error", function()
+    if not helper.fixtures() then return pending("no fixtures") end
+    local cli = require "sift.cli"
+    local sink = { write = function() end }
+    local checked = 0
+    local files = helper.fixture_files("hprof")
+    for _, rel in ipairs(helper.fixture_files("bmd")) do files[#files + 1] = rel end
+    for _, rel in ipairs(files) do
+      local file = helper.fixture(rel)
+      if (rel:match("%.hprof$") or rel:match("%.hprof%.gz$") or rel:match("%.bin$") or rel:match("%.bz2$")
+          or rel:match("%.android%-hprof$") or rel:match("%.bmd$")) then
+        for _, args in ipairs {
+          { "path", file, "--class", "java.lang.String", "--limit", "3", "-q" },
+          { "path", file, "--class", "java.lang.String", "--limit", "3", "--merge", "--json", "-q" },
+          { "top", file, "-n", "3", "--model", "jvm", "-q" },
+          { "dominators", file, "--depth", "2", "-q" },
+          { "leaks", file, "--suspects", "-q" },
+        } do
+          local errors = {}
+          local status = cli.main(args, { out = sink, err = { write = function(_, ...)
+            for _, s in ipairs { ... } do errors[#errors + 1] = s end
+          end } })
+          local err = table.concat(errors)
+          assert.is_nil(err:match("internal error"), table.concat(args, " ") .. ": " .. err)
+          assert.truthy(status == 0 or (status == 1 and err:match("^sift: ")), table.concat(args, " ") .. ": " .. err)
+        end
+        checked = checked + 1
+      end
+    end
+    assert.is_true(checked >= 30, checked)
+  end)
+end)
