@@ -240,57 +240,6 @@ static void push_step (lua_State *L, const hg_Graph *g, uint32_t p,
 }
 
 /*
-** heap:paths({num...}) -> for each, its shortest strong path from a GC
-** root as steps { object, root | ref, index, low } (root first), or false
-** when no such path exists. One BFS serves every target.
-*/
-static int graph_paths (lua_State *L) {
-  hg_Graph *g = checkgraph(L);
-  lua_Integer i, nt;
-  uint8_t *targets;
-  uint32_t *parent, *chain;
-  uint64_t distinct = 0;
-  sift_Status s;
-  luaL_checktype(L, 2, LUA_TTABLE);
-  nt = (lua_Integer)lua_rawlen(L, 2);
-  targets = (uint8_t *)lua_newuserdatauv(L, g->n / 8 + 1, 0);  /* GC-owned */
-  memset(targets, 0, g->n / 8 + 1);
-  parent = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 1) * sizeof *parent, 0);
-  chain = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 1) * sizeof *chain, 0);
-  for (i = 1; i <= nt; i++) {
-    uint32_t t;
-    lua_rawgeti(L, 2, i);
-    t = (uint32_t)sift_checknum(L, g->h, -1);
-    lua_pop(L, 1);
-    if (!(targets[t >> 3] >> (t & 7) & 1)) distinct++;
-    targets[t >> 3] |= (uint8_t)(1 << (t & 7));
-  }
-  s = hg_paths(g, targets, distinct, parent, NULL);
-  if (s != SIFT_OK) luaL_error(L, "not enough memory for path finding");
-  lua_createtable(L, (int)nt, 0);
-  for (i = 1; i <= nt; i++) {
-    uint32_t t, c, len = 0, k;
-    lua_rawgeti(L, 2, i);
-    t = (uint32_t)lua_tointeger(L, -1) - 1;
-    lua_pop(L, 1);
-    if (parent[t] == HG_NONE) {
-      lua_pushboolean(L, 0);
-      lua_rawseti(L, -2, i);
-      continue;
-    }
-    for (c = t; c != g->n && len <= g->n; c = parent[c]) chain[len++] = c;
-    lua_createtable(L, (int)len, 0);
-    for (k = 0; k < len; k++) {  /* from the root down */
-      uint32_t node = chain[len - 1 - k];
-      push_step(L, g, k == 0 ? g->n : chain[len - k], node);
-      lua_rawseti(L, -2, (lua_Integer)k + 1);
-    }
-    lua_rawseti(L, -2, i);
-  }
-  return 1;
-}
-
-/*
 ** heap:path_search({num...}) -> how many of them a strong path reaches.
 ** One BFS for all; its parents stay with the graph for path_segments, so a
 ** path is only ever as big as the one being printed.
@@ -823,7 +772,6 @@ static const luaL_Reg graph_methods[] = {
   {"flag", graph_flag},
   {"refs", graph_refs},
   {"referrers", graph_referrers},
-  {"paths", graph_paths},
   {"path_search", graph_path_search},
   {"path_segments", graph_path_segments},
   {"dominators", graph_dominators},

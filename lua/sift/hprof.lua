@@ -553,22 +553,10 @@ end
 -- @param obj an Object or a list of Objects
 -- @tparam[opt] table opts `rules` (see `reference_rules`)
 function Heap:path_to_root(obj, opts)
-  if opts and opts.rules then self:reference_rules(opts.rules) end
   local list = type(obj) == "table" and obj or { obj }
-  local raw_paths = graph(self):paths(objects_of(list))
+  self:path_search(list, opts)
   local out = {}
-  for i, rp in ipairs(raw_paths) do
-    if rp then
-      local path, prev = {}, nil
-      for k, st in ipairs(rp) do
-        path[k] = step(self, st, prev)
-        prev = path[k].object
-      end
-      out[i] = path
-    else
-      out[i] = false
-    end
-  end
+  for i, o in ipairs(list) do out[i] = self:path_segments(o) or false end
   if type(obj) == "table" then return out end
   return out[1] or nil, out[1] == false and "no strong path from a GC root" or nil
 end
