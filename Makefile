@@ -103,16 +103,11 @@ build/fuzz/%: fuzz/fuzz_%.c $(FUZZ_SRC) $(CORE_HDR)
 	$(FUZZ_CC) -g -O1 -Icsrc -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=all -o $@ $< $(FUZZ_SRC) $(LIBS)
 
-# the OFX grammar's fuzzer runs the Lua modules on an embedded Lua: it
-# takes every C source and links Lua itself (LPeg is loaded as installed)
-build/fuzz/ofx_grammar: fuzz/fuzz_ofx_grammar.c $(CORE_SRC) $(CORE_HDR)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) -g -O1 -Icsrc -I$(LUA_INCDIR) -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=all -Wl,-E -o $@ $< $(CORE_SRC) -llua5.4 $(LIBS) -lm -ldl
-
-# the heap graph's fuzzer runs sift.hprof, the graph and sift.leaks on an
-# embedded Lua, as fuzz_ofx_grammar does
-build/fuzz/heap_graph: fuzz/fuzz_heap_graph.c $(CORE_SRC) $(CORE_HDR)
+# the fuzzers that run sift's Lua modules (the OFX grammar; the heap graph
+# through sift.hprof and sift.leaks) on an embedded Lua, fuzz/lua_check.h:
+# they take every C source and link Lua itself (LPeg is loaded as installed)
+LUA_FUZZERS = ofx_grammar heap_graph
+$(addprefix build/fuzz/,$(LUA_FUZZERS)): build/fuzz/%: fuzz/fuzz_%.c fuzz/lua_check.h $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -g -O1 -Icsrc -I$(LUA_INCDIR) -fsanitize=fuzzer,address,undefined \
 	  -fno-sanitize-recover=all -Wl,-E -o $@ $< $(CORE_SRC) -llua5.4 $(LIBS) -lm -ldl

@@ -12,20 +12,14 @@
 */
 
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lua.h"
-#include "lauxlib.h"
-#include "lualib.h"
+#include "lua_check.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
-int luaopen_sift_core (lua_State *L);
 
-static const char check[] =
-  "package.path = 'lua/?.lua;lua/?/init.lua;' .. package.path\n"
-  "package.preload['sift.core'] = ...\n"
+static const char check[] = LUA_CHECK_PRELUDE
   "local hprof, leaks = require 'sift.hprof', require 'sift.leaks'\n"
   "return function(bytes)\n"
   "  local heap, msg = hprof.open_source(bytes, 'fuzz')\n"
@@ -56,25 +50,10 @@ static const char check[] =
   "  heap:close()\n"
   "end\n";
 
-static lua_State *L;
-
-static lua_State *setup (void) {
-  lua_State *l = luaL_newstate();
-  luaL_openlibs(l);
-  if (luaL_loadbuffer(l, check, sizeof check - 1, "=check") != LUA_OK) goto fail;
-  lua_pushcfunction(l, luaopen_sift_core);
-  if (lua_pcall(l, 1, 1, 0) != LUA_OK) goto fail;
-  return l;  /* the check function stays on the stack */
-fail:
-  fprintf(stderr, "fuzz_heap_graph: %s\n", lua_tostring(l, -1));
-  abort();
-}
-
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   static const char header[] = "JAVA PROFILE 1.0.3\0\0\0\0\4\0\0\0\0\0\0\0\0";
   size_t skip = 0, n;
   char *buf;
-  if (L == NULL) L = setup();
   if (size == 0) return 0;
   if (!(data[0] & 0x80)) skip = sizeof header - 1;  /* a header, then the records */
   n = skip + size - 1;
@@ -82,12 +61,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   memcpy(buf, header, skip);
   if (skip && (data[0] & 0x40)) buf[22] = 8;  /* 8-byte ids */
   memcpy(buf + skip, data + 1, size - 1);
-  lua_pushvalue(L, 1);
-  lua_pushlstring(L, buf, n);
+  lua_check("fuzz_heap_graph", check, sizeof check - 1, buf, n);
   free(buf);
-  if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-    fprintf(stderr, "fuzz_heap_graph: %s\n", lua_tostring(L, -1));
-    abort();
-  }
   return 0;
 }

@@ -9,20 +9,13 @@
 */
 
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-#include "lua.h"
-#include "lauxlib.h"
-#include "lualib.h"
+#include "lua_check.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
-int luaopen_sift_core (lua_State *L);
 
 /* the check, a Lua function of the input's bytes */
-static const char check[] =
-  "package.path = 'lua/?.lua;lua/?/init.lua;' .. package.path\n"
-  "package.preload['sift.core'] = ...\n"
+static const char check[] = LUA_CHECK_PRELUDE
   "local grammar, ofx = require 'sift.ofx.grammar', require 'sift.ofx'\n"
   "local function well_formed(node)\n"
   "  local i = 1\n"
@@ -46,27 +39,7 @@ static const char check[] =
   "  assert(doc or type(msg) == 'string', 'a strict refusal without a message')\n"
   "end\n";
 
-static lua_State *L;
-
-static lua_State *setup (void) {
-  lua_State *l = luaL_newstate();
-  luaL_openlibs(l);
-  if (luaL_loadbuffer(l, check, sizeof check - 1, "=check") != LUA_OK) goto fail;
-  lua_pushcfunction(l, luaopen_sift_core);
-  if (lua_pcall(l, 1, 1, 0) != LUA_OK) goto fail;
-  return l;  /* the check function stays on the stack */
-fail:
-  fprintf(stderr, "fuzz_ofx_grammar: %s\n", lua_tostring(l, -1));
-  abort();
-}
-
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
-  if (L == NULL) L = setup();
-  lua_pushvalue(L, 1);
-  lua_pushlstring(L, (const char *)data, size);
-  if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-    fprintf(stderr, "fuzz_ofx_grammar: %s\n", lua_tostring(L, -1));
-    abort();
-  }
+  lua_check("fuzz_ofx_grammar", check, sizeof check - 1, (const char *)data, size);
   return 0;
 }
