@@ -166,6 +166,8 @@ describe("paths, dominators and sizes on structures made with jcmd", function()
     local path = heap:path_to_root(local_item)
     assert.are.equal(1, #path)
     assert.are.same({ "java_frame", "holder-thread" }, { path[1].root, path[1].thread })
+    assert.are.same({ "GraphSample", "lambda$main$0", "GraphSample.java", 40 }, { path[1].frame_info.class,
+      path[1].frame_info.method, path[1].frame_info.source, path[1].frame_info.line })  -- the frame, as MAT's root
     assert.are.equal(8 + 700, heap:retained(local_item))
   end)
 

@@ -165,7 +165,21 @@ EOF]])
       local _, small_err, small_code = helper.sift({ "top", path, "--max-memory", "3M" })
       assert.are.equal(1, small_code)
       assert.matches("^sift: .*: needs more memory than the budget of 3MB %(%-%-max%-memory%)\n$", small_err)
+      local fixtures = helper.fixtures()  -- every command honours a budget, not only the heap's
+      if fixtures then
+        for _, args in ipairs {
+          { "profile", fixtures .. "/trace/firefox-art-trace-streaming.trace", "--max-memory", "2M" },
+          { "ofx", fixtures .. "/ofx/ofxparse/fidelity.ofx", "--max-memory", "1M" },
+          { "crunch", path, os.tmpname(), "--max-memory", "2M" },
+        } do
+          local _, e, c = helper.sift(args)
+          assert.are.equal(1, c, args[1])
+          assert.matches("^sift: [^\n]+: needs more memory than the budget of [12]MB %(%-%-max%-memory%)\n$", e)
+        end
+      end
     end
+    local _, usage_err, usage_code = helper.sift({ "top", path, "--max-memory", "lots" })
+    assert.are.same({ 2, "sift: --max-memory: cannot read 'lots' (say 512M or 4G)\n" }, { usage_code, usage_err })
   end)
 end)
 

@@ -38,6 +38,14 @@ local function build_parser()
   info:flag("--header", "Only detect the format and read the header; do not index heap dumps.")
   info:option("--source", "For a BMD file: the HPROF it was crunched from, to show the size ratio.")
 
+  -- the memory budget, on every command that reads a big file (the
+  -- others run under the default one)
+  local function budget_option(cmd)
+    cmd:option("--max-memory", "Fail with a message, rather than be killed, when the work needs more "
+      .. "than SIZE of memory besides the mapped file (e.g. 512M, 4G; 0: no budget). Default: 3/4 of the "
+      .. "machine's (or the cgroup's) memory.")
+  end
+
   local function heap_options(cmd)
     cmd:argument("file", "A heap dump: HPROF (plain, .gz or .bz2) or BMD.")
     cmd:option("--mapping", "A ProGuard/R8 mapping file to deobfuscate class and field names.")
@@ -46,9 +54,7 @@ local function build_parser()
     cmd:option("--dump", "Which heap dump to use when the file holds several (1-based; default the last).")
       :convert(tonumber)
     cmd:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
-    cmd:option("--max-memory", "Fail with a message, rather than be killed, when the analysis needs more "
-      .. "than SIZE of memory besides the mapped dump (e.g. 512M, 4G; 0: no budget). Default: 3/4 of the "
-      .. "machine's (or the cgroup's) memory.")
+    budget_option(cmd)
   end
 
   local histogram = parser:command("histogram", "Count instances and shallow bytes per class of a heap dump.")
@@ -115,6 +121,7 @@ local function build_parser()
     .. "classes whose names stay text).")
   crunch:flag("--json", "Print the counts as JSON.")
   crunch:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+  budget_option(crunch)
 
   local decrunch = parser:command("decrunch", "Turn a BMD back into an HPROF other analysers open.")
   decrunch:argument("input", "The BMD file.")
@@ -123,6 +130,7 @@ local function build_parser()
     .. "for several."):count("*")
   decrunch:flag("--json", "Print the counts as JSON.")
   decrunch:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+  budget_option(decrunch)
 
   local ofxcmd = parser:command("ofx", "Read OFX/QFX bank statements: a summary per statement, or the "
     .. "transactions as JSON or CSV.")
@@ -131,11 +139,13 @@ local function build_parser()
     .. "(an array for several files); amounts are exact decimal strings, dates ISO 8601.")
   ofxcmd:flag("--csv", "Print the transactions as CSV (one header row for all files).")
   ofxcmd:flag("--strict", "Fail on the first problem (line and column) instead of reading on with warnings.")
+  budget_option(ofxcmd)
 
   local function trace_options(cmd)
     cmd:argument("file", "An Android method trace (regular or streaming .trace).")
     cmd:option("--clock", "Which clock: cpu (thread CPU time) or wall.", "cpu"):choices { "cpu", "wall" }
     cmd:option("--thread", "Only this thread (a name or a tid); repeat for several."):count("*")
+    budget_option(cmd)
   end
   local prof = parser:command("profile", "Per-method times of an Android method trace, as dmtracedump's table.")
   trace_options(prof)
@@ -290,13 +300,30 @@ local function over_budget()
   return ("needs more memory than the budget of %s (--max-memory)"):format(format_size(budget))
 end
 
-local function open_heap(args, path)
-  if args.max_memory ~= nil or budget == nil then
-    local core = require "sift.core"
-    local bytes = args.max_memory and parse_size(args.max_memory) or core.memory_default()
-    if not bytes then error(("--max-memory: cannot read '%s' (say 512M or 4G)"):format(args.max_memory), 0) end
-    if core.memory_budget(bytes) then budget = bytes > 0 and bytes or false end
+-- say why a file could not be read: its message, or, when memory ran out
+-- under a budget, that
+local function say_failure(err, path, msg, code)
+  if code == "no_memory" and budget then
+    err:write("sift: ", printable(path), ": ", over_budget(), "\n")
+  else
+    err:write("sift: ", printable(msg), "\n")
   end
+end
+
+-- the budget of this run: --max-memory, or the machine's default; false
+-- when none can be set (AddressSanitizer); nil and why when SIZE is bad
+local function apply_budget(args)
+  local core = require "sift.core"
+  local bytes = core.memory_default()
+  if args.max_memory then
+    bytes = parse_size(args.max_memory)
+    if not bytes then return nil, ("--max-memory: cannot read '%s' (say 512M or 4G)"):format(args.max_memory) end
+  end
+  budget = core.memory_budget(bytes) and bytes > 0 and bytes or false
+  return true
+end
+
+local function open_heap(args, path)
   return with_progress(args, path, function(update)
     return sift.open(path, { mapping = args.mapping, dump = args.dump, progress = update,
       strings = args.strings })
@@ -402,11 +429,7 @@ end
 -- the heap of args.file, or nil after saying why on err
 local function heap_or_report(args, err)
   local heap, msg, code = open_heap(args, args.file)
-  if not heap and code == "no_memory" and budget then
-    err:write("sift: ", printable(args.file), ": ", over_budget(), "\n")
-  elseif not heap then
-    err:write("sift: ", printable(msg), "\n")
-  end
+  if not heap then say_failure(err, args.file, msg, code) end
   return heap
 end
 
@@ -769,14 +792,14 @@ end
 
 -- the trace of args.file, or nil after saying why on err
 local function trace_or_report(args, err)
-  local t, msg = with_progress(args, args.file, function(update)
+  local t, msg, code = with_progress(args, args.file, function(update)
     return sift.open(args.file, { progress = update })
   end)
   if t and getmetatable(t) ~= require("sift.trace").Trace then
     t:close()
     t, msg = nil, args.file .. ": not an Android method trace"
   end
-  if not t then err:write("sift: ", printable(msg), "\n") end
+  if not t then say_failure(err, args.file, msg, code) end
   return t
 end
 
@@ -853,8 +876,8 @@ end
 -- a BMD conversion of args.input with a progress bar: its counts (printed
 -- as JSON with --json, and then done), or nil after saying why
 local function convert(args, out, err, fn)
-  local counts, msg = with_progress(args, args.input, fn)
-  if not counts then err:write("sift: ", printable(msg), "\n") end
+  local counts, msg, code = with_progress(args, args.input, fn)
+  if not counts then say_failure(err, args.input, msg, code) end
   if counts and args.json then
     local view = {}
     for k, v in pairs(counts) do view[k] = v end
@@ -934,9 +957,9 @@ function commands.ofx(args, out, err)
   local ofx = require "sift.ofx"
   local status, views, rows = EXIT_OK, {}, {}
   for _, path in ipairs(args.file) do
-    local doc, msg = ofx.read(path, { strict = args.strict })
+    local doc, msg, code = ofx.read(path, { strict = args.strict })
     if not doc then
-      err:write("sift: ", printable(msg), "\n")
+      say_failure(err, path, msg, code)
       status = EXIT_BAD_INPUT
       views[#views + 1] = { path = path, error = msg }
     elseif args.json then
@@ -1100,14 +1123,17 @@ function M.main(argv, io_)
     return EXIT_USAGE
   end
   local command = commands[args.command] or finance_cli.commands[args.command]
+  local budget_ok, why = apply_budget(args)
+  if not budget_ok then
+    err:write("sift: ", why, "\n")
+    return EXIT_USAGE
+  end
   local run_ok, status = xpcall(command, debug.traceback, args, out, err, io_ and io_.input)
   if not run_ok and tostring(status):match("not enough memory") then  -- over the budget
-    err:write("sift: ", args.file and printable(tostring(args.file)) .. ": " or "",
-      budget and over_budget() or "not enough memory", "\n")
+    local file = type(args.file) == "string" and args.file or args.input
+      or (type(args.file) == "table" and #args.file == 1 and args.file[1]) or nil
+    err:write("sift: ", file and printable(file) .. ": " or "", budget and over_budget() or "not enough memory", "\n")
     return EXIT_BAD_INPUT
-  elseif not run_ok and tostring(status):match("^[^\n]*%-%-max%-memory: ") then
-    err:write("sift: ", (tostring(status):match("^[^\n]*")), "\n")
-    return EXIT_USAGE
   end
   if not run_ok then  -- a bug in sift, not bad input
     if os.getenv("SIFT_DEBUG") then err:write(status, "\n")
