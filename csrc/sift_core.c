@@ -5,10 +5,14 @@
 ** files (lmap.c, lreader.c, lsniff.c).
 */
 
-#define _DEFAULT_SOURCE  /* isatty, ioctl TIOCGWINSZ */
+#define _DEFAULT_SOURCE  /* isatty, ioctl TIOCGWINSZ, fchmod */
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lsift.h"
@@ -49,9 +53,48 @@ static int core_hash (lua_State *L) {
   return 1;
 }
 
+/*
+** core.private(path [, "dir"]) -> true, or nil and why: make sure a file
+** (or, with "dir", a directory and its parents) exists that only its owner
+** can read and write (0600; directories 0700). A file created here is
+** empty; one that was there keeps its bytes and is made 0600. Files that
+** hold financial data are created this way before they are opened; SQLite
+** gives a database's -wal and -shm files the database's own mode.
+*/
+static int core_private (lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  int dir = lua_isstring(L, 2) && strcmp(lua_tostring(L, 2), "dir") == 0;
+  if (dir) {
+    char buf[4096];
+    size_t i, n = strlen(path);
+    if (n == 0 || n >= sizeof buf) return luaL_error(L, "bad directory name");
+    memcpy(buf, path, n + 1);
+    for (i = 1; i <= n; i++)  /* each parent, then the directory */
+      if (buf[i] == '/' || buf[i] == '\0') {
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+          return sift_pushfail(L, SIFT_EIO, "%s: %s", buf, strerror(errno));
+        buf[i] = c;
+      }
+  }
+  else {
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return sift_pushfail(L, SIFT_EIO, "%s: %s", path, strerror(errno));
+    if (fchmod(fd, 0600) != 0) {
+      close(fd);
+      return sift_pushfail(L, SIFT_EIO, "%s: %s", path, strerror(errno));
+    }
+    close(fd);
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 static const luaL_Reg core_functions[] = {
   {"isatty", core_isatty},
   {"hash", core_hash},
+  {"private", core_private},
   {NULL, NULL}
 };
 

@@ -218,12 +218,6 @@ describe("sift fetch against a local OFX server", function()
       all[#all + 1] = err
     end
     assert.is_nil(table.concat(all):find(PASSWORD, 1, true))
-    local port, stop = serve { mode = "redirect" }
-    local profile = { name = "fake", url = ("http://127.0.0.1:%d/ofx"):format(port), org = "FAKE", fid = "1101",
-      user = "jdoe", version = "102" }
-    local accounts = assert(direct.accounts(profile, PASSWORD, {}))
-    assert.are.equal(4, #accounts)
-    assert.matches("302\nACCTINFO", stop())
     local none, err, code = http.post("http://127.0.0.1:1/ofx", "x", { timeout = 5 })
     assert.are.same({ nil, "network" }, { none, code })
     assert.matches("cannot connect to 127%.0%.0%.1:1", err)
@@ -258,5 +252,76 @@ describe("sift fetch against a local OFX server", function()
     stop()
     assert.are.same({ nil, "tls" }, { body, code })
     assert.matches("the certificate is for bank%.example, not 127%.0%.0%.1", err)
+  end)
+
+  it("sends the password only over HTTPS and to the origin asked: a same-origin 307 only", function()
+    if not helper.fixtures() then return helper.fixture("ofx") end
+    local key, cert = tmp .. "/rkey.pem", tmp .. "/rcert.pem"
+    assert(os.execute(("openssl req -x509 -newkey rsa:2048 -nodes -keyout %s -out %s -days 2 -subj /CN=localhost "
+      .. "-addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1"):format(key, cert)))
+    local plain_port, stop_plain = serve {}  -- a plain listener: it must never hear from us
+    local other_port, stop_other = serve { cert = cert, key = key }
+    local function profile(port)
+      return { name = "fake", url = ("https://127.0.0.1:%d/ofx"):format(port), org = "FAKE", fid = "1101",
+        user = "jdoe", version = "102" }
+    end
+    for _, case in ipairs {
+      { 302, "http://127.0.0.1:%d/ofx", plain_port, "it is another origin" },
+      { 307, "http://127.0.0.1:%d/ofx", plain_port, "it is another origin" },
+      { 307, "https://localhost:$PORT/moved", nil, "it is another origin" },  -- same port, another name
+      { 308, "https://127.0.0.1:%d/ofx", other_port, "it is another origin" },
+      { 302, "/moved", nil, "a 302 would not post the request again" },
+    } do
+      local port, stop = serve { cert = cert, key = key, mode = "redirect", status = case[1],
+        location = case[3] and case[2]:format(case[3]) or case[2] }
+      local accounts, why, code = direct.accounts(profile(port), PASSWORD, { cafile = cert })
+      assert.is_nil(accounts)
+      assert.are.equal("redirect", code)
+      assert.matches(("HTTP %d from https://127%%.0%%.0%%.1:%d/ofx redirects to "):format(case[1], port), why)
+      assert.matches("not followed %(" .. case[4]:gsub("%p", "%%%0") .. "[^)]*%); nothing was sent there", why)
+      assert.are.equal(tostring(case[1]) .. "\n", stop())  -- one request, answered with the redirect
+    end
+    assert.are.equal("", stop_plain())
+    assert.are.equal("", stop_other())
+    -- a same-origin 307 keeps the POST and is followed
+    local port, stop = serve { cert = cert, key = key, mode = "redirect", status = 307, location = "/moved" }
+    local accounts = assert(direct.accounts(profile(port), PASSWORD, { cafile = cert }))
+    assert.are.equal(4, #accounts)
+    assert.matches("^307\nACCTINFO\n", stop())
+    -- plain HTTP goes to this machine only; nothing is even connected to elsewhere
+    local body, err, icode = http.post("http://192.0.2.1/ofx", "x", { timeout = 1 })
+    assert.are.same({ nil, "insecure" }, { body, icode })
+    assert.matches("is plain HTTP: the request carries your password", err)
+  end)
+
+  it("caps the answer's size, warns at every use of verify = no, and keeps its files private", function()
+    if not helper.fixtures() then return helper.fixture("ofx") end
+    local port, stop = serve {}
+    local url = ("http://127.0.0.1:%d/ofx"):format(port)
+    local text = request.accounts(PROFILE, PASSWORD)
+    local body, err, code = http.post(url, text, { max_response = 100, timeout = 5 })
+    assert.are.same({ nil, "too_big" }, { body, code })
+    assert.matches("the response is bigger than 100 bytes %(%d+%): refused %(%-%-max%-response%)", err)
+    local warnings = {}
+    local p = { name = "lax", url = url, org = "FAKE", fid = "1101", user = "jdoe", version = "102", verify = false }
+    for _ = 1, 2 do assert(direct.accounts(p, PASSWORD, { warn = function(m) warnings[#warnings + 1] = m end })) end
+    assert.are.equal(2, #warnings)
+    assert.matches("TLS verification is off for lax %(verify = no in its profile%)", warnings[2])
+    -- the database, the log and the saved answer: 0600, in 0700 directories
+    local dir = tmp .. "/private/data"
+    local profiles = profiles_file(url)
+    local out, serr, scode = sift { "fetch", "statements", "fake", "--profiles", profiles, "--import",
+      "--db", dir .. "/books.db", "--log", tmp .. "/private/fetch.log", "-o", tmp .. "/private/answer.ofx",
+      "--since", "2013-01-01" }
+    stop()
+    assert.are.equal(0, scode, serr .. out)
+    local function mode(path)
+      local pm = io.popen("stat -c %a " .. helper.quote(path))
+      local m = pm:read("l")
+      pm:close()
+      return m
+    end
+    assert.are.same({ "700", "700", "600", "600", "600" }, { mode(tmp .. "/private"), mode(dir),
+      mode(dir .. "/books.db"), mode(tmp .. "/private/fetch.log"), mode(tmp .. "/private/answer.ofx") })
   end)
 end)

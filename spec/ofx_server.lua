@@ -10,6 +10,9 @@
 --     fixtures=DIR user=U password=P org=O fid=F appid=QWIN appver=2700
 --     since=YYYYMMDD (the DTSTART statement requests must carry)
 --     clientuid=yes (require one) mode=ok|error500|redirect|stmt_error
+--     status=302 location=/moved (mode=redirect: the first answer, $PORT
+--     standing for the server's own port; later requests are expected at
+--     the location's path)
 --     cert=FILE key=FILE (TLS)
 --
 -- It prints "PORT <n> PID <pid>" when it listens, and one line per request.
@@ -109,7 +112,9 @@ while true do
       if k then headers[k:lower()] = v end
     end
     local body = conn:receive(tonumber(headers["content-length"]) or 0) or ""
-    local expected_path = (cfg.mode == "redirect" and requests > 1) and "/moved" or "/ofx"
+    local location = (cfg.location or "/moved"):gsub("%$PORT", tostring(port))
+    local expected_path = (cfg.mode == "redirect" and requests > 1) and (location:match("^%a+://[^/]*(/.*)$")
+      or location) or "/ofx"
     local problem, doc, sonrq = check(method or "?", path or "?", headers, body, expected_path)
     if problem then
       print("BAD " .. problem)
@@ -119,8 +124,9 @@ while true do
       respond(conn, 500, "Internal Server Error", "the OFX service is down for maintenance")
     elseif cfg.mode == "redirect" and requests == 1 then
       seen_trnuids = {}  -- (the same request comes again, to the new place)
-      print("302")
-      respond(conn, 302, "Found", "", "Location: /moved\r\n")
+      local status = tonumber(cfg.status) or 302
+      print(status)
+      respond(conn, status, "Redirect", "", "Location: " .. location .. "\r\n")
     elseif sonrq:text("USERPASS") ~= cfg.password then
       print("signon refused")
       respond(conn, 200, "OK", fixture("ofxparse/signon_fail.ofx"))

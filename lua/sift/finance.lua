@@ -38,8 +38,6 @@ end
 -- @return the books, or nil, message, code
 function M.open(path)
   path = path or M.default_path()
-  local dir = path:match("^(.*)/[^/]*$")
-  if dir and dir ~= "" and path ~= ":memory:" then os.execute(("mkdir -p '%s'"):format(dir:gsub("'", "'\\''"))) end
   local db, err, code = store.open(path)
   if not db then return nil, err, code end
   return setmetatable({ db = db, path = path }, Books)

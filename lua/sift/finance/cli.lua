@@ -6,11 +6,12 @@
 local json = require "sift.json"
 local csv = require "sift.csv"
 local progress = require "sift.progress"
+local store = require "sift.finance.store"
 
 local M = { commands = {} }
 local commands = M.commands
 
-local EXIT_OK, EXIT_BAD_INPUT = 0, 1
+local EXIT_OK, EXIT_BAD_INPUT, EXIT_USAGE = 0, 1, 2
 
 --- Add the subcommands to an argparse parser.
 function M.add(parser)
@@ -83,6 +84,7 @@ function M.add(parser)
   fetch:option("--cafile", "Trust this certificate (or bundle) for the server, instead of the system's.")
   fetch:option("--log", "Write each request and answer to this file, the password replaced by ***.")
   fetch:option("--timeout", "Seconds to wait for the server.", "60"):convert(tonumber)
+  fetch:option("--max-response", "Refuse an answer bigger than SIZE (e.g. 50M).", "256M")
   fetch:flag("--json", "Print JSON.")
 
   local journal = parser:command("journal", "Export the database as a ledger, hledger or beancount journal "
@@ -287,7 +289,7 @@ function commands.report(args, out, err)
   if args.json then out:write(json.encode(report.view(r)), "\n") else out:write(report.text(r)) end
   local status = EXIT_OK
   if args.svg then
-    local f, msg = io.open(args.svg, "wb")
+    local f, msg = store.open_private(args.svg, "wb", true)
     if f then
       f:write(report.svg(r))
       f:close()
@@ -318,11 +320,18 @@ function commands.fetch(args, out, err)
   if not password then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end
   local logfile
   if args.log then
-    logfile, msg = io.open(args.log, "a")
+    logfile, msg = store.open_private(args.log, "a", true)
     if not logfile then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end
   end
+  local max_response = tonumber((args.max_response:upper():gsub("^(%d+)([KMG])B?$", function(n, u)
+    return n * ({ K = 1 << 10, M = 1 << 20, G = 1 << 30 })[u] end)))
+  if not max_response then
+    err:write(("sift: --max-response: cannot read '%s' (say 50M)\n"):format(args.max_response))
+    return EXIT_USAGE
+  end
   local opts = { cafile = args.cafile, timeout = args.timeout, since = args.since, ["until"] = args["until"],
-    log = logfile and function(text) logfile:write(os.date("!%Y-%m-%dT%H:%M:%SZ "), text, "\n\n") end }
+    log = logfile and function(text) logfile:write(os.date("!%Y-%m-%dT%H:%M:%SZ "), text, "\n\n") end,
+    max_response = max_response, warn = function(msg) err:write("sift: warning: ", msg, "\n") end }
   local status = EXIT_OK
   if args.what == "accounts" then
     local accounts, e = direct.accounts(profile, password, opts)
@@ -345,7 +354,7 @@ function commands.fetch(args, out, err)
       status = EXIT_BAD_INPUT
     else
       if args.output then
-        local f, e = io.open(args.output, "wb")
+        local f, e = store.open_private(args.output, "wb", true)
         if f then f:write(text) f:close() else err:write("sift: ", e, "\n") status = EXIT_BAD_INPUT end
       end
       local summary = { statements = json.array {}, refused = doc.refused }
@@ -386,7 +395,7 @@ function commands.journal(args, out, err)
   local dest = out
   if args.output then
     local msg
-    dest, msg = io.open(args.output, "wb")
+    dest, msg = store.open_private(args.output, "wb", true)
     if not dest then err:write("sift: ", msg, "\n") books:close() return EXIT_BAD_INPUT end
   end
   local ok, msg = books:export(args.format, dest, { currency = args.currency })

@@ -61,9 +61,30 @@ local MIGRATIONS = {
 }
 M.VERSION = #MIGRATIONS
 
---- Open (creating on first use) a store and bring its schema up to date.
+--- Open a file that holds financial data for writing (`mode` as io.open's),
+-- creating it first with only its owner allowed to read and write it
+-- (0600), and its directory (0700) when `dir` is true.
+-- @return a Lua file, or nil and a message
+function M.open_private(path, mode, dir)
+  local parent = dir and path:match("^(.*)/[^/]*$")
+  if parent and parent ~= "" then
+    local ok, err = core.private(parent, "dir")
+    if not ok then return nil, err end
+  end
+  local ok, err = core.private(path)
+  if not ok then return nil, err end
+  return io.open(path, mode)
+end
+
+--- Open (creating on first use, 0600, in a 0700 directory) a store and
+-- bring its schema up to date. Its -wal and -shm files take its mode.
 -- @treturn sift.Database, or nil, message, code
 function M.open(path)
+  if path ~= ":memory:" then
+    local f, perr = M.open_private(path, "rb", true)
+    if not f then return nil, perr, "io" end
+    f:close()
+  end
   local db, err, code = core.sqlite(path)
   if not db then return nil, err, code end
   -- WAL: readers never wait for an import; the file read through a

@@ -133,9 +133,8 @@ function M.clientuid(profile, dir)
     f:close()
     if id and id:match("^%x+%-%x+%-%x+%-%x+%-%x+$") then return id end
   end
-  os.execute(("mkdir -p '%s'"):format(dir:gsub("'", "'\\''")))
   local id = request.uuid()
-  f = assert(io.open(path, "w"))
+  f = assert(require("sift.finance.store").open_private(path, "w", true))
   f:write(id, "\n")
   f:close()
   return id
@@ -192,9 +191,14 @@ end
 -- post a request; the log sees it and the answer with the password hidden
 local function exchange(profile, password, text, opts)
   local log = opts.log
+  if profile.verify == false then  -- said on every use: it must not be forgotten in a profile
+    local warn = opts.warn or function(msg) io.stderr:write("sift: warning: ", msg, "\n") end
+    warn(("TLS verification is off for %s (verify = no in its profile): anyone between you and %s can "
+      .. "read your password"):format(profile.name or profile.url, profile.url))
+  end
   if log then log(("POST %s\n%s"):format(profile.url, request.redact(text, password))) end
   local body, err, code = http.post(profile.url, text, { timeout = tonumber(profile.timeout) or opts.timeout,
-    cafile = opts.cafile or profile.cafile, verify = profile.verify })
+    cafile = opts.cafile or profile.cafile, verify = profile.verify, max_response = opts.max_response })
   if not body then return nil, request.redact(err, password), code end
   if log then log(("RESPONSE from %s\n%s"):format(profile.url, request.redact(body, password))) end
   local doc, msg, pcode = ofx.parse(body)
@@ -218,7 +222,8 @@ end
 
 --- The accounts the server has for this user (ACCTINFORS).
 -- @tparam table opts `log` (a function given each request and answer,
---   password hidden), `cafile`, `timeout`, `state_dir`
+--   password hidden), `cafile`, `timeout`, `state_dir`, `max_response`
+--   (bytes), `warn` (a function given warnings; default: stderr)
 -- @return list of `{ kind, bank_id, broker_id, id, type, description }`,
 --   or nil, message, code
 function M.accounts(profile, password, opts)

@@ -1,11 +1,14 @@
 --- A small HTTP/1.1 client for OFX servers, over LuaSocket and LuaSec:
 -- one POST of `application/x-ofx`, TLS verified by default (the chain
 -- against the system's certificates or a file the user names, and the
--- host name against the certificate), timeouts, redirects.
+-- host name against the certificate), timeouts, and a strict rule for
+-- where a request may go, since every OFX request carries a password:
+-- only over HTTPS (plain HTTP only to this machine), and after a redirect
+-- only to the same origin (scheme, host, port) with a 307 or 308.
 --
 --     local http = require "sift.ofx.http"
 --     local body, err, code = http.post("https://ofx.example.com/ofx", request, { timeout = 30 })
---     -- code: "network", "tls", "http", "redirects"
+--     -- code: "network", "tls", "http", "insecure", "redirect", "redirects", "too_big"
 -- @module sift.ofx.http
 
 local socket = require "socket"
@@ -14,6 +17,13 @@ local M = {}
 
 M.USER_AGENT = "InetClntApp/3.0"  -- what Quicken sends; some servers look
 M.CA_PATH = "/etc/ssl/certs"
+
+M.MAX_RESPONSE = 256 * 1024 * 1024  -- bytes; OFX downloads are a few MB at most
+
+-- hosts a plain-HTTP request may go to: this machine only
+local function loopback(host)
+  return host == "localhost" or host == "::1" or host:match("^127%.%d+%.%d+%.%d+$") ~= nil
+end
 
 --- Split a URL into scheme, host, port, path.
 function M.parse_url(url)
@@ -106,8 +116,12 @@ local function connect(u, opts)
   return conn
 end
 
--- read a response: status, reason, headers (lower-case names), body
-local function read_response(conn)
+-- read a response: status, reason, headers (lower-case names), body; a
+-- body over `max` bytes is refused before it is read
+local function read_response(conn, max)
+  local function too_big(n)
+    return nil, ("the response is bigger than %d bytes (%s): refused (--max-response)"):format(max, n), "too_big"
+  end
   local line, err = conn:receive("*l")
   if not line then return nil, "no response: " .. tostring(err) end
   local status, reason = line:match("^HTTP/%d%.%d (%d%d%d) ?(.*)$")
@@ -122,12 +136,14 @@ local function read_response(conn)
   end
   local body
   if (headers["transfer-encoding"] or ""):lower():find("chunked") then
-    local parts = {}
+    local parts, received = {}, 0
     while true do
       line, err = conn:receive("*l")
       local size = line and tonumber(line:match("^%x+"), 16)
       if not size then return nil, "a bad chunk in the response: " .. tostring(err or line) end
       if size == 0 then break end
+      received = received + size
+      if received > max then return too_big(("at least %d"):format(received)) end
       local chunk = conn:receive(size)
       if not chunk then return nil, "the response ends in a chunk" end
       parts[#parts + 1] = chunk
@@ -137,31 +153,57 @@ local function read_response(conn)
   elseif headers["content-length"] then
     local n = tonumber(headers["content-length"])
     if not n or n < 0 then return nil, "a bad Content-Length" end
+    if n > max then return too_big(n) end
     body, err = "", nil
     if n > 0 then body, err = conn:receive(n) end
     if not body then return nil, "the response is shorter than its Content-Length: " .. tostring(err) end
-  else
-    local partial
-    body, err, partial = conn:receive("*a")
-    body = body or partial
+  else  -- to the end of the connection, in pieces, within the cap
+    local parts, received = {}, 0
+    while true do
+      local piece, e, partial = conn:receive(65536)
+      piece = piece or partial
+      if piece and #piece > 0 then
+        received = received + #piece
+        if received > max then return too_big(("at least %d"):format(received)) end
+        parts[#parts + 1] = piece
+      end
+      if e then break end
+    end
+    body = table.concat(parts)
   end
   return tonumber(status), reason, headers, body
 end
 
---- POST an OFX request.
+-- the same origin: scheme, host and port
+local function same_origin(a, b)
+  return a.scheme == b.scheme and a.host:lower() == b.host:lower() and a.port == b.port
+end
+
+--- POST an OFX request. It carries a password, so it goes only over HTTPS
+-- (plain HTTP only to this machine: localhost, 127.0.0.0/8, ::1), and a
+-- redirect is followed only to the same origin with 307 or 308 (which keep
+-- the POST); any other redirect stops the request, naming the Location,
+-- and nothing is sent there.
 -- @tparam string url http or https
 -- @tparam string body the request
 -- @tparam[opt] table opts `timeout` (seconds, 60), `cafile` (trust this
 --   certificate or bundle instead of the system's), `verify` (false turns
---   TLS verification off), `redirects` (5)
+--   TLS verification off), `redirects` (5), `max_response` (bytes,
+--   `M.MAX_RESPONSE`)
 -- @return the response body, status and headers; or nil, message, code
---   ("network", "tls", "http", "redirects", "url")
+--   ("network", "tls", "http", "insecure", "redirect", "redirects",
+--   "too_big", "url")
 function M.post(url, body, opts)
   opts = opts or {}
   opts.timeout = opts.timeout or 60
+  local origin = M.parse_url(url)
+  if not origin then return nil, ("not an http or https URL: %s"):format(url), "url" end
+  if origin.scheme == "http" and not loopback(origin.host) then
+    return nil, ("%s is plain HTTP: the request carries your password, and sift sends it only over HTTPS "
+      .. "(or to this machine)"):format(url), "insecure"
+  end
   for _ = 0, opts.redirects or 5 do
     local u = M.parse_url(url)
-    if not u then return nil, ("not an http or https URL: %s"):format(url), "url" end
     local conn, err, code = connect(u, opts)
     if not conn then return nil, err, code end
     local host = u.host:find(":") and "[" .. u.host .. "]" or u.host
@@ -179,15 +221,24 @@ function M.post(url, body, opts)
       conn:close()
       return nil, ("sending to %s: %s"):format(u.host, serr), "network"
     end
-    local status, reason, headers, rbody = read_response(conn)
+    local status, reason, headers, rbody = read_response(conn, opts.max_response or M.MAX_RESPONSE)
     conn:close()
-    if not status then return nil, ("from %s: %s"):format(u.host, reason), "network" end
+    if not status then  -- (reason is the message, headers the code when there is one)
+      return nil, ("from %s: %s"):format(u.host, reason), headers or "network"
+    end
     if status >= 300 and status < 400 and headers.location then
-      -- OFX servers take only POST: the request is posted again
       local loc = headers.location
       if not loc:match("^%a[%w+.-]*://") then
         loc = ("%s://%s%s%s"):format(u.scheme, host, default and "" or ":" .. u.port,
           loc:sub(1, 1) == "/" and loc or u.path:gsub("[^/]*$", "") .. loc)
+      end
+      local target = M.parse_url(loc)
+      if not (target and (status == 307 or status == 308) and same_origin(target, origin)) then
+        local why = target and same_origin(target, origin)
+          and ("a %d would not post the request again"):format(status)
+          or "it is another origin, and the request carries your password"
+        return nil, ("HTTP %d from %s redirects to %s: not followed (%s); nothing was sent there")
+          :format(status, url, loc:sub(1, 200), why), "redirect", status
       end
       url = loc
     elseif status < 200 or status >= 300 then
