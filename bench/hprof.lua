@@ -96,8 +96,8 @@ if exists(first) and exists("/usr/bin/time") then
   local objects = tonumber(info:match('"objects":(%d+)'))
   print(("%-58s %9s %10s %12s"):format("command", "time", "peak RSS", "B/object"))
   for _, cmd in ipairs {
-    "path --class HeapGen$Node --limit 1000 --json",
-    "path --class HeapGen$Node --limit 1000 --merge",
+    "path --class 'HeapGen$Node' --limit 1000 --json",
+    "path --class 'HeapGen$Node' --limit 1000 --merge",
     "top -n 20 --model jvm",
     "dominators --depth 3 --model jvm",
   } do
