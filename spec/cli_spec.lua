@@ -343,3 +343,48 @@ describe("sift leaks --suspects and --html", function()
     assert.matches('class="suspect"', page)
   end)
 end)
+
+describe("sift ofx on a cut download", function()
+  -- a v1 file cut 155 bytes in (inside <SIGNONMSGSRSV1), a v2 file cut inside
+  -- <SIGN, and files with no <OFX> at all: never a quiet success
+  local function cut(rel, marker)
+    local text = helper.read(helper.fixture(rel))
+    local at = assert(text:find(marker, 1, true))
+    return helper.tmpfile(text:sub(1, at + #marker - 1))
+  end
+
+  it("is an error with its line and column in strict mode, warnings on stderr in every other", function()
+    if not helper.fixture("ofx") then return end
+    local v1 = helper.tmpfile(helper.read(helper.fixture("ofx/ofxparse/checking.ofx")):sub(1, 155))
+    local v2 = cut("ofx/beancount-import/fidelity-ira.ofx", "<SIGN")
+    for _, file in ipairs { v1, v2 } do
+      local _, err, code = sift { "ofx", "--strict", file }
+      assert.are.equal(1, code)
+      assert.matches(": line %d+, column %d+: the file ends inside a tag: \"<SIGN", err)
+      for _, mode in ipairs { {}, { "--csv" }, { "--json" } } do
+        local args = { "ofx", file }
+        for _, m in ipairs(mode) do args[#args + 1] = m end
+        local _, werr = sift(args)
+        assert.matches("warning %(line %d+%): the file ends inside a tag", werr, 1)
+        assert.matches("warning %(line %d+%): <OFX> has no end tag %(the file ends%)", werr)
+      end
+    end
+    os.remove(v1)
+    os.remove(v2)
+  end)
+
+  it("is an error in every mode when the file has no <OFX> element", function()
+    local empty = helper.tmpfile("")
+    for _, file in ipairs { empty, "/usr/bin/true" } do
+      for _, mode in ipairs { "--csv", "--json", "--strict" } do
+        local out, err, code = sift { "ofx", mode, file }
+        assert.are.equal(1, code, mode)
+        -- (strict mode names the first problem: the ELF bytes are text outside any element)
+        assert.matches((mode == "--strict" and file ~= empty) and "line 1, column 1: text outside any element"
+          or "no <OFX> element", err)
+        if mode == "--csv" then assert.are.equal("", out) end
+      end
+    end
+    os.remove(empty)
+  end)
+end)

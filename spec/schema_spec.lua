@@ -71,7 +71,7 @@ describe("JSON output matches docs/schema", function()
     for _, f in ipairs(helper.fixture_files("ofx")) do
       if f:lower():match("%.[oq]fx$") then all[#all + 1] = F .. "/" .. f end
     end
-    check("ofx.schema.json", all)
+    check("ofx.schema.json", all, 1)  -- (one of libofx's fuzz files has no <OFX>: exit 1, an error object)
     local out = check("ofx.schema.json", { "ofx", "--json", ofx .. "account_listing_aggregation.ofx" })
     assert.matches('"statements":%[%]', out)
     local db = os.tmpname()

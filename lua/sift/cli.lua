@@ -958,6 +958,18 @@ function commands.ofx(args, out, err)
   local status, views, rows = EXIT_OK, {}, {}
   for _, path in ipairs(args.file) do
     local doc, msg, code = ofx.read(path, { strict = args.strict })
+    if doc and not doc.tree:child("OFX") then  -- nothing of a statement: an error in every mode
+      doc, msg, code = nil, path .. ": no <OFX> element: not an OFX file, or one cut before its body", "corrupt"
+    end
+    if doc then  -- what was skipped or is missing, on stderr whatever the output
+      for _, w in ipairs(doc.warnings) do
+        err:write(("sift: %s: warning%s: %s\n"):format(printable(path), w.line and (" (line " .. w.line .. ")") or "",
+          printable(w.message)))
+      end
+      if doc.discarded > 0 then
+        err:write(("sift: %s: warning: %d transaction(s) left out\n"):format(printable(path), doc.discarded))
+      end
+    end
     if not doc then
       say_failure(err, path, msg, code)
       status = EXIT_BAD_INPUT
@@ -995,15 +1007,11 @@ function commands.ofx(args, out, err)
             a.description and (" (" .. a.description .. ")") or ""))
         end
       end
-      if doc.discarded > 0 then out:write(("  %d transaction(s) left out\n"):format(doc.discarded)) end
-      for _, w in ipairs(doc.warnings) do
-        out:write(("  warning%s: %s\n"):format(w.line and (" (line " .. w.line .. ")") or "", w.message))
-      end
     end
   end
   if args.json then
     out:write(json.encode(#views == 1 and views[1] or json.array(views), { arrays = ofx.view_arrays }), "\n")
-  elseif args.csv then
+  elseif args.csv and (status == EXIT_OK or #rows > 0 or #args.file > 1) then  -- no header for nothing read
     out:write(table.concat(CSV_COLUMNS, ","), "\n")
     for _, r in ipairs(rows) do out:write(csv.line(r, CSV_COLUMNS), "\n") end
   end

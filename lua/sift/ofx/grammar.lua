@@ -408,7 +408,15 @@ local function builder(text, strict)
     end
   end
 
+  -- the file ends inside a tag: what was open stays open (and is named
+  -- by finish_document); a pending start tag was an aggregate
+  local function unfinished(pos, s)
+    if pending then open(pending, pending_pos) pending = nil end
+    problem(pos, ("the file ends inside a tag: %q"):format(s:sub(1, 40)))
+  end
+
   b.start, b.text, b.opened, b.finish, b.cdata = start, text_token, opened, finish, cdata
+  b.unfinished = unfinished
   -- (a run's elements open a pending aggregate with room for them)
   function b.run(...)
     if pending then open(pending, pending_pos, select("#", ...) // 3 * 2) pending = nil end
@@ -461,9 +469,12 @@ local start = lpeg.Cmt(Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(fals
 local finish = lpeg.Cmt(Cp() * P"</" * space^0 * C(name) * space^0 * P">", act"finish")
 local cdata = lpeg.Cmt(P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>", act"cdata")
 local text = lpeg.Cmt(Cp() * C((1 - P"<")^1), act"text")
+-- a tag the file ends in (a download cut short)
+local unfinished = lpeg.Cmt(Cp() * C(P"<" * (1 - S"<>")^0) * -P(1), act"unfinished")
 local stray = lpeg.Cmt(Cp() * C(P"<"), act"text")  -- a '<' that starts no tag is text
 -- (the common tokens first: a comment, `<!...>` or `<?...?>` is none of them)
-local body = (opens_run + run + opened + start + finish + comment + pi + cdata + decl + text + stray)^0 * -P(1)
+local body = (opens_run + run + opened + start + finish + comment + pi + cdata + decl + text + unfinished
+  + stray)^0 * -P(1)
 
 --- Run fn(); a problem raised in strict mode becomes nil and
 -- "line L, column C: message" (other errors propagate). The collector
