@@ -633,11 +633,25 @@ others[] = {
   {NULL, 0, NULL}
 };
 
+/* the magic strings of what sift reads: a file shorter than one, that is
+   its start, is that format cut inside its header */
+static const struct { const char *magic; const char *what; } ours[] = {
+  {"JAVA PROFILE 1.0.", "an HPROF heap dump"},
+  {"*version\n", "an Android method trace"},
+  {"SLOW", "a streaming Android method trace"},
+  {"OFXHEADER:", "an OFX statement"},
+  {NULL, NULL}
+};
+
 static sift_Status unrecognised (const unsigned char *p, size_t n,
                                  sift_Sniff *o) {
   char shown[80];
   size_t i, k = 0;
   int printable = 1;
+  for (i = 0; ours[i].magic; i++)
+    if (n >= 4 && n < strlen(ours[i].magic) && memcmp(p, ours[i].magic, n) == 0)
+      return unknown(o, SIFT_ETRUNC, "truncated header at byte %zu: the %zu "
+                     "bytes there begin %s", n, n, ours[i].what);
   for (i = 0; others[i].magic; i++)
     if (n >= others[i].len && memcmp(p, others[i].magic, others[i].len) == 0)
       return unknown(o, SIFT_EUNKNOWN, "not a dump sift reads: %s",

@@ -388,3 +388,49 @@ describe("sift ofx on a cut download", function()
     os.remove(empty)
   end)
 end)
+
+describe("cut heap dumps and traces never look like success", function()
+  it("every heap analysis says where a dump was cut; a file with no heap dump is an error", function()
+    local path = helper.fixture("hprof/generated-jdk17/leaky_jdk17_live.hprof")
+    if not path then return end
+    local bytes = helper.read(path)
+    local cut = helper.tmpfile(bytes:sub(1, 2900000))  -- inside the heap dump's records
+    local header = helper.tmpfile(bytes:sub(1, 31) .. "\1\0\0\0\0\0\0\0\0")  -- a header and one empty record
+    for _, args in ipairs { { "top" }, { "dominators" }, { "leaks" }, { "path", "--class", "LeakyApp" },
+        { "histogram" } } do
+      local a = { args[1], cut, table.unpack(args, 2) }
+      local _, err, code = sift(a)
+      assert.are.equal(0, code, args[1])
+      assert.matches("^sift: [^\n]+: warning: truncated [^\n]* at byte %d+", err)
+      a[2] = header
+      local out
+      out, err, code = sift(a)
+      assert.are.same({ 1, "" }, { code, out }, args[1])
+      assert.matches("holds no heap dump %(no HEAP_DUMP record%): nothing to analyse\n$", err)
+    end
+    os.remove(cut)
+    os.remove(header)
+  end)
+
+  it("names a header cut inside its magic, and a trace cut at a record boundary", function()
+    local hprof = helper.fixture("hprof/generated-jdk17/leaky_jdk17_live.hprof")
+    if not hprof then return end
+    for _, case in ipairs {
+      { hprof, 10, "the 10 bytes there begin an HPROF heap dump" },
+      { helper.fixture("trace/perflib-basic.trace"), 8, "the 8 bytes there begin an Android method trace" },
+    } do
+      local file = helper.tmpfile(helper.read(case[1]):sub(1, case[2]))
+      local _, err, code = sift { "info", file }
+      assert.are.equal(1, code)
+      assert.matches("truncated header at byte " .. case[2] .. ": " .. case[3], err, 1, true)
+      os.remove(file)
+    end
+    -- perflib-basic.trace ends in its 9 records of 14 bytes: two of them cut off
+    local trace = helper.read(helper.fixture("trace/perflib-basic.trace"))
+    local file = helper.tmpfile(trace:sub(1, #trace - 2 * 14))
+    local _, err, code = sift { "profile", file }
+    assert.are.equal(0, code)
+    assert.matches("warning: the header counts 9 method calls, the file holds 7: it was cut short", err)
+    os.remove(file)
+  end)
+end)

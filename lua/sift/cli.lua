@@ -383,6 +383,7 @@ local function add_trace_facts(args, path, info)
   for _, k in ipairs { "unknown_methods", "orphan_exits", "mismatched_exits" } do
     if facts[k] > 0 then info[k] = facts[k] end
   end
+  if #facts.warnings > 0 then info.warnings = facts.warnings end
   return info
 end
 
@@ -426,15 +427,33 @@ local function group_digits(n)
   return head .. digits:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", "")
 end
 
--- the heap of args.file, or nil after saying why on err
-local function heap_or_report(args, err)
+-- the heap of args.file, or nil after saying why on err. What indexing
+-- warned about (a dump cut short, records skipped) is said here, once, for
+-- every heap command; for an analysis, a file with no heap dump in it is an
+-- error, not an empty report.
+local function heap_or_report(args, err, analysis)
   local heap, msg, code = open_heap(args, args.file)
-  if not heap then say_failure(err, args.file, msg, code) end
+  if not heap then
+    say_failure(err, args.file, msg, code)
+    return nil
+  end
+  local info = heap:info()
+  local empty = analysis and info.dumps == 0
+  for _, w in ipairs(info.warnings) do
+    if not (empty and w:match("holds no heap dump")) then  -- (said below, as the error)
+      err:write("sift: ", printable(args.file), ": warning: ", printable(w), "\n")
+    end
+  end
+  if empty then
+    err:write("sift: ", printable(args.file), ": holds no heap dump (no HEAP_DUMP record): nothing to analyse\n")
+    heap:close()
+    return nil
+  end
   return heap
 end
 
 function commands.histogram(args, out, err)
-  local heap = heap_or_report(args, err)
+  local heap = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   local info, all = heap:info(), heap:histogram(args.model)
   heap:close()
@@ -462,7 +481,6 @@ function commands.histogram(args, out, err)
     out:write(("%14s %12s  %s\n"):format(group_digits(total_shallow), group_digits(total_count),
       ("total: %d rows (%d shown), %d classes"):format(#all, #rows, info.classes)))
   end
-  for _, w in ipairs(info.warnings) do err:write("sift: ", printable(args.file), ": warning: ", w, "\n") end
   return EXIT_OK
 end
 
@@ -585,7 +603,7 @@ local function merged_json(trees)
 end
 
 function commands.path(args, out, err)
-  local heap = heap_or_report(args, err)
+  local heap = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   local cls = heap:class(args.class)
   if not cls then
@@ -660,7 +678,7 @@ local function top_rows(heap, n, flat)
 end
 
 function commands.top(args, out, err)
-  local heap = heap_or_report(args, err)
+  local heap = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   local summary = with_progress(args, "dominators", function(update)
     return heap:dominators { model = args.model, progress = update }
@@ -717,7 +735,7 @@ function commands.top(args, out, err)
 end
 
 function commands.dominators(args, out, err)
-  local heap = heap_or_report(args, err)
+  local heap = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   with_progress(args, "dominators", function(update)
     return heap:dominators { model = args.model, progress = update }
@@ -769,7 +787,7 @@ function commands.leaks(args, out, err)
     end
     matchers = m
   end
-  local heap = heap_or_report(args, err)
+  local heap = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   local report = leaks.analyze(heap, { finder = finder, suspects = args.suspects, known = not args.no_known,
     reason = args.where and ("--where " .. args.where) or nil, rules = matchers and matchers.rules,
@@ -799,7 +817,8 @@ local function trace_or_report(args, err)
     t:close()
     t, msg = nil, args.file .. ": not an Android method trace"
   end
-  if not t then say_failure(err, args.file, msg, code) end
+  if not t then say_failure(err, args.file, msg, code) return nil end
+  for _, w in ipairs(t:info().warnings) do err:write("sift: ", printable(args.file), ": warning: ", w, "\n") end
   return t
 end
 

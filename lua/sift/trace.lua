@@ -45,6 +45,14 @@ function Trace:info()
   local info = self.core:info()
   info.header = key_values(self.core:header())
   info.vm = info.header.vm
+  -- a regular trace cut at a record boundary reads cleanly: its header's
+  -- count of method calls is what tells
+  info.warnings = {}
+  local expected = tonumber(info.header["num-method-calls"])
+  if expected and info.records < expected then
+    info.warnings[1] = ("the header counts %d method calls, the file holds %d: it was cut short")
+      :format(expected, info.records)
+  end
   return info
 end
 
