@@ -22,6 +22,14 @@ local grammar = require "sift.ofx.grammar"
 
 local M = { grammar = grammar }
 
+-- a value as messages quote it: at most 40 characters, and how long it was
+local function quoted(v)
+  v = tostring(v)
+  if #v <= 40 then return ("%q"):format(v) end
+  return ("%q… (%d bytes)"):format(v:sub(1, 40), #v)
+end
+M.quoted = quoted
+
 -- what the specification's status codes mean (OFX 1.6 / 2.1 tables)
 M.STATUS_CODES = {
   [0] = "Success", [1] = "Client is up-to-date", [2000] = "General error",
@@ -105,7 +113,7 @@ local function reader(doc, strict)
     end
     local v, why = parse(leaf.value)
     if not v then
-      r.problem(node, ("%s %q is not %s (%s)"):format(what or path, leaf.value, kind, why))
+      r.problem(node, ("%s %s is not %s (%s)"):format(what or path, quoted(leaf.value), kind, why))
       return false
     end
     return v
@@ -172,11 +180,11 @@ local function unreadable_transaction(r, node, where, n)
     elseif TXN_DATES[tag] then
       local iso, err = core.ofx_date(v)
       if iso then t[TXN_DATES[tag]] = iso
-      else bad = bad or {}; bad[#bad + 1] = ("%s %q is not a date (%s)"):format(tag, v, err) end
+      else bad = bad or {}; bad[#bad + 1] = ("%s %s is not a date (%s)"):format(tag, quoted(v), err) end
     elseif tag == "TRNAMT" then
       local units, why, decimal = core.ofx_amount(v)
       if units then t.amount = decimal
-      else bad = bad or {}; bad[#bad + 1] = ("TRNAMT %q is not an amount (%s)"):format(v, why) end
+      else bad = bad or {}; bad[#bad + 1] = ("TRNAMT %s is not an amount (%s)"):format(quoted(v), why) end
     end
   end
   local why = bad and table.concat(bad, "; ") or not t.posted and "it has no DTPOSTED" or "it has no TRNAMT"

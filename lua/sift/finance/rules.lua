@@ -173,8 +173,8 @@ function M.compile(text, source)
   for i, l in ipairs(lines) do
     local cond, cat, payee, priority = grammar:match(l.text)
     if not cond then
-      return nil, ("%s line %d: cannot read %q (expected: if CONDITION then CATEGORY [payee \"...\"] "
-        .. "[priority N])"):format(source or "rules", l.line, l.text)
+      return nil, ("%s line %d: cannot read %s (expected: if CONDITION then CATEGORY [payee \"...\"] "
+        .. "[priority N])"):format(source or "rules", l.line, require("sift.ofx").quoted(l.text))
     end
     rules[#rules + 1] = { test = compile(cond), category = cat, payee = payee,
       priority = tonumber(priority) or 0, line = l.line, order = i, text = l.text }
