@@ -412,6 +412,7 @@ static sift_Status array_record (Walk *w, int tag) {
   }
   if ((s = rd_type(w, &t)) != SIFT_OK || (s = rd_u31(w, "element count", &n)) != SIFT_OK) return s;
   if (t == 0) return fail(w, SIFT_ECORRUPT, "primitive array of objects before byte %llu", w->r.pos);
+  if (w->pass == CHECK) w->b->counts.zeros += (uint64_t)n * (uint64_t)hprof_size(t);
   if (w->pass == HEAP) {
     /* the contents are gone: zeros (none for a no-data record); a big
        array is a segment of its own, streamed to the file */
@@ -561,6 +562,17 @@ sift_Status bmd_decrunch (const bmd_File *b, FILE *out,
   w.st = st;
   w.pr = pr;
   w.removed = b->removed ? b->removed : b->max_string + 1;
+  /* what a BMD amplifies is its primitive arrays, written as zeros: the
+     output is at most the input's records re-encoded (each BMD byte
+     becomes at most 8) plus those zeros */
+  if (opt->max_out > 0 && !opt->nodata
+      && b->counts.zeros + 8 * (uint64_t)b->n > opt->max_out) {
+    snprintf(err, errsize, "decrunching would write up to %llu bytes (%llu of them zeros for primitive "
+             "arrays BMD does not hold), over the %llu allowed (--max-output): nothing written",
+             (unsigned long long)(b->counts.zeros + 8 * (uint64_t)b->n),
+             (unsigned long long)b->counts.zeros, (unsigned long long)opt->max_out);
+    return SIFT_ETOOBIG;
+  }
   sift_out_init(&o, out);
   sift_out_init(&seg, NULL);
   sift_out_bytes(&o, b->meta, b->metalen);

@@ -32,6 +32,8 @@ typedef struct bmd_Counts {
   uint64_t legacy_tags[256];    /* legacy records by HPROF tag */
   uint64_t dropped;             /* HPROF sub-records BMD has no room for */
   uint64_t bytes_in, bytes_out;
+  uint64_t zeros;               /* the primitive arrays' bytes, which BMD
+                                   does not hold and decrunching writes */
 } bmd_Counts;
 
 typedef struct bmd_CrunchOptions {
@@ -90,6 +92,8 @@ const unsigned char *bmd_dict_find (const bmd_Dict *d, int32_t hash,
 
 typedef struct bmd_DecrunchOptions {
   const bmd_Dict *dict;       /* NULL: no names to recover */
+  uint64_t max_out;           /* refuse, before writing, an HPROF that would
+                                 be bigger (0: no limit) */
   int nodata;                 /* primitive arrays as Android's no-data
                                  records (0xC3) instead of zeros */
   int plain_names;            /* Hash$<hash> alone, without the original

@@ -26,6 +26,7 @@ const char *sift_status_code (sift_Status s) {
     case SIFT_EEMPTY: return "empty";
     case SIFT_EBADTAG: return "bad_tag";
     case SIFT_ENOMEM: return "no_memory";
+    case SIFT_ETOOBIG: return "too_big";
   }
   return "error";
 }

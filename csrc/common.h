@@ -42,7 +42,8 @@ typedef enum sift_Status {
   SIFT_EUNKNOWN,    /* "unknown_format": not a format sift knows */
   SIFT_EEMPTY,      /* "empty": a file with no bytes */
   SIFT_EBADTAG,     /* "bad_tag": a record tag the format does not have */
-  SIFT_ENOMEM       /* "no_memory": an allocation failed */
+  SIFT_ENOMEM,      /* "no_memory": an allocation failed */
+  SIFT_ETOOBIG      /* "too_big": an output or an answer past its budget */
 } sift_Status;
 
 const char *sift_status_code (sift_Status s);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "bmd.h"
 #include "dict.h"
@@ -211,12 +212,30 @@ static int dict_close (lua_State *L) {
 /* }====================================================== */
 
 
+/* the bytes free for us on the file system of path's directory, or
+   UINT64_MAX when that cannot be told */
+static uint64_t free_bytes (const char *path) {
+  char dir[4096];
+  const char *slash = strrchr(path, '/');
+  struct statvfs sv;
+  size_t n = slash ? (size_t)(slash - path) : 1;
+  if (n >= sizeof dir) return UINT64_MAX;
+  if (slash) memcpy(dir, path, n ? n : 1);
+  else dir[0] = '.';
+  dir[n ? n : 1] = '\0';
+  if (statvfs(dir, &sv) != 0) return UINT64_MAX;
+  return (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+}
+
 /*
 ** core.bmd_decrunch(source, outpath [, opts [, progress]]) -> stats
 ** core.bmd_decrunch(source, nil [, opts [, progress]]) -> map, stats
 ** opts: dictionary (a sift.Dictionary), nodata (primitive arrays as
-** no-data records), plain_names (Hash$<hash> without the length). With no path the HPROF goes to an unlinked temporary
-** file, returned mapped (how sift.open reads a BMD).
+** no-data records), plain_names (Hash$<hash> without the length),
+** max_output (bytes: refuse, before writing, a bigger HPROF). With no path
+** the HPROF goes to an unlinked temporary file, returned mapped (how
+** sift.open reads a BMD). A file system without room for it is refused
+** before writing too.
 */
 static int bmd_decrunch_lua (lua_State *L) {
   size_t n;
@@ -239,14 +258,31 @@ static int bmd_decrunch_lua (lua_State *L) {
     opt.nodata = lua_toboolean(L, -1);
     lua_getfield(L, 3, "plain_names");
     opt.plain_names = lua_toboolean(L, -1);
-    lua_pop(L, 3);
+    lua_getfield(L, 3, "max_output");
+    opt.max_out = (uint64_t)luaL_optinteger(L, -1, 0);
+    lua_pop(L, 4);
   }
   sift_progress_lua(L, 4, &lp, &pr, 3 * (uint64_t)n);  /* a checking walk, two writing walks */
+  if ((s = bmd_open(&b, p, n, &pr, err, sizeof err)) != SIFT_OK) {
+    bmd_close(&b);
+    sift_progress_rethrow(&lp);
+    return sift_pushfail(L, s, "%s", err);
+  }
+  if (!opt.nodata) {  /* room for what is to come, told before writing */
+    uint64_t need = b.counts.zeros + 8 * (uint64_t)n, room = free_bytes(path ? path : "/tmp/x");
+    if (need > room) {
+      bmd_close(&b);
+      return sift_pushfail(L, SIFT_ETOOBIG, "%s: decrunching needs up to %llu bytes, the file system has %llu "
+                           "free: nothing written", path ? path : "temporary file", (unsigned long long)need,
+                           (unsigned long long)room);
+    }
+  }
   f = path ? open_part(L, path) : tmpfile();
-  if (f == NULL)
+  if (f == NULL) {
+    bmd_close(&b);
     return sift_pushfail(L, SIFT_EIO, "%s: %s", path ? path : "temporary file", strerror(errno));
-  if ((s = bmd_open(&b, p, n, &pr, err, sizeof err)) == SIFT_OK)
-    s = bmd_decrunch(&b, f, &opt, &st, &pr, err, sizeof err);
+  }
+  s = bmd_decrunch(&b, f, &opt, &st, &pr, err, sizeof err);
   bmd_close(&b);
   if (path == NULL) {
     if (s != SIFT_OK) {

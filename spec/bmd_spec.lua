@@ -295,6 +295,27 @@ describe("BMD bad input", function()
     end
   end)
 
+  it("refuses, before writing a byte, a decrunch that would amplify 76 bytes into 1 GiB", function()
+    -- eight long[2^24] placeholders: BMD keeps no contents, decrunching writes zeros
+    local bytes = "\1\18JAVA PROFILE 1.0.2"
+    for i = 1, 8 do bytes = bytes .. "\7" .. string.char(i) .. "\7\128\128\128\8" end
+    assert.are.equal(76, #bytes)
+    local input, output = helper.tmpfile(bytes), tmp()
+    local out, err, code = helper.sift { "decrunch", input, output }
+    assert.are.same({ 1, "" }, { code, out })
+    assert.matches("decrunching would write up to 1073742432 bytes %(1073741824 of them zeros for primitive arrays "
+      .. "BMD does not hold%), over the 268511456 allowed %(%-%-max%-output%): nothing written", err)
+    assert.is_nil(io.open(output))
+    assert.is_nil(io.open(output .. ".part"))
+    local none, msg, why = bmd.decrunch(input, output, { max_output = 1 << 20 })
+    assert.are.same({ nil, "too_big" }, { none, why })
+    assert.matches("over the 1048576 allowed", msg)
+    -- read as a heap it is no amplifier: the arrays stay lengths
+    local heap <close> = assert(sift.open(input))
+    assert.are.same({ 8, 8 << 27 }, { heap:histogram()[1].count, heap:histogram()[1].shallow })
+    os.remove(input)
+  end)
+
   it("rejects unknown tags, long varints, counts larger than the file and looping classes", function()
     local header = "\1\18JAVA PROFILE 1.0.2"
     local function check(body, code, text)

@@ -124,9 +124,20 @@ function M.crunch(input, output, opts)
   return counts
 end
 
---- BMD to HPROF (4-byte ids) for other analysers.
+--- The default cap on a decrunched HPROF: 256 MiB plus a thousand times
+-- the BMD. BMD drops primitive arrays' contents, and decrunching writes
+-- them back as zeros, so a tiny hostile BMD could ask for terabytes; real
+-- ones come to 5-50 times their size.
+function M.default_max_output(bmd_bytes)
+  return 256 * 1024 * 1024 + 1000 * bmd_bytes
+end
+
+--- BMD to HPROF (4-byte ids) for other analysers. Refused before anything
+-- is written when the HPROF would pass `max_output` bytes or the free
+-- space of the output's file system ("too_big").
 -- @tparam table opts `strings` (jar/apk/dex/class files to recover names
---   from) or `dictionary`, `analysis_names` (default true), `progress`
+--   from) or `dictionary`, `analysis_names` (default true), `progress`,
+--   `max_output` (bytes; default `default_max_output`; 0: no cap)
 -- @return stats `{ recovered, placeholders, legacy_dropped, bytes_out }`,
 --   or nil, message, code
 function M.decrunch(input, output, opts)
@@ -137,7 +148,8 @@ function M.decrunch(input, output, opts)
   m, err, code = map(input)
   if not m then return nil, err, code end
   local stats
-  stats, err, code = core.bmd_decrunch(m, output, { dictionary = dict }, opts.progress)
+  stats, err, code = core.bmd_decrunch(m, output, { dictionary = dict,
+    max_output = opts.max_output or M.default_max_output(m:size()) }, opts.progress)
   m:close()
   if not stats then return fail(input, err, code) end
   return stats

@@ -131,6 +131,8 @@ local function build_parser()
   decrunch:flag("--json", "Print the counts as JSON.")
   decrunch:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
   budget_option(decrunch)
+  decrunch:option("--max-output", "Refuse, before writing, an HPROF bigger than SIZE (e.g. 8G; 0: no cap). "
+    .. "Default: 256M plus 1000 times the BMD's size (BMD drops primitive arrays, written back as zeros).")
 
   local ofxcmd = parser:command("ofx", "Read OFX/QFX bank statements: a summary per statement, or the "
     .. "transactions as JSON or CSV.")
@@ -927,8 +929,16 @@ function commands.crunch(args, out, err)
 end
 
 function commands.decrunch(args, out, err)
+  if args.max_output then
+    args.max_output_bytes = parse_size(args.max_output)
+    if not args.max_output_bytes then
+      err:write(("sift: --max-output: cannot read '%s' (say 2G; 0: no cap)\n"):format(args.max_output))
+      return EXIT_USAGE
+    end
+  end
   local stats = convert(args, out, err, function(update)
-    return require("sift.bmd").decrunch(args.input, args.output, { strings = args.strings, progress = update })
+    return require("sift.bmd").decrunch(args.input, args.output, { strings = args.strings, progress = update,
+      max_output = args.max_output_bytes })
   end)
   if not stats then return EXIT_BAD_INPUT end
   if args.json then return EXIT_OK end
