@@ -233,8 +233,24 @@ static int put_frame (Bytes *b, const mt_Method *m) {
 ** whose frames fold into their caller. With a Lua file as sixth argument
 ** the lines go to it as they come, and the result is true. With collapse
 ** (seventh) true, a frame that calls its own method folds into it
-** (recursion shown once).
+** (recursion shown once). With max_depth (eighth, 0: none), a stack
+** deeper than that many frames ends in one frame "[… N frames]" holding
+** the N calls below and all their time, so that output grows with the
+** number of calls, not with their square.
 */
+
+/* a fold line: path, then " count\n"; written out when the buffer is big */
+static int fold_line (Bytes *out, const Bytes *path, uint64_t count, FILE *f) {
+  char num[32];
+  snprintf(num, sizeof num, " %llu\n", (unsigned long long)count);
+  if (!put(out, path->p, path->n) || !put(out, num, strlen(num))) return 0;
+  if (f && out->n >= (1u << 20)) {
+    if (fwrite(out->p, 1, out->n, f) != out->n) return 0;
+    out->n = 0;
+  }
+  return 1;
+}
+
 static int trace_fold (lua_State *L) {
   static const char *const clocks[] = {"cpu", "wall", NULL};
   mt_Trace *t = checktrace(L);
@@ -245,11 +261,16 @@ static int trace_fold (lua_State *L) {
   int skip = !lua_isnoneornil(L, 5), ok = 1;
   luaL_Stream *file = (luaL_Stream *)luaL_testudata(L, 6, LUA_FILEHANDLE);
   int collapse = lua_toboolean(L, 7);
+  lua_Integer max_depth = luaL_optinteger(L, 8, 0);
+  FILE *f = file ? file->f : NULL;
   Bytes out = {NULL, 0, 0}, path = {NULL, 0, 0};
   uint32_t *stack = NULL;   /* stack[d]: the node at depth d */
   uint32_t *last = NULL;    /* last[d]: the method of the path's last frame there */
   size_t *ends = NULL;      /* ends[d]: the path's length there */
+  size_t *frames = NULL;    /* frames[d]: how many frames the path has there */
   size_t depth = 0, cap = 0;
+  size_t cut = (size_t)-1;  /* the depth of a stack cut at max_depth, while under it */
+  uint64_t cut_calls = 0;
   if (skip) luaL_checktype(L, 5, LUA_TTABLE);
   if (label) ok = put(&path, label, labellen);
   while (ok) {  /* preorder walk */
@@ -257,52 +278,71 @@ static int trace_fold (lua_State *L) {
     int hidden = 0;
     if (depth == cap) {
       size_t ncap = cap ? cap * 2 : 64;
-      uint32_t *ns = (uint32_t *)realloc(stack, ncap * sizeof *ns), *nl;
-      size_t *ne = ns ? (size_t *)realloc(ends, ncap * sizeof *ne) : NULL;
+      uint32_t *ns = (uint32_t *)realloc(stack, ncap * sizeof *ns), *nl = NULL;
+      size_t *ne = ns ? (size_t *)realloc(ends, ncap * sizeof *ne) : NULL, *nf = NULL;
       if (ns) stack = ns;
       if (ne) ends = ne;
-      nl = ne ? (uint32_t *)realloc(last, ncap * sizeof *nl) : NULL;
+      if (ne) nf = (size_t *)realloc(frames, ncap * sizeof *nf);
+      if (nf) frames = nf;
+      if (nf) nl = (uint32_t *)realloc(last, ncap * sizeof *nl);
       if (nl == NULL) { ok = 0; break; }
       last = nl;
       cap = ncap;
     }
     stack[depth] = k;
-    path.n = depth > 0 ? ends[depth - 1] : (label ? labellen : 0);
-    if (nd->method != MT_NONE && skip) {
-      lua_rawgeti(L, 5, (lua_Integer)nd->method + 1);
-      hidden = lua_toboolean(L, -1);
-      lua_pop(L, 1);
-    }
-    last[depth] = depth > 0 ? last[depth - 1] : MT_NONE;
-    if (collapse && nd->method != MT_NONE && nd->method == last[depth]) hidden = 1;
-    if (nd->method != MT_NONE && !hidden) {
-      ok = (path.n == 0 || put(&path, ";", 1)) && put_frame(&path, &t->methods[nd->method]);
-      last[depth] = nd->method;
-    }
-    ends[depth] = path.n;
-    if (ok && nd->excl[clock] > 0 && path.n > 0) {
-      char num[32];
-      snprintf(num, sizeof num, " %llu\n", (unsigned long long)nd->excl[clock]);
-      ok = put(&out, path.p, path.n) && put(&out, num, strlen(num));
-      if (ok && file && out.n >= (1u << 20)) {
-        ok = fwrite(out.p, 1, out.n, file->f) == out.n;
-        out.n = 0;
+    if (cut != (size_t)-1) cut_calls++;  /* under a cut: counted, not written */
+    else {
+      path.n = depth > 0 ? ends[depth - 1] : (label ? labellen : 0);
+      frames[depth] = depth > 0 ? frames[depth - 1] : 0;
+      if (nd->method != MT_NONE && skip) {
+        lua_rawgeti(L, 5, (lua_Integer)nd->method + 1);
+        hidden = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+      }
+      last[depth] = depth > 0 ? last[depth - 1] : MT_NONE;
+      if (collapse && nd->method != MT_NONE && nd->method == last[depth]) hidden = 1;
+      if (nd->method != MT_NONE && !hidden && max_depth > 0 && frames[depth] >= (size_t)max_depth) {
+        cut = depth;  /* this call and everything under it: one frame */
+        cut_calls = 1;
+      }
+      else {
+        if (nd->method != MT_NONE && !hidden) {
+          ok = (path.n == 0 || put(&path, ";", 1)) && put_frame(&path, &t->methods[nd->method]);
+          last[depth] = nd->method;
+          frames[depth]++;
+        }
+        ends[depth] = path.n;
+        if (ok && nd->excl[clock] > 0 && path.n > 0) ok = fold_line(&out, &path, nd->excl[clock], f);
       }
     }
-    if (nd->child != MT_NONE) {
+    if (ok && nd->child != MT_NONE) {
       k = nd->child;
       depth++;
       continue;
     }
-    while (depth > 0 && t->nodes[stack[depth]].next == MT_NONE) depth--;
+    while (depth > 0 && t->nodes[stack[depth]].next == MT_NONE) {
+      if (depth == cut) break;
+      depth--;
+    }
+    if (ok && depth == cut) {  /* the cut call's subtree is done: its line */
+      char frame[64];
+      const mt_Node *c = &t->nodes[stack[cut]];
+      int n = snprintf(frame, sizeof frame, "[… %llu frames]", (unsigned long long)cut_calls);
+      path.n = ends[cut - 1];
+      ok = (path.n == 0 || put(&path, ";", 1)) && put(&path, frame, (size_t)n);
+      if (ok && c->incl[clock] > 0) ok = fold_line(&out, &path, c->incl[clock], f);
+      cut = (size_t)-1;
+      while (depth > 0 && t->nodes[stack[depth]].next == MT_NONE) depth--;
+    }
     if (depth == 0) break;
     k = t->nodes[stack[depth]].next;
   }
   free(stack);
   free(ends);
+  free(frames);
   free(last);
   free(path.p);
-  if (ok && file && out.n > 0) ok = fwrite(out.p, 1, out.n, file->f) == out.n;
+  if (ok && f && out.n > 0) ok = fwrite(out.p, 1, out.n, f) == out.n;
   if (!ok) {
     free(out.p);
     return luaL_error(L, file ? "fold: cannot write the file" : "fold: out of memory");
@@ -353,10 +393,12 @@ static int trace_events (lua_State *L) {
 }
 
 /*
-** trace:pruned(root, clock, min) -> depths, methods, values: the tree under
-** a root in preorder without the nodes (and their subtrees) whose
-** inclusive time is under min; depth 0 is the root, whose value is its
-** own time plus its children's.
+** trace:pruned(root, clock, min [, max_depth]) -> depths, methods, values:
+** the tree under a root in preorder without the nodes (and their
+** subtrees) whose inclusive time is under min; depth 0 is the root, whose
+** value is its own time plus its children's. Below max_depth (0: none)
+** nothing is listed but, under each node there, one entry of method 0
+** holding the time of all the calls below it.
 */
 static int trace_pruned (lua_State *L) {
   static const char *const clocks[] = {"cpu", "wall", NULL};
@@ -364,6 +406,7 @@ static int trace_pruned (lua_State *L) {
   uint32_t root = checknode(L, t, 2), k;
   int clock = luaL_checkoption(L, 3, NULL, clocks);
   uint64_t min = (uint64_t)luaL_checkinteger(L, 4), rootv;
+  lua_Integer max_depth = luaL_optinteger(L, 5, 0);
   uint32_t *stack = NULL;
   size_t depth = 0, cap = 0;
   lua_Integer n = 0;
@@ -394,7 +437,12 @@ static int trace_pruned (lua_State *L) {
       }
       stack[depth++] = k;
       EMIT(depth, t->nodes[k].method + 1, t->nodes[k].incl[clock]);
-      k = t->nodes[k].child;
+      if (max_depth > 0 && depth >= (size_t)max_depth) {  /* the calls below: one entry */
+        uint64_t below = t->nodes[k].incl[clock] - t->nodes[k].excl[clock];
+        if (below >= min && below > 0) EMIT(depth + 1, 0, below);
+        k = MT_NONE;
+      }
+      else k = t->nodes[k].child;
       continue;
     }
     if (depth == 0) break;

@@ -781,6 +781,8 @@ void mt_free (mt_Trace *t) {
   free(t->threads);
   free(t->nodes);
   free(t->hash);
+  free(t->by_thread);
+  free(t->thread_first);
   memset(t, 0, sizeof *t);
 }
 
@@ -804,12 +806,41 @@ size_t mt_method_field (const mt_Method *m, int k, const char **s) {
 ** action, times). The file was checked by mt_build, so the walk trusts the
 ** lengths it reads. Stops early when fn returns 0.
 */
-void mt_each_record (const mt_Trace *t, uint32_t tid, mt_RecordFn fn, void *ud) {
+/* group the records' offsets by thread (a counting sort: two passes);
+   0 when memory is short (the caller then scans the file) */
+static int group_by_thread (mt_Trace *t) {
+  size_t pos;
+  uint32_t k;
+  if (t->by_thread) return 1;
+  if (!(t->thread_first = (uint32_t *)calloc(65536 + 1, sizeof *t->thread_first))) return 0;
+  EACH_RECORD(t, pos) t->thread_first[rec_thread(t, t->p + pos) + 1]++;
+  for (k = 0; k < 65536; k++) t->thread_first[k + 1] += t->thread_first[k];
+  t->by_thread = (uint32_t *)malloc((t->thread_first[65536] + 1) * sizeof *t->by_thread);
+  if (t->by_thread == NULL) {
+    free(t->thread_first);
+    t->thread_first = NULL;
+    return 0;
+  }
+  EACH_RECORD(t, pos) t->by_thread[t->thread_first[rec_thread(t, t->p + pos)]++] = (uint32_t)pos;
+  for (k = 65536; k > 0; k--) t->thread_first[k] = t->thread_first[k - 1];  /* back to starts */
+  t->thread_first[0] = 0;
+  return 1;
+}
+
+void mt_each_record (mt_Trace *t, uint32_t tid, mt_RecordFn fn, void *ud) {
   size_t pos, dropped = 0;
+  uint64_t now[2];
+  if (tid < 65536 && group_by_thread(t)) {  /* this thread's records only */
+    uint32_t i;
+    for (i = t->thread_first[tid]; i < t->thread_first[tid + 1]; i++) {
+      uint32_t md = rec_read(t, t->p + t->by_thread[i], now);
+      if (!fn(ud, method_of(t, md & ~(uint32_t)3), (int)(md & 3), now)) return;
+    }
+    return;
+  }
   EACH_RECORD(t, pos) {
     dropped = drop_behind(t, dropped, pos);
     if (rec_thread(t, t->p + pos) == tid) {
-      uint64_t now[2];
       uint32_t md = rec_read(t, t->p + pos, now);
       if (!fn(ud, method_of(t, md & ~(uint32_t)3), (int)(md & 3), now)) return;
     }

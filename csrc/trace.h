@@ -85,6 +85,10 @@ typedef struct mt_Trace {
   uint32_t ndense;
   mt_Edge *hash;        /* (parent, method) -> node, open addressing, */
   uint32_t hashcap, nhashed;  /* for the children of nodes with many */
+  /* the records' offsets grouped by thread id, made by mt_each_record on
+     first use: thread tid's are by_thread[thread_first[tid] ..
+     thread_first[tid + 1]), in file order */
+  uint32_t *by_thread, *thread_first;
 } mt_Trace;
 
 /* mapped: p is a read-only file mapping (see sift_drop_pages) */
@@ -98,8 +102,9 @@ const mt_Method *mt_find_method (const mt_Trace *t, uint64_t id);
 typedef int (*mt_RecordFn) (void *ud, uint32_t method, int action,
                             const uint64_t now[2]);
 
-/* each method record of thread tid, in file order, until fn returns 0 */
-void mt_each_record (const mt_Trace *t, uint32_t tid, mt_RecordFn fn, void *ud);
+/* each method record of thread tid, in file order, until fn returns 0
+   (the first call groups the records by thread: one pass for all) */
+void mt_each_record (mt_Trace *t, uint32_t tid, mt_RecordFn fn, void *ud);
 
 /* field k (0 class, 1 name, 2 signature, 3 source, 4 line) of a method
    line; returns its length and sets *s, or returns 0 */

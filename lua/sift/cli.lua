@@ -162,6 +162,8 @@ local function build_parser()
   fold:option("--include", "Keep only frames that match this Lua pattern; repeat for several."):count("*")
   fold:flag("--merge", "Merge the threads into one graph (default: each thread is its own first frame).")
   fold:flag("--collapse-recursion", "Show recursion once: a frame that calls its own method folds into it.")
+  fold:option("--max-depth", "End a stack deeper than N frames in one frame '[… M frames]' holding the M "
+    .. "calls below and their time (0: no cap).", "1024"):convert(tonumber)
   fold:option("-o --output", "Write to this file instead of standard output.")
 
   local calls = parser:command("calls", "A thread's calls in order, indented, with loops shown once "
@@ -194,6 +196,8 @@ local function build_parser()
   trace_options(flame)
   flame_options(flame)
   flame:flag("--inverted", "Icicle graph: roots at the top.")
+  flame:option("--max-depth", "End a stack deeper than N frames in one frame '[… deeper calls]' (0: no cap).",
+    "1024"):convert(tonumber)
   flame:flag("--merge", "Merge the threads into one graph (default: one tower per thread).")
   flame:flag("--flamechart", "A flame chart: one thread's calls at their time, left to right "
     .. "(--thread, default the busiest).")
@@ -1055,7 +1059,7 @@ function commands.fold(args, out, err)
   local text = try(err, args.file, trace.fold, trace, { clock = args.clock, thread = threads_option(args),
     merge = args.merge, exclude = #args.exclude > 0 and args.exclude or nil,
     include = #args.include > 0 and args.include or nil, collapse_recursion = args.collapse_recursion,
-    file = io.type(file) == "file" and file or nil })
+    max_depth = args.max_depth, file = io.type(file) == "file" and file or nil })
   if type(text) == "string" then file:write(text) end
   if args.output then file:close() end
   return text and EXIT_OK or EXIT_BAD_INPUT
@@ -1077,12 +1081,13 @@ end
 function commands.export(args, out, err)
   local trace = trace_or_report(args, err)
   if not trace then return EXIT_BAD_INPUT end
-  local doc = try(err, args.file, trace[args.format], trace, { clock = args.clock, thread = threads_option(args) })
-  local file = doc and open_output(args, out, err)
+  local file = open_output(args, out, err)
   if not file then return EXIT_BAD_INPUT end
-  file:write(json.encode(doc), "\n")
+  -- written as it is made: a big trace's events are never all in memory
+  local done = try(err, args.file, trace[args.format], trace, { clock = args.clock, thread = threads_option(args) },
+    file)
   if args.output then file:close() end
-  return EXIT_OK
+  return done and EXIT_OK or EXIT_BAD_INPUT
 end
 
 -- a flame tree from a trace, or from a file of folded stacks
@@ -1095,7 +1100,7 @@ local function flame_tree(args, path, err)
     -- frames narrower than --minwidth pixels are never drawn: prune them
     -- while reading the call tree
     return try(err, path, flame.from_trace, trace, { clock = args.clock, thread = threads_option(args),
-      merge = args.merge, min_fraction = min_fraction(args) })
+      merge = args.merge, min_fraction = min_fraction(args), max_depth = args.max_depth })
   end
   local f, msg = io.open(path, "rb")
   if not f then

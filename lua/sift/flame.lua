@@ -15,16 +15,21 @@ local M = {}
 
 local format, concat = string.format, table.concat
 
+--- Stacks deeper than this many frames end in one frame (perf's default
+-- max-stack is 127; a flame graph 1024 frames tall is already beyond reading).
+M.MAX_DEPTH = 1024
+
 --- {======================================================
 -- Trees
 -- =======================================================
 
 --- A tree from a trace's call trees: one child of the root per thread
 -- (or the threads merged); nodes with no time, or under `min_fraction` of
--- the total, are left out (in C, before Lua sees them).
+-- the total, are left out (in C, before Lua sees them), and a stack deeper
+-- than `max_depth` frames ends in one frame `[… deeper calls]`.
 -- @tparam table opts `clock` ("cpu" | "wall"), `thread` (names/tids),
 --   `merge` (true: one tree for all threads), `min_fraction` (of the total,
---   default 0: keep everything)
+--   default 0: keep everything), `max_depth` (default 1024; 0: no cap)
 function M.from_trace(trace, opts)
   opts = opts or {}
   local clock = opts.clock or "cpu"
@@ -41,7 +46,7 @@ function M.from_trace(trace, opts)
   local min = math.max(1, math.floor(fraction * total))
   local root = { name = "all", value = total, children = {}, index = {} }
   for _, th in ipairs(threads) do
-    local depths, ms, values = core:pruned(th.root, clock, min)
+    local depths, ms, values = core:pruned(th.root, clock, min, opts.max_depth or M.MAX_DEPTH)
     local v = values[1]
     if v > 0 and v >= min then
       local into = root
@@ -59,7 +64,7 @@ function M.from_trace(trace, opts)
       for k = 2, #depths do
         local d, value = depths[k], values[k]
         local parent = path[d - 1]
-        local name = methods[ms[k]].frame
+        local name = ms[k] == 0 and "[… deeper calls]" or methods[ms[k]].frame
         local child = parent.index[name]
         if not child then  -- merged threads can meet the same frame twice
           child = { name = name, value = 0, children = {}, index = {} }

@@ -158,6 +158,9 @@ local function chosen_threads(self, want)
 end
 M.chosen_threads = chosen_threads
 
+--- Stacks deeper than this many frames end in one frame when folded.
+M.MAX_DEPTH = 1024
+
 --- Folded stacks (Brendan Gregg's format: `a;b;c 123`), self time per
 -- stack in µs of the chosen clock.
 -- @tparam[opt] table opts `clock` ("cpu" or "wall"), `thread` (a name, a
@@ -166,6 +169,8 @@ M.chosen_threads = chosen_threads
 --   patterns over "class.method"; those frames fold into their caller),
 --   `include` (patterns: keep only frames that match, and the thread),
 --   `collapse_recursion` (a frame calling its own method folds into it),
+--   `max_depth` (frames; default 1024, 0: none: a deeper stack ends in one
+--   frame `[… N frames]` holding the N calls below and their time),
 --   `file` (an open file: write there, and return true)
 -- @treturn string
 function Trace:fold(opts)
@@ -182,7 +187,7 @@ function Trace:fold(opts)
   for _, th in ipairs(chosen_threads(self, opts.thread)) do
     local label = not opts.merge and (th.name or ("thread " .. th.tid)) or nil
     parts[#parts + 1] = self.core:fold(th.root, clock, label, skip, direct and opts.file or nil,
-      opts.collapse_recursion)
+      opts.collapse_recursion, opts.max_depth or M.MAX_DEPTH)
   end
   if direct then return true end
   local text = table.concat(parts)
@@ -436,33 +441,71 @@ function Trace:timeline(opts)
   return root
 end
 
+-- where an export's events go: a list (returned in a table), or JSON
+-- text written to a file as they come, so that a big trace's export never
+-- holds its events in memory
+local function event_sink(file)
+  if not file then
+    local list = {}
+    return function(ev) list[#list + 1] = ev end, list
+  end
+  local json, first = require "sift.json", true
+  return function(ev)
+    file:write(first and "" or ",", json.encode(ev))
+    first = false
+  end
+end
+
 --- The trace as a speedscope file (one evented profile per thread).
 -- @tparam[opt] table opts `clock`, `thread`
--- @return a table to encode as JSON
-function Trace:speedscope(opts)
+-- @param[opt] file an open file: the JSON is written there as it is made
+--   (and true returned)
+-- @return a table to encode as JSON (or true)
+function Trace:speedscope(opts, file)
   opts = opts or {}
+  local json = require "sift.json"
   local clock = clock_of(self, opts.clock)
   local frames, index = {}, {}
   local methods = self:methods()
   local profiles = {}
+  if file then  -- (object members in any order: the frames, known at the end, come last)
+    file:write('{"$schema":"https://www.speedscope.app/file-format-schema.json","exporter":"sift",',
+      '"activeProfileIndex":0,"name":', json.encode(self.path), ',"profiles":[')
+  end
+  local nprofiles = 0
   for _, th in ipairs(chosen_threads(self, opts.thread)) do
     if th.records > 0 then
-      local events, first, last = {}, nil, 0
+      local name = th.name or ("thread " .. th.tid)
+      local emit, events, first, last
       balanced(self, th.tid, clock, function(kind, m, t)
         if not index[m] then
           local meth = methods[m]
           frames[#frames + 1] = { name = meth.full_name, file = meth.source, line = tonumber(meth.line) }
           index[m] = #frames - 1
         end
+        if not emit then  -- the profile starts with its first event
+          emit, events = event_sink(file)
+          if file then
+            file:write(nprofiles > 0 and "," or "", '{"type":"evented","unit":"microseconds","name":',
+              json.encode(name), ',"events":[')
+          end
+          nprofiles = nprofiles + 1
+        end
         first = first or t
         last = t
-        events[#events + 1] = { type = kind, frame = index[m], at = t }
+        emit { type = kind, frame = index[m], at = t }
       end)
-      if #events > 0 then
-        profiles[#profiles + 1] = { type = "evented", name = th.name or ("thread " .. th.tid), unit = "microseconds",
+      if file and emit then
+        file:write(('],"startValue":%d,"endValue":%d}'):format(first, last))
+      elseif emit then
+        profiles[#profiles + 1] = { type = "evented", name = name, unit = "microseconds",
           startValue = first, endValue = last, events = events }
       end
     end
+  end
+  if file then
+    file:write('],"shared":{"frames":', json.encode(json.array(frames)), "}}\n")
+    return true
   end
   return { ["$schema"] = "https://www.speedscope.app/file-format-schema.json", shared = { frames = frames },
     profiles = profiles, name = self.path, exporter = "sift", activeProfileIndex = 0 }
@@ -470,19 +513,26 @@ end
 
 --- The trace as Chrome trace-event JSON (B/E events in µs), which
 -- Perfetto UI and chrome://tracing load.
-function Trace:chrome(opts)
+-- @param[opt] file an open file: the JSON is written there as it is made
+--   (and true returned)
+function Trace:chrome(opts, file)
   opts = opts or {}
   local clock = clock_of(self, opts.clock)
   local methods = self:methods()
-  local out = {}
   local pid = tonumber(self:info().header.pid) or 1
+  local emit, out = event_sink(file)
+  if file then file:write('{"displayTimeUnit":"ms","traceEvents":[') end
   for _, th in ipairs(chosen_threads(self, opts.thread)) do
     if th.records > 0 then
-      out[#out + 1] = { name = "thread_name", ph = "M", pid = pid, tid = th.tid, args = { name = th.name } }
+      emit { name = "thread_name", ph = "M", pid = pid, tid = th.tid, args = { name = th.name } }
       balanced(self, th.tid, clock, function(kind, m, t)
-        out[#out + 1] = { name = methods[m].full_name, ph = kind == "O" and "B" or "E", ts = t, pid = pid, tid = th.tid }
+        emit { name = methods[m].full_name, ph = kind == "O" and "B" or "E", ts = t, pid = pid, tid = th.tid }
       end)
     end
+  end
+  if file then
+    file:write("]}\n")
+    return true
   end
   return { traceEvents = out, displayTimeUnit = "ms" }
 end
