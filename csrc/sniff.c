@@ -340,8 +340,8 @@ static void regular_trace (const unsigned char *p, size_t n, sift_Sniff *o,
   o->variant = "regular";
   if (textversion >= 0) intfact(o, "version", textversion);
   if (textlen == 0) {
-    problem(o, SIFT_ETRUNC, "truncated trace text header: no '*end' line "
-            "in %zu bytes", n);
+    problem(o, SIFT_ETRUNC, "truncated trace text header at byte %zu: no "
+            "'*end' line before the file ends", n);
     return;
   }
   sift_reader_init(&r, p, n);
@@ -399,8 +399,13 @@ static sift_Status streaming_trace (const unsigned char *p, size_t n,
             ? "; versions 4 and up are the LEB128-packed format" : "");
     return SIFT_OK;
   }
-  if (h.recsize < 10 || h.offset < r.pos || h.offset > n) {
-    problem(o, SIFT_EHEADER, "bad streaming trace header: data offset %u, "
+  if (h.offset > n && h.recsize >= 10 && h.offset >= r.pos) {  /* a sound header the file ends in */
+    problem(o, SIFT_ETRUNC, "truncated streaming trace at byte %zu: its header says the "
+            "records start at byte %u", n, h.offset);
+    return SIFT_OK;
+  }
+  if (h.recsize < 10 || h.offset < r.pos) {
+    problem(o, SIFT_EHEADER, "bad streaming trace header at byte 4: data offset %u, "
             "record size %u", h.offset, h.recsize);
     return SIFT_OK;
   }
@@ -457,7 +462,8 @@ static sift_Status streaming_trace (const unsigned char *p, size_t n,
   if (!summary) {  /* no summary: count what the records announced */
     intfact(o, "threads", threads);
     problem(o, SIFT_ETRUNC, "streaming trace has no summary record (it "
-            "names the clock); the file may be cut short");
+            "names the clock) before the file ends at byte %zu: it may be cut "
+            "short", n);
   }
   return SIFT_OK;
 }
@@ -640,6 +646,7 @@ static const struct { const char *magic; const char *what; } ours[] = {
   {"*version\n", "an Android method trace"},
   {"SLOW", "a streaming Android method trace"},
   {"OFXHEADER:", "an OFX statement"},
+  {"\x01\x12JAVA PROFILE 1.0.", "a BMD heap dump"},  /* version 1, the HPROF header's length */
   {NULL, NULL}
 };
 
