@@ -127,6 +127,17 @@ describe("hostile shapes stay within time and memory", function()
     end
   end)
 
+  it("says 'not enough memory' without a Lua location when the address space runs out", function()
+    if asan then return pending("AddressSanitizer's shadow memory needs the address space") end
+    local path, why = helper.jvm_dump("TrustSample", nil, "-Xmx128m", true)
+    if not path then return pending(why) end
+    -- (about 25 MB of address space index it; the dominator tree needs more than 35)
+    local status, _, err = bounded({ "dominators", path, "--max-memory", "0", "--model", "jvm" }, 60, 32000)
+    assert.are.equal(1, status, err)
+    assert.matches("^sift: [^\n]*not enough memory[^\n]*\n$", err)
+    assert.is_nil(err:find(".lua:", 1, true))
+  end)
+
   it("quotes a 2 MB amount in a line of a few hundred bytes", function()
     local path = helper.fixture("ofx/ofxparse/checking.ofx")
     if not path then return end
