@@ -25,6 +25,26 @@ static const char header[] =
 
 static uint64_t sink;
 
+/* counts the records mt_each_record gives one thread */
+static int count_record (void *ud, uint32_t method, int action,
+                         const uint64_t now[2]) {
+  (*(uint64_t *)ud)++;
+  sink += method + (uint64_t)action + now[0];
+  return 1;
+}
+
+/* each thread's records, through the index by thread (made by the first
+   call), are within the index, which holds every record once */
+static void check_records (mt_Trace *t) {
+  uint32_t i;
+  for (i = 0; i < t->nthreads; i++) {
+    uint64_t mine = 0;
+    mt_each_record(t, t->threads[i].tid, count_record, &mine);
+    assert(t->thread_first == NULL || mine <= t->thread_first[65536]);
+  }
+  assert(t->thread_first == NULL || t->thread_first[65536] == t->records);
+}
+
 static void check (const mt_Trace *t) {
   uint32_t i, unowned = 0;
   unsigned char *owned = (unsigned char *)calloc(t->nnodes ? t->nnodes : 1, 1);
@@ -71,7 +91,10 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
     p = buf;
   }
   s = mt_build(&t, p, n, 0, NULL, err, sizeof err);
-  if (s == SIFT_OK) check(&t);
+  if (s == SIFT_OK) {
+    check(&t);
+    check_records(&t);
+  }
   else assert(memchr(err, '\0', sizeof err) != NULL && err[0] != '\0');
   mt_free(&t);
   free(buf);
