@@ -138,6 +138,21 @@ if io.open(fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder_ignore
   sh("lua5.4 examples/matchers.lua " .. fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof")
 end
 
+-- 3c. cut and hostile files
+section("cut and hostile files: never a quiet success, never unbounded")
+if io.open(fixtures .. "/ofx/ofxparse/checking.ofx") then
+  sh("lua5.4 examples/cut_files.lua " .. fixtures .. "/ofx/ofxparse/checking.ofx")
+  sh("lua5.4 examples/cut_files.lua " .. fixtures .. "/trace/perflib-basic.trace")
+end
+do  -- 76 bytes of BMD that would decrunch to 1 GiB of zeros
+  local amp = "\1\18JAVA PROFILE 1.0.2"
+  for i = 1, 8 do amp = amp .. "\7" .. string.char(i) .. "\7\128\128\128\8" end
+  local f = assert(io.open(dir .. "/amplifier.bmd", "wb"))
+  f:write(amp)
+  f:close()
+  sh(("bin/sift decrunch %s/amplifier.bmd %s/amplifier.hprof; echo \"exit status $?\""):format(dir, dir))
+end
+
 -- 4. Android method traces
 section("Android method traces: profile, flame graph, loops folded")
 local amp = fixtures .. "/trace/amp-legacy.trace"

@@ -61,6 +61,15 @@ describe("examples", function()
     assert.are.equal(total, same)
   end)
 
+  it("cut_files.lua shows a warning or an offset for every cut", function()
+    local file = helper.fixture("ofx/ofxparse/checking.ofx")
+    if not file then return end
+    local out, code = run("cut_files.lua", { file })
+    assert.are.equal(0, code, out)
+    assert.matches("10 of 1758: exit 1  sift: %(cut%): no <OFX> element", out)
+    assert.matches("1755 of 1758: exit 0  sift: %(cut%): warning %(line 83%): the file ends inside a tag", out)
+  end)
+
   it("matchers.lua reports the Binder leak three ways", function()
     local dump = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof")
     if not dump then return end
