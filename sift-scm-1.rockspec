@@ -18,12 +18,13 @@ dependencies = {
   "lua >= 5.4, < 5.5",
   "argparse >= 0.7",
   "lpeg >= 1.0.2",
-  "luasocket >= 3.0",
-  "luasec >= 1.0",
+  "http >= 0.4",
 }
 test_dependencies = {
   "busted >= 2.1",
   "lua-cjson >= 2.1",
+  "luasocket >= 3.0",
+  "luasec >= 1.0",
 }
 external_dependencies = {
   ZLIB = { header = "zlib.h", library = "z" },
@@ -72,6 +73,7 @@ build = {
     ["sift.trace"] = "lua/sift/trace.lua",
     ["sift.repl"] = "lua/sift/repl.lua",
     ["sift.jvm_layout"] = "lua/sift/jvm_layout.lua",
+    ["sift.paths"] = "lua/sift/paths.lua",
   },
   install = {
     bin = { sift = "bin/sift" },

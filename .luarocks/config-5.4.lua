@@ -10,6 +10,7 @@ rocks_provided = {
   ["lua-cjson"] = "2.1.0-1", -- lua-cjson
   lpeg = "1.0.2-1",          -- lua-lpeg
   busted = "2.1.1-1",        -- lua-busted
-  luasocket = "3.1.0-1",     -- lua-socket
-  luasec = "1.2.0-1",        -- lua-sec
+  http = "0.4-0",            -- lua-http (with lua-cqueues and lua-luaossl)
+  luasocket = "3.1.0-1",     -- lua-socket (the specs' local OFX server)
+  luasec = "1.2.0-1",        -- lua-sec (the same, over TLS)
 }

@@ -235,8 +235,8 @@ describe("sift fetch against a local OFX server", function()
     local profiles = profiles_file(("https://127.0.0.1:%d/ofx"):format(port))
     local out, err, code = sift { "fetch", "accounts", "fake", "--profiles", profiles }
     assert.are.equal(1, code)
-    assert.matches("sift: TLS with 127%.0%.0%.1: certificate verify failed %(if you trust this server's "
-      .. "certificate, name it with %-%-cafile%)", err)
+    assert.matches("sift: TLS with 127%.0%.0%.1: certificate verify failed: self%-signed certificate %(if you "
+      .. "trust this server's certificate, name it with %-%-cafile%)", err)
     out, err, code = sift { "fetch", "accounts", "fake", "--profiles", profiles, "--cafile", cert }
     assert.are.equal(0, code, err)
     assert.matches("4 account%(s%)", out)

@@ -100,9 +100,15 @@ while true do
     conn = ssl.wrap(conn, ssl_params)
     if not conn:dohandshake() then conn:close() conn = nil end
   end
+  local line = conn and conn:receive("*l")
+  if conn then
+    if not line then  -- a client that only looked (at the certificate) and hung up
+      conn:close()
+      conn = nil
+    end
+  end
   if conn then
     requests = requests + 1
-    local line = conn:receive("*l") or ""
     local method, path = line:match("^(%u+) (%S+) HTTP/1%.1$")
     local headers = {}
     while true do

@@ -1,23 +1,28 @@
---- A small HTTP/1.1 client for OFX servers, over LuaSocket and LuaSec:
--- one POST of `application/x-ofx`, TLS verified by default (the chain
--- against the system's certificates or a file the user names, and the
--- host name against the certificate), timeouts, and a strict rule for
--- where a request may go, since every OFX request carries a password:
--- only over HTTPS (plain HTTP only to this machine), and after a redirect
--- only to the same origin (scheme, host, port) with a 307 or 308.
+--- The HTTP client for OFX servers, on Debian's lua-http (cqueues, TLS
+-- through luaossl): one POST of `application/x-ofx`, TLS verified by
+-- default (the chain against the system's certificates or a file the user
+-- names, and the host name or IP address against the certificate),
+-- timeouts, answers capped, and a strict rule for where a request may go,
+-- since every OFX request carries a password: only over HTTPS (plain HTTP
+-- only to this machine), and after a redirect only to the same origin
+-- (scheme, host, port) with a 307 or 308. lua-http's own redirect
+-- following is off: it would post the body to any origin.
 --
 --     local http = require "sift.ofx.http"
 --     local body, err, code = http.post("https://ofx.example.com/ofx", request, { timeout = 30 })
 --     -- code: "network", "tls", "http", "insecure", "redirect", "redirects", "too_big"
 -- @module sift.ofx.http
 
-local socket = require "socket"
+require("sift.paths").older_lua()
+local http_request = require "http.request"
+local http_tls = require "http.tls"
+local http_util = require "http.util"
+local openssl_ctx = require "openssl.ssl.context"
+local x509_store = require "openssl.x509.store"
 
 local M = {}
 
 M.USER_AGENT = "InetClntApp/3.0"  -- what Quicken sends; some servers look
-M.CA_PATH = "/etc/ssl/certs"
-
 M.MAX_RESPONSE = 256 * 1024 * 1024  -- bytes; OFX downloads are a few MB at most
 
 -- hosts a plain-HTTP request may go to: this machine only
@@ -40,138 +45,111 @@ function M.parse_url(url)
   return { scheme = scheme, host = host, port = port, path = path }
 end
 
--- does a certificate name (maybe *.example.com) cover host?
-local function name_matches(pattern, host)
-  pattern, host = pattern:lower(), host:lower()
-  if pattern == host then return true end
-  local rest = pattern:match("^%*%.(.+)$")
-  return rest ~= nil and host:match("^[^.]+%.(.+)$") == rest
-end
-
--- the host name (or IP address) check of RFC 6125 against the peer's
--- certificate: its subjectAltName, or its common name when it has none
-local function check_host(conn, host)
-  local cert = conn:getpeercertificate()
-  if not cert then return nil, "the server sent no certificate" end
-  local names, seen_san = {}, false
-  local ext = cert:extensions() or {}
-  local san = ext["2.5.29.17"]
-  if san then
-    seen_san = true
-    for _, n in ipairs(san.dNSName or {}) do names[#names + 1] = n end
-    for _, ip in ipairs(san.iPAddress or {}) do
-      if ip == host then return true end
+-- the names a certificate is for: its subjectAltName DNS names and IP
+-- addresses, or its common name when it has none
+local function certificate_names(cert)
+  local names = {}
+  for _, value in pairs(cert:getSubjectAlt() or {}) do names[#names + 1] = value end
+  if #names == 0 then
+    for kind, value in pairs(cert:getSubject()) do
+      if kind == "CN" then names[#names + 1] = value end
     end
   end
-  if not seen_san then
-    for _, entry in ipairs(cert:subject() or {}) do
-      if entry.name == "CN" or entry.short_name == "CN" then names[#names + 1] = entry.value end
-    end
-  end
-  for _, n in ipairs(names) do
-    if name_matches(n, host) then return true end
-  end
-  return nil, ("the certificate is for %s, not %s"):format(#names > 0 and table.concat(names, ", ") or "no name", host)
+  return names
 end
 
--- a connected socket (TLS when https), or nil, message, code
-local function connect(u, opts)
-  local sock = socket.tcp()
-  sock:settimeout(opts.timeout)
-  local ok, err = sock:connect(u.host, u.port)
-  if not ok then
+-- why TLS with u failed, in words: the certificate's chain is not trusted
+-- (and how to trust it), or it is for another name. A second connection
+-- that verifies nothing fetches the certificate to tell which.
+local function tls_failure(u, opts, err)
+  local cs = require "cqueues.socket"
+  local openssl_ssl = require "openssl.ssl"
+  local hint = opts.cafile and "" or " (if you trust this server's certificate, name it with --cafile)"
+  local ok, why = pcall(function()
+    local sock = assert(cs.connect { host = u.host, port = u.port, sendname = false })
+    local ctx = http_tls.new_client_context()
+    ctx:setVerify(openssl_ctx.VERIFY_NONE)
+    local ssl = openssl_ssl.new(ctx)
+    if not http_util.is_ip(u.host) then ssl:setHostName(u.host) end
+    assert(sock:starttls(ssl, opts.timeout))
+    local cert = ssl:getPeerCertificate()
     sock:close()
-    return nil, ("cannot connect to %s:%d: %s"):format(u.host, u.port, err), "network"
-  end
-  if u.scheme == "http" then return sock end
-  local ssl = require "ssl"
-  local params = { mode = "client", protocol = "any", options = { "all", "no_sslv2", "no_sslv3", "no_tlsv1" } }
-  if opts.verify ~= false then
-    params.verify = { "peer", "fail_if_no_peer_cert" }
-    if opts.cafile then params.cafile = opts.cafile else params.capath = M.CA_PATH end
-  else
-    params.verify = "none"
-  end
-  local conn
-  conn, err = ssl.wrap(sock, params)
-  if not conn then
-    sock:close()
-    return nil, "TLS: " .. tostring(err), "tls"
-  end
-  conn:sni(u.host)
-  conn:settimeout(opts.timeout)
-  ok, err = conn:dohandshake()
-  if not ok then
-    conn:close()
-    local hint = opts.cafile and "" or " (if you trust this server's certificate, name it with --cafile)"
-    return nil, ("TLS with %s: %s%s"):format(u.host, err, hint), "tls"
-  end
-  if opts.verify ~= false then
-    ok, err = check_host(conn, u.host)
-    if not ok then
-      conn:close()
-      return nil, ("TLS with %s: %s"):format(u.host, err), "tls"
+    local store = opts.store or x509_store.new():addDefaults()
+    if cert and store:verify(cert) then
+      local names = certificate_names(cert)
+      return ("the certificate is for %s, not %s"):format(#names > 0 and table.concat(names, ", ")
+        or "no name", u.host)
     end
-  end
-  return conn
+  end)
+  if ok and why then return ("TLS with %s: %s"):format(u.host, why) end
+  -- (OpenSSL's words without its code: "certificate verify failed: self-signed certificate")
+  local words = tostring(err):gsub("^starttls: ", ""):gsub("error:%x+:[^:]*::", ""):gsub(":(%S)", ": %1")
+  return ("TLS with %s: %s%s"):format(u.host, words, hint)
 end
 
--- read a response: status, reason, headers (lower-case names), body; a
--- body over `max` bytes is refused before it is read
-local function read_response(conn, max)
+-- the TLS context for opts: verification on (the system's certificates, or
+-- opts.cafile's), or off with verify = false
+local function context(opts)
+  local ctx = http_tls.new_client_context()
+  if opts.verify == false then
+    ctx:setVerify(openssl_ctx.VERIFY_NONE)
+  elseif opts.cafile then
+    local store = x509_store.new()
+    local ok, err = pcall(store.add, store, opts.cafile)
+    if not ok then return nil, ("cannot read %s: %s"):format(opts.cafile, tostring(err)) end
+    ctx:setStore(store)
+    opts.store = store
+  end
+  return ctx
+end
+
+-- one POST: status, headers (lower-case names), body; or nil, message,
+-- code. A body over max bytes is refused as soon as that is known.
+local function exchange(u, url, body, opts, ctx)
+  local req = http_request.new_from_uri(url)
+  req.follow_redirects = false
+  req.version = 1.1
+  if ctx then req.ctx = ctx end
+  req.headers:upsert(":method", "POST")
+  req.headers:upsert("content-type", "application/x-ofx")
+  req.headers:upsert("accept", "*/*, application/x-ofx")
+  req.headers:upsert("user-agent", M.USER_AGENT)
+  req:set_body(body)
+  req.headers:delete("expect")  -- OFX servers know nothing of 100-continue
+  local headers, stream = req:go(opts.timeout)
+  if not headers then
+    local err = tostring(stream)
+    if u.scheme == "https" and (err:find("certificate") or err:find("starttls") or err:find("SSL")) then
+      return nil, tls_failure(u, opts, err), "tls"
+    end
+    return nil, ("cannot connect to %s:%d: %s"):format(u.host, u.port, (err:gsub("^connect: ", ""))), "network"
+  end
+  local max = opts.max_response or M.MAX_RESPONSE
   local function too_big(n)
-    return nil, ("the response is bigger than %d bytes (%s): refused (--max-response)"):format(max, n), "too_big"
+    stream:shutdown()
+    return nil, ("from %s: the response is bigger than %d bytes (%s): refused (--max-response)"):format(u.host,
+      max, n), "too_big"
   end
-  local line, err = conn:receive("*l")
-  if not line then return nil, "no response: " .. tostring(err) end
-  local status, reason = line:match("^HTTP/%d%.%d (%d%d%d) ?(.*)$")
-  if not status then return nil, ("not an HTTP response: %q"):format(line:sub(1, 60)) end
-  local headers = {}
+  local length = tonumber(headers:get("content-length"))
+  if length and length > max then return too_big(length) end
+  local parts, received = {}, 0
   while true do
-    line, err = conn:receive("*l")
-    if not line then return nil, "the response ends in its headers: " .. tostring(err) end
-    if line == "" then break end
-    local name, value = line:match("^([^:]+):%s*(.-)%s*$")
-    if name then headers[name:lower()] = value end
-  end
-  local body
-  if (headers["transfer-encoding"] or ""):lower():find("chunked") then
-    local parts, received = {}, 0
-    while true do
-      line, err = conn:receive("*l")
-      local size = line and tonumber(line:match("^%x+"), 16)
-      if not size then return nil, "a bad chunk in the response: " .. tostring(err or line) end
-      if size == 0 then break end
-      received = received + size
-      if received > max then return too_big(("at least %d"):format(received)) end
-      local chunk = conn:receive(size)
-      if not chunk then return nil, "the response ends in a chunk" end
-      parts[#parts + 1] = chunk
-      conn:receive("*l")
-    end
-    body = table.concat(parts)
-  elseif headers["content-length"] then
-    local n = tonumber(headers["content-length"])
-    if not n or n < 0 then return nil, "a bad Content-Length" end
-    if n > max then return too_big(n) end
-    body, err = "", nil
-    if n > 0 then body, err = conn:receive(n) end
-    if not body then return nil, "the response is shorter than its Content-Length: " .. tostring(err) end
-  else  -- to the end of the connection, in pieces, within the cap
-    local parts, received = {}, 0
-    while true do
-      local piece, e, partial = conn:receive(65536)
-      piece = piece or partial
-      if piece and #piece > 0 then
-        received = received + #piece
-        if received > max then return too_big(("at least %d"):format(received)) end
-        parts[#parts + 1] = piece
+    local chunk, err = stream:get_next_chunk(opts.timeout)
+    if not chunk then
+      if err then
+        stream:shutdown()
+        return nil, ("from %s: the response is cut: %s"):format(u.host, tostring(err)), "network"
       end
-      if e then break end
+      break
     end
-    body = table.concat(parts)
+    received = received + #chunk
+    if received > max then return too_big(("at least %d"):format(received)) end
+    parts[#parts + 1] = chunk
   end
-  return tonumber(status), reason, headers, body
+  stream:shutdown()
+  local plain = {}
+  for name, value in headers:each() do plain[name] = value end
+  return tonumber(headers:get(":status")), plain, table.concat(parts)
 end
 
 -- the same origin: scheme, host and port
@@ -202,30 +180,19 @@ function M.post(url, body, opts)
     return nil, ("%s is plain HTTP: the request carries your password, and sift sends it only over HTTPS "
       .. "(or to this machine)"):format(url), "insecure"
   end
+  local ctx
+  if origin.scheme == "https" then
+    local err
+    ctx, err = context(opts)
+    if not ctx then return nil, err, "tls" end
+  end
   for _ = 0, opts.redirects or 5 do
     local u = M.parse_url(url)
-    local conn, err, code = connect(u, opts)
-    if not conn then return nil, err, code end
     local host = u.host:find(":") and "[" .. u.host .. "]" or u.host
     local default = (u.scheme == "https" and u.port == 443) or (u.scheme == "http" and u.port == 80)
-    local head = table.concat({
-      ("POST %s HTTP/1.1"):format(u.path),
-      ("Host: %s%s"):format(host, default and "" or ":" .. u.port),
-      "Content-Type: application/x-ofx",
-      "Accept: */*, application/x-ofx",
-      "User-Agent: " .. M.USER_AGENT,
-      ("Content-Length: %d"):format(#body),
-      "Connection: close", "", "" }, "\r\n")
-    local ok, serr = conn:send(head .. body)
-    if not ok then
-      conn:close()
-      return nil, ("sending to %s: %s"):format(u.host, serr), "network"
-    end
-    local status, reason, headers, rbody = read_response(conn, opts.max_response or M.MAX_RESPONSE)
-    conn:close()
-    if not status then  -- (reason is the message, headers the code when there is one)
-      return nil, ("from %s: %s"):format(u.host, reason), headers or "network"
-    end
+    local status, headers, rbody = exchange(u, url, body, opts, ctx)
+    if not status then return nil, headers, rbody end  -- (message, code)
+    local reason = require("http.h1_reason_phrases")[tostring(status)] or ""
     if status >= 300 and status < 400 and headers.location then
       local loc = headers.location
       if not loc:match("^%a[%w+.-]*://") then
