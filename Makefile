@@ -36,7 +36,7 @@ DEB_PACKAGES = lua5.4 liblua5.4-dev lua-busted lua-argparse lua-cjson \
 
 CORE_SRC = $(wildcard csrc/*.c)
 CORE_HDR = $(wildcard csrc/*.h)
-FUZZ_SRC = csrc/common.c csrc/reader.c csrc/sniff.c csrc/inflate.c csrc/hprof.c csrc/trace.c \
+FUZZ_SRC = csrc/common.c csrc/reader.c csrc/sniff.c csrc/inflate.c csrc/hprof.c csrc/trace.c csrc/calls.c \
            csrc/graph.c csrc/out.c csrc/idmap.c csrc/jstring.c csrc/crunch.c csrc/bmd.c csrc/dict.c \
            csrc/ofx.c
 FUZZERS  = reader sniff hprof trace bmd ofx ofx_grammar heap_graph

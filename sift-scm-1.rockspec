@@ -37,7 +37,7 @@ build = {
     ["sift.core"] = {
       sources = {
         "csrc/common.c", "csrc/reader.c", "csrc/inflate.c", "csrc/sniff.c", "csrc/trace.c", "csrc/ltrace.c",
-        "csrc/hprof.c", "csrc/lheap.c", "csrc/graph.c", "csrc/lgraph.c",
+        "csrc/hprof.c", "csrc/lheap.c", "csrc/graph.c", "csrc/lgraph.c", "csrc/calls.c",
         "csrc/lsift.c", "csrc/lmap.c", "csrc/lreader.c", "csrc/lsniff.c", "csrc/sift_core.c",
         "csrc/out.c", "csrc/idmap.c", "csrc/jstring.c", "csrc/crunch.c", "csrc/bmd.c", "csrc/dict.c",
         "csrc/lbmd.c", "csrc/ofx.c", "csrc/lofx.c", "csrc/lsqlite.c", "csrc/lbudget.c",

@@ -12,9 +12,11 @@
 #include "lualib.h"
 
 #include "lsift.h"
+#include "calls.h"
 #include "trace.h"
 
 #define SIFT_TRACE_T "sift.Trace"
+#define SIFT_CALLS_T "sift.CallTree"
 
 typedef struct LTrace {
   mt_Trace t;
@@ -453,7 +455,101 @@ static int trace_pruned (lua_State *L) {
   return 3;
 }
 
+/*
+** {======================================================
+** Call instances (sift calls)
+** =======================================================
+*/
+
+static mt_Calls *checkcalls (lua_State *L) {
+  mt_Calls *c = (mt_Calls *)luaL_checkudata(L, 1, SIFT_CALLS_T);
+  luaL_argcheck(L, c->method != NULL, 1, "call tree is closed");
+  return c;
+}
+
+/*
+** trace:call_tree(tid [, hidden [, depth_limit]]) -> sift.CallTree: the
+** thread's call instances (a method number in hidden, a table, gives its
+** calls to its caller), each subtree numbered by its shape to depth_limit
+** levels. 20 bytes a call, in C.
+*/
+static int trace_call_tree (lua_State *L) {
+  mt_Trace *t = checktrace(L);
+  lua_Integer tid = luaL_checkinteger(L, 2);
+  lua_Integer limit = luaL_optinteger(L, 4, UINT32_MAX);
+  uint8_t *visible = NULL;
+  mt_Calls *c;
+  sift_Status s;
+  luaL_argcheck(L, tid >= 0 && tid <= 0xFFFF, 2, "thread ids are 0-65535");
+  if (!lua_isnoneornil(L, 3)) {  /* the methods to hide, 1-based */
+    uint32_t m;
+    luaL_checktype(L, 3, LUA_TTABLE);
+    visible = (uint8_t *)lua_newuserdatauv(L, t->nmethods + 1, 0);
+    for (m = 0; m < t->nmethods; m++) {
+      lua_rawgeti(L, 3, (lua_Integer)m + 1);
+      visible[m] = !lua_toboolean(L, -1);
+      lua_pop(L, 1);
+    }
+  }
+  c = (mt_Calls *)lua_newuserdatauv(L, sizeof *c, 0);
+  memset(c, 0, sizeof *c);
+  luaL_setmetatable(L, SIFT_CALLS_T);
+  s = mt_calls_build(c, t, (uint32_t)tid, visible);
+  if (s == SIFT_OK) s = mt_calls_shapes(c, limit < 0 ? 0 : limit > UINT32_MAX ? UINT32_MAX : (uint32_t)limit);
+  if (s != SIFT_OK) return luaL_error(L, "not enough memory for the call tree");
+  return 1;
+}
+
+/* tree:children(node) -> nodes, methods (1-based), shapes of node's
+   children (node 0: the thread's root) */
+static int calls_children (lua_State *L) {
+  mt_Calls *c = checkcalls(L);
+  lua_Integer node = luaL_checkinteger(L, 2), n = 0;
+  uint32_t x;
+  luaL_argcheck(L, node >= 0 && node < (lua_Integer)c->n, 2, "no such node");
+  lua_createtable(L, 4, 0);
+  lua_createtable(L, 4, 0);
+  lua_createtable(L, 4, 0);
+  for (x = c->first[node]; x != MT_NONE; x = c->next[x]) {
+    n++;
+    lua_pushinteger(L, x);
+    lua_rawseti(L, -4, n);
+    lua_pushinteger(L, (lua_Integer)c->method[x] + 1);
+    lua_rawseti(L, -3, n);
+    lua_pushinteger(L, c->shape[x]);
+    lua_rawseti(L, -2, n);
+  }
+  return 3;
+}
+
+/* tree:calls() -> the thread's calls, hidden ones too */
+static int calls_count (lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)checkcalls(L)->calls);
+  return 1;
+}
+
+static int calls_gc (lua_State *L) {
+  mt_calls_free((mt_Calls *)luaL_checkudata(L, 1, SIFT_CALLS_T));
+  return 0;
+}
+
+static const luaL_Reg calls_methods[] = {
+  {"children", calls_children},
+  {"calls", calls_count},
+  {NULL, NULL}
+};
+
+static const luaL_Reg calls_metamethods[] = {
+  {"__index", NULL},
+  {"__gc", calls_gc},
+  {"__close", calls_gc},
+  {NULL, NULL}
+};
+
+/* }====================================================== */
+
 static const luaL_Reg trace_methods_reg[] = {
+  {"call_tree", trace_call_tree},
   {"pruned", trace_pruned},
   {"events", trace_events},
   {"info", trace_info},
@@ -475,6 +571,7 @@ static const luaL_Reg trace_metamethods[] = {
 };
 
 void sift_open_trace (lua_State *L) {
+  sift_newclass(L, SIFT_CALLS_T, calls_metamethods, calls_methods);
   sift_newclass(L, SIFT_TRACE_T, trace_metamethods, trace_methods_reg);
   lua_pushcfunction(L, trace_open);
   lua_setfield(L, -2, "trace");

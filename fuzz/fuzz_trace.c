@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls.h"
 #include "trace.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
@@ -34,13 +35,22 @@ static int count_record (void *ud, uint32_t method, int action,
 }
 
 /* each thread's records, through the index by thread (made by the first
-   call), are within the index, which holds every record once */
+   call), are within the index, which holds every record once; each
+   thread's call instances form a tree whose shapes are all numbered */
 static void check_records (mt_Trace *t) {
   uint32_t i;
   for (i = 0; i < t->nthreads; i++) {
     uint64_t mine = 0;
+    mt_Calls c;
     mt_each_record(t, t->threads[i].tid, count_record, &mine);
     assert(t->thread_first == NULL || mine <= t->thread_first[65536]);
+    if (mt_calls_build(&c, t, t->threads[i].tid, NULL) == SIFT_OK) {
+      uint32_t k;
+      assert(c.n >= 1 && c.calls >= (uint64_t)c.n - 1);
+      if (mt_calls_shapes(&c, i % 2 ? 3 : UINT32_MAX) == SIFT_OK && i % 2 == 0)
+        for (k = 0; k < c.n; k++) assert(c.shape[k] >= 1 && c.shape[k] <= c.n);
+      mt_calls_free(&c);
+    }
   }
   assert(t->thread_first == NULL || t->thread_first[65536] == t->records);
 }

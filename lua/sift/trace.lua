@@ -216,76 +216,10 @@ end
 -- Loop-collapsed call listings
 -- =======================================================
 
--- the call instances of one thread as a tree; hidden frames give their
--- calls to their caller
-local function call_tree(self, tid, opts)
-  local methods = self:methods()
-  local names, visible = {}, {}
-  for i, m in ipairs(methods) do
-    names[i] = m.frame
-    visible[i] = shown(m.frame, opts)
-  end
-  local root = { children = {} }
-  local stack, parents = { }, { root }   -- stack: method numbers; parents: the shown nodes
-  local calls = 0
-  for _, e in ipairs(self.core:events(tid)) do
-    if e > 0 then
-      calls = calls + 1
-      stack[#stack + 1] = e
-      if visible[e] then
-        local node = { m = e, children = {} }
-        local into = parents[#parents].children
-        into[#into + 1] = node
-        parents[#parents + 1] = node
-      else
-        parents[#parents + 1] = parents[#parents]
-      end
-    else
-      local d = #stack
-      while d > 0 and stack[d] ~= -e do d = d - 1 end
-      if d > 0 then  -- unwind to the frame the exit closes
-        for k = #stack, d, -1 do
-          stack[k] = nil
-          parents[k + 1] = nil
-        end
-      end
-    end
-  end
-  return root, names, calls
-end
-
--- give every subtree a number: equal shapes, equal numbers
-local function shapes(root, depth_limit)
-  local ids, n = {}, 0
-  -- breadth first, then backwards: children get their numbers before
-  -- their parents (no recursion: call trees can be deeper than Lua's stack)
-  local order, depths = { root }, { 0 }
-  local i = 1
-  while i <= #order do
-    if depths[i] < depth_limit then
-      for _, c in ipairs(order[i].children) do
-        order[#order + 1] = c
-        depths[#depths + 1] = depths[i] + 1
-      end
-    end
-    i = i + 1
-  end
-  for k = #order, 1, -1 do
-    local node = order[k]
-    local parts = { node.m or 0 }
-    if depths[k] < depth_limit then
-      for _, c in ipairs(node.children) do parts[#parts + 1] = c.shape end
-    end
-    local key = table.concat(parts, ",")
-    local id = ids[key]
-    if not id then n = n + 1; id = n; ids[key] = id end
-    node.shape = id
-  end
-end
-
--- runs at one level: { start, length, times } covering the children
-local function runs(children, max_period)
-  local out, i, n = {}, 1, #children
+-- runs at one level: { start, length, times } covering a list of calls
+-- by their shapes
+local function runs(shapes, max_period)
+  local out, i, n = {}, 1, #shapes
   while i <= n do
     local best_len, best_times = 1, 1
     for len = 1, math.min(max_period, (n - i + 1) // 2) do
@@ -293,7 +227,7 @@ local function runs(children, max_period)
       while i + (times + 1) * len - 1 <= n do
         local same = true
         for k = 0, len - 1 do
-          if children[i + times * len + k].shape ~= children[i + k].shape then same = false break end
+          if shapes[i + times * len + k] ~= shapes[i + k] then same = false break end
         end
         if not same then break end
         times = times + 1
@@ -324,11 +258,16 @@ function Trace:calls(opts)
   end
   if not th then error(("no thread '%s' in this trace"):format(tostring(opts.thread)), 2) end
   local depth_limit = opts.depth or math.huge
-  local root, names, calls = call_tree(self, th.tid, opts)
-  shapes(root, depth_limit)
+  -- the call instances, in C: hidden frames give their calls to their caller
+  local names, hidden = {}, {}
+  for i, m in ipairs(self:methods()) do
+    names[i] = m.frame
+    hidden[i] = not shown(m.frame, opts) or nil
+  end
+  local tree <close> = self.core:call_tree(th.tid, (opts.include or opts.exclude) and hidden or nil, opts.depth)
   -- what to do next, last first: print a line, or lay out a list of calls
   local lines, shown_calls = {}, 0
-  local todo = { { list = root.children, depth = 1 } }
+  local todo = { { node = 0, depth = 1 } }
   while #todo > 0 do
     local a = table.remove(todo)
     if a.line then
@@ -338,18 +277,18 @@ function Trace:calls(opts)
       -- past 64 levels the depth is written, not drawn: lines stay short
       local indent, acts = ("  "):rep(math.min(a.depth, 65) - 1), {}
       if a.depth > 65 then indent = indent .. ("[%d] "):format(a.depth) end
-      for _, run in ipairs(runs(a.list, opts.period or 8)) do
+      local nodes, ms, shapes = tree:children(a.node)
+      for _, run in ipairs(runs(shapes, opts.period or 8)) do
         local times = run.times
         if run.length == 1 then
-          local c = a.list[run.start]
-          acts[#acts + 1] = { line = indent .. names[c.m] .. (times > 1 and (" ×" .. times) or ""), call = true }
-          acts[#acts + 1] = { list = c.children, depth = a.depth + 1 }
+          local k = run.start
+          acts[#acts + 1] = { line = indent .. names[ms[k]] .. (times > 1 and (" ×" .. times) or ""), call = true }
+          acts[#acts + 1] = { node = nodes[k], depth = a.depth + 1 }
         else
           acts[#acts + 1] = { line = indent .. "┌ ×" .. times }
           for k = run.start, run.start + run.length - 1 do
-            local c = a.list[k]
-            acts[#acts + 1] = { line = indent .. "│ " .. names[c.m], call = true }
-            acts[#acts + 1] = { list = c.children, depth = a.depth + 1 }
+            acts[#acts + 1] = { line = indent .. "│ " .. names[ms[k]], call = true }
+            acts[#acts + 1] = { node = nodes[k], depth = a.depth + 1 }
           end
           acts[#acts + 1] = { line = indent .. "└" }
         end
@@ -357,7 +296,7 @@ function Trace:calls(opts)
       for k = #acts, 1, -1 do todo[#todo + 1] = acts[k] end
     end
   end
-  return lines, { thread = th.name or th.tid, calls = calls, lines = #lines, shown_calls = shown_calls }
+  return lines, { thread = th.name or th.tid, calls = tree:calls(), lines = #lines, shown_calls = shown_calls }
 end
 
 -- }======================================================
