@@ -74,6 +74,7 @@ build = {
     ["sift.repl"] = "lua/sift/repl.lua",
     ["sift.jvm_layout"] = "lua/sift/jvm_layout.lua",
     ["sift.paths"] = "lua/sift/paths.lua",
+    ["sift.size"] = "lua/sift/size.lua",
   },
   install = {
     bin = { sift = "bin/sift" },

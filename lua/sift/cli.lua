@@ -8,6 +8,7 @@ local sift = require "sift"
 local json = require "sift.json"
 local csv = require "sift.csv"
 local progress = require "sift.progress"
+local size = require "sift.size"
 local finance_cli = require "sift.finance.cli"
 
 local M = {}
@@ -288,22 +289,8 @@ end
 -- the budget in force (bytes), for the message when it is exceeded
 local budget
 
-local function parse_size(text)
-  local n, unit = tostring(text):upper():match("^(%d+%.?%d*)%s*([KMGT]?)I?B?$")
-  if not n then return nil end
-  local scale = { [""] = 1, K = 1 << 10, M = 1 << 20, G = 1 << 30, T = 1 << 40 }
-  return math.floor(tonumber(n) * scale[unit])
-end
-
-local function format_size(bytes)
-  for _, u in ipairs { { 1 << 30, "G" }, { 1 << 20, "M" }, { 1 << 10, "K" } } do
-    if bytes >= u[1] then return ("%.3g%sB"):format(bytes / u[1], u[1] > 1 and u[2] or "") end
-  end
-  return bytes .. " bytes"
-end
-
 local function over_budget()
-  return ("needs more memory than the budget of %s (--max-memory)"):format(format_size(budget))
+  return ("needs more memory than the budget of %s (--max-memory)"):format(size.format(budget))
 end
 
 -- say why a file could not be read: its message, or, when memory ran out
@@ -322,7 +309,7 @@ local function apply_budget(args)
   local core = require "sift.core"
   local bytes = core.memory_default()
   if args.max_memory then
-    bytes = parse_size(args.max_memory)
+    bytes = size.parse(args.max_memory)
     if not bytes then return nil, ("--max-memory: cannot read '%s' (say 512M or 4G)"):format(args.max_memory) end
   end
   budget = core.memory_budget(bytes) and bytes > 0 and bytes or false
@@ -934,7 +921,7 @@ end
 
 function commands.decrunch(args, out, err)
   if args.max_output then
-    args.max_output_bytes = parse_size(args.max_output)
+    args.max_output_bytes = size.parse(args.max_output)
     if not args.max_output_bytes then
       err:write(("sift: --max-output: cannot read '%s' (say 2G; 0: no cap)\n"):format(args.max_output))
       return EXIT_USAGE

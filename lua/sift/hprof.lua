@@ -700,12 +700,9 @@ function Heap:jvm_layout()
       end
     end
   end
-  local PRIM = { boolean = 1, byte = 1, char = 2, short = 2, int = 4, float = 4, long = 8, double = 8 }
   local function predict(params, sizer, o)
     if o.kind == "instance" then return o.cls and sizer(o.cls) end
-    local wide = o.elem == "long" or o.elem == "double"
-    local size = o.elem == "object" and params.oop or PRIM[o.elem]
-    return size and (layout.array_base(params, wide) + o.length * size + 7) // 8 * 8
+    return layout.array_size(params, o.elem, o.length)
   end
   local best, best_score, best_sizer = layout.DEFAULT, -1, nil
   for _, params in ipairs(layout.candidates(self.index:info().id_size)) do

@@ -199,6 +199,14 @@ function M.array_base(params, wide)
   return at
 end
 
+--- The size of an array of `length` elements of type `elem` ("object",
+-- "int", ...), or nil for an unknown type.
+function M.array_size(params, elem, length)
+  local size = elem == "object" and params.oop or PRIMITIVE[elem]
+  if not size then return nil end
+  return align(M.array_base(params, elem == "long" or elem == "double") + length * size, 8)
+end
+
 -- }======================================================
 
 

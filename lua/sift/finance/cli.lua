@@ -323,8 +323,7 @@ function commands.fetch(args, out, err)
     logfile, msg = store.open_private(args.log, "a", true)
     if not logfile then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end
   end
-  local max_response = tonumber((args.max_response:upper():gsub("^(%d+)([KMG])B?$", function(n, u)
-    return n * ({ K = 1 << 10, M = 1 << 20, G = 1 << 30 })[u] end)))
+  local max_response = require("sift.size").parse(args.max_response)
   if not max_response then
     err:write(("sift: --max-response: cannot read '%s' (say 50M)\n"):format(args.max_response))
     return EXIT_USAGE
