@@ -235,7 +235,7 @@ describe("--model jvm against the JVM's own GC.class_histogram", function()
   end)
 end)
 
-describe("the heap commands on every dump of the fixtures", function()
+describe("the heap commands and the REPL on every dump of the fixtures", function()
   it("never end in an internal error", function()
     if not helper.fixtures() then return pending("no fixtures") end
     local cli = require "sift.cli"
@@ -262,6 +262,15 @@ describe("the heap commands on every dump of the fixtures", function()
           assert.is_nil(err:match("internal error"), table.concat(args, " ") .. ": " .. err)
           assert.truthy(status == 0 or (status == 1 and err:match("^sift: ")), table.concat(args, " ") .. ": " .. err)
         end
+        -- and the REPL: help, an object of every kind shown, the top retainers
+        local input = helper.tmpfile(table.concat({ "help()",
+          "for _, k in ipairs { 'instance', 'object_array', 'primitive_array', 'class' } do",
+          "  for o in heap:objects() do if o:kind() == k then show(o) help(o) break end end",
+          "end",
+          "for _, r in ipairs(heap:top(3)) do print(r.object, r.retained) end" }, "\n") .. "\n")
+        local _, rerr, rcode = helper.sift({ "repl", file, "-q" }, "< " .. helper.quote(input))
+        os.remove(input)
+        assert.are.same({ 0, "" }, { rcode, (rerr:gsub("sift: [^\n]*: warning: [^\n]*\n", "")) }, rel)
         checked = checked + 1
       end
     end
