@@ -21,7 +21,7 @@ INST_LUADIR ?= $(shell pkg-config --define-variable=prefix=$(PREFIX) --variable=
 CWARNS  = -std=c99 -Wall -Wextra -pedantic -Wshadow -Wmissing-prototypes \
           -Wstrict-prototypes -Wcast-qual -Wwrite-strings
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS = $(CWARNS) $(CFLAGS) -fPIC -fvisibility=hidden -I$(LUA_INCDIR)
+ALL_CFLAGS = $(CWARNS) $(CFLAGS) -fPIC -fvisibility=hidden -Icsrc -I$(LUA_INCDIR)
 LIBFLAG ?= -shared
 LIBS    = -lz -lbz2 -lsqlite3
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -34,11 +34,10 @@ DEB_PACKAGES = lua5.4 liblua5.4-dev lua-busted lua-argparse lua-cjson \
                lua-lpeg libsqlite3-dev ledger hledger beancount lua-http lua-socket lua-sec openssl \
                python3-jsonschema
 
-CORE_SRC = $(wildcard csrc/*.c)
-CORE_HDR = $(wildcard csrc/*.h)
-FUZZ_SRC = csrc/common.c csrc/reader.c csrc/sniff.c csrc/inflate.c csrc/hprof.c csrc/trace.c csrc/calls.c \
-           csrc/graph.c csrc/out.c csrc/idmap.c csrc/jstring.c csrc/crunch.c csrc/bmd.c csrc/dict.c \
-           csrc/ofx.c
+CORE_SRC = $(wildcard csrc/*.c csrc/*/*.c)
+CORE_HDR = $(wildcard csrc/*/*.h)
+# the pure-C decoders the fuzzers link (not the Lua bindings, l*.c)
+FUZZ_SRC = $(foreach f,$(filter-out csrc/sift_core.c,$(CORE_SRC)),$(if $(filter l%,$(notdir $(f))),,$(f)))
 FUZZERS  = reader sniff hprof trace bmd ofx ofx_grammar heap_graph
 FUZZ_TIME ?= 60
 
@@ -167,7 +166,7 @@ rock:
 	luarocks --lua-version=5.4 make --tree=$(ROCKTREE) sift-scm-1.rockspec
 
 clean:
-	rm -rf build csrc/*.o sift lua_modules/*
+	rm -rf build sift lua_modules/*
 
 help:
 	@echo "make            build build/sift/core.so"

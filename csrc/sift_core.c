@@ -2,7 +2,7 @@
 ** sift_core.c
 ** luaopen_sift_core: the one C module of sift. It builds the module table
 ** and the metatables of every userdata type; the types live in their own
-** files (lmap.c, lreader.c, lsniff.c).
+** files, one folder per domain (core/, heap/, trace/, ofx/, finance/).
 */
 
 #define _DEFAULT_SOURCE  /* isatty, ioctl TIOCGWINSZ, fchmod */
@@ -15,7 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lsift.h"
+#include "core/lsift.h"
+#include "heap/lheap.h"
 
 /*
 ** core.isatty(fd) -> boolean, columns
@@ -105,7 +106,12 @@ SIFT_EXPORT int luaopen_sift_core (lua_State *L) {
   sift_open_map(L);
   sift_open_reader(L);
   sift_open_sniff(L);
-  sift_open_heap(L);
+  sift_open_heap(L);  /* sift.Heap, then its methods from each file */
+  sift_open_heap_values(L);
+  sift_open_heap_passes(L);
+  sift_open_heap_graph(L);
+  sift_open_heap_paths(L);
+  sift_open_heap_dominators(L);
   sift_open_trace(L);
   sift_open_bmd(L);
   sift_open_ofx(L);

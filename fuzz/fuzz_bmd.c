@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bmd.h"
-#include "dict.h"
+#include "heap/bmd.h"
+#include "heap/dict.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

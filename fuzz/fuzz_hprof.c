@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
-#include "hprof.h"
+#include "heap/graph.h"
+#include "heap/hprof.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

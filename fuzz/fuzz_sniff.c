@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sniff.h"
+#include "core/sniff.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calls.h"
-#include "trace.h"
+#include "trace/calls.h"
+#include "trace/trace.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

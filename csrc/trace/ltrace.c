@@ -11,7 +11,7 @@
 #include "lauxlib.h"
 #include "lualib.h"
 
-#include "lsift.h"
+#include "core/lsift.h"
 #include "calls.h"
 #include "trace.h"
 

@@ -31,6 +31,14 @@ void sift_newclass (lua_State *L, const char *tname,
 }
 
 
+void sift_addmethods (lua_State *L, const char *tname, const luaL_Reg *methods) {
+  luaL_getmetatable(L, tname);
+  lua_getfield(L, -1, "__index");
+  luaL_setfuncs(L, methods, 0);
+  lua_pop(L, 2);
+}
+
+
 #define PROGRESS_ERROR "sift.progress_error"
 
 static int call_progress (void *ud, uint64_t done, uint64_t total) {

@@ -11,8 +11,8 @@
 
 #include "bmd.h"
 #include "jstring.h"
-#include "out.h"
-#include "reader.h"
+#include "core/out.h"
+#include "core/reader.h"
 
 #define SEGMENT_BYTES ((size_t)1 << 20)
 #define FIELD_REMOVED "field_removed"

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "common.h"
-#include "idmap.h"
+#include "core/common.h"
+#include "core/idmap.h"
 
 enum {  /* record tags */
   BMD_STRING = 1, BMD_HASHED_STRING, BMD_CLASS, BMD_INSTANCE, BMD_ROOTS,

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "bmd.h"
-#include "idmap.h"
+#include "core/idmap.h"
 #include "jstring.h"
-#include "out.h"
-#include "reader.h"
+#include "core/out.h"
+#include "core/reader.h"
 
 const uint8_t bmd_hprof_type[9] = { 2, 10, 4, 8, 5, 6, 7, 11, 9 };
 

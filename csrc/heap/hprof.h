@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common.h"
+#include "core/common.h"
 
 /* basic types of HPROF fields and array elements */
 enum {

@@ -37,6 +37,10 @@ int sift_pushfail (lua_State *L, sift_Status s, const char *fmt, ...);
 void sift_newclass (lua_State *L, const char *tname,
                     const luaL_Reg *metamethods, const luaL_Reg *methods);
 
+/* add `methods` to the class `tname` made by sift_newclass (a class whose
+   methods live in several files) */
+void sift_addmethods (lua_State *L, const char *tname, const luaL_Reg *methods);
+
 /*
 ** A Lua progress function fn(done, total) for a C pass. It runs protected:
 ** an error in it stops the pass like a `false` return does, and

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lsift.h"
+#include "core/lsift.h"
 #include "ofx.h"
 
 /* an amount's exact decimal text ("-1006.60") into out (48 bytes); its length */

@@ -12,7 +12,7 @@
 
 #include "bmd.h"
 #include "dict.h"
-#include "lsift.h"
+#include "core/lsift.h"
 
 #define SETINT(key, v) \
   (lua_pushinteger(L, (lua_Integer)(v)), lua_setfield(L, -2, key))

@@ -17,7 +17,7 @@
 #include "lua.h"
 #include "lauxlib.h"
 
-#include "lsift.h"
+#include "core/lsift.h"
 
 #define SIFT_DB_T   "sift.Database"
 #define SIFT_STMT_T "sift.Statement"

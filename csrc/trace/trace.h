@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common.h"
+#include "core/common.h"
 
 #define MT_NONE 0xFFFFFFFFu
 

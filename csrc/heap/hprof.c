@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "hprof.h"
-#include "reader.h"
+#include "core/reader.h"
 
 /* top-level record tags */
 enum {

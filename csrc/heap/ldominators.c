@@ -1,0 +1,263 @@
+/*
+** ldominators.c
+** The dominator tree and retained sizes of a sift.Heap, as raw methods:
+** building them under a size model, each object's immediate dominator,
+** retained size and dominated objects, the top retainers, what no root
+** reaches, retained bytes per class and the holder of a class's instances.
+** 0 stands for the virtual root of the dominator tree.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lheap.h"
+
+
+/*
+** heap:dominators(model [, progress]) -> objects reachable from the roots.
+** Builds the dominator tree and retained sizes under model "shark" or
+** "jvm"; heap:idom/retained/dominated/top/unreachable read them.
+*/
+static int graph_dominators (lua_State *L) {
+  hg_Graph *g = sift_checkgraph(L);
+  int model = sift_checkmodel(L, 2);
+  sift_Progress progress;
+  sift_LuaProgress lp;
+  sift_Status s;
+  sift_progress_lua(L, 3, &lp, &progress, 2 * (uint64_t)g->n);
+  s = hg_dominators(g, model, &progress);
+  sift_progress_rethrow(&lp);
+  if (s == SIFT_ECANCEL) return sift_pushfail(L, s, "cancelled");
+  if (s != SIFT_OK) luaL_error(L, "not enough memory for the dominator tree");
+  lua_pushinteger(L, (lua_Integer)g->reachable);
+  return 1;
+}
+
+static hg_Graph *checkdominators (lua_State *L) {
+  hg_Graph *g = sift_checkgraph(L);
+  if (g->idom == NULL) luaL_error(L, "dominators are not computed: call heap:dominators() first");
+  return g;
+}
+
+/* heap:idom(num) -> immediate dominator (0: the roots), or nil when num is
+   unreachable */
+static int graph_idom (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  uint32_t d = g->idom[sift_checkobj(L, g, 2)];
+  if (d == HG_NONE) lua_pushnil(L);
+  else lua_pushinteger(L, d == g->n ? 0 : (lua_Integer)d + 1);
+  return 1;
+}
+
+/* heap:retained(num) -> retained bytes, nil when unreachable */
+static int graph_retained (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  uint32_t v = sift_checkobj(L, g, 2);
+  if (g->idom[v] == HG_NONE) lua_pushnil(L);
+  else lua_pushinteger(L, (lua_Integer)g->retained[v]);
+  return 1;
+}
+
+/* heap:dominated(num | 0) -> the objects num immediately dominates (0: those
+   only the roots dominate) */
+static int graph_dominated (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  lua_Integer a = luaL_checkinteger(L, 2);
+  uint32_t v, i;
+  luaL_argcheck(L, a >= 0 && (lua_Unsigned)a <= g->n, 2, "no such object number");
+  v = a == 0 ? g->n : (uint32_t)a - 1;
+  lua_createtable(L, (int)(g->child_first[v + 1] - g->child_first[v]), 0);
+  for (i = g->child_first[v]; i < g->child_first[v + 1]; i++) {
+    lua_pushinteger(L, (lua_Integer)g->children[i] + 1);
+    lua_rawseti(L, -2, (lua_Integer)(i - g->child_first[v]) + 1);
+  }
+  return 1;
+}
+
+/* restore the min-heap order (by retained size) below position i */
+static void sift_down (uint32_t *heap, uint64_t size, uint64_t i,
+                       const uint64_t *retained) {
+  for (;;) {
+    uint64_t l = 2 * i + 1, m = i;
+    if (l < size && retained[heap[l]] < retained[heap[m]]) m = l;
+    if (l + 1 < size && retained[heap[l + 1]] < retained[heap[m]]) m = l + 1;
+    if (m == i) return;
+    { uint32_t x = heap[i]; heap[i] = heap[m]; heap[m] = x; }
+    i = m;
+  }
+}
+
+/* heap:top(n) -> the n objects with the largest retained sizes, largest
+   first (a min-heap of n over one pass) */
+static int graph_top (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  lua_Integer want = luaL_checkinteger(L, 2);
+  uint32_t *heap, v;
+  uint64_t size = 0, cap;
+  luaL_argcheck(L, want >= 0, 2, "must not be negative");
+  cap = (uint64_t)want < g->n ? (uint64_t)want : g->n;
+  heap = (uint32_t *)lua_newuserdatauv(L, (cap + 1) * sizeof *heap, 0);
+#define RET(i) g->retained[heap[i]]
+  for (v = 0; v < g->n && cap > 0; v++) {
+    uint64_t i;
+    if (g->idom[v] == HG_NONE) continue;
+    if (size < cap) {  /* sift up */
+      heap[i = size++] = v;
+      while (i > 0 && RET((i - 1) / 2) > RET(i)) {
+        uint32_t x = heap[i]; heap[i] = heap[(i - 1) / 2]; heap[(i - 1) / 2] = x;
+        i = (i - 1) / 2;
+      }
+    }
+    else if (g->retained[v] > RET(0)) {  /* replace the smallest */
+      heap[0] = v;
+      sift_down(heap, size, 0, g->retained);
+    }
+  }
+  lua_createtable(L, (int)size, 0);
+  while (size > 0) {  /* pop smallest first into the back of the list */
+    lua_pushinteger(L, (lua_Integer)heap[0] + 1);
+    lua_rawseti(L, -2, (lua_Integer)size);
+    heap[0] = heap[--size];
+    sift_down(heap, size, 0, g->retained);
+  }
+#undef RET
+  return 1;
+}
+
+/* heap:unreachable() -> how many objects the roots do not reach, and their
+   shallow bytes (under the dominator model) */
+static int graph_unreachable (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  uint64_t count = 0, bytes = 0, i;
+  for (i = 0; i < g->n; i++)
+    if (g->idom[i] == HG_NONE) {
+      count++;
+      bytes += hg_shallow(g, (uint32_t)i, g->model);
+    }
+  lua_pushinteger(L, (lua_Integer)count);
+  lua_pushinteger(L, (lua_Integer)bytes);
+  return 2;
+}
+
+/* heap:unreachable_without(num) -> objects (and bytes) that no longer
+   reach the roots once num is removed: the retained set by definition,
+   computed by brute force */
+static int graph_unreachable_without (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  uint64_t count, bytes;
+  if (hg_unreachable_without(g, sift_checkobj(L, g, 2), &count, &bytes) != SIFT_OK)
+    luaL_error(L, "not enough memory");
+  lua_pushinteger(L, (lua_Integer)count);
+  lua_pushinteger(L, (lua_Integer)bytes);
+  return 2;
+}
+
+/*
+** heap:retained_by_class() -> { [class number or element type] = bytes }:
+** per class, the retained sizes of its instances that no other instance of
+** the same class dominates (so nothing is counted twice)
+*/
+static int graph_retained_by_class (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  const hp_Heap *h = g->h;
+  uint64_t nslots = h->nclasses + 13, top = 0;
+  uint64_t *sum = (uint64_t *)lua_newuserdatauv(L, nslots * sizeof *sum, 0);
+  uint32_t *active = (uint32_t *)lua_newuserdatauv(L, nslots * sizeof *active, 0);
+  uint32_t *stack = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 2) * sizeof *stack, 0);
+  uint32_t *pos = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 2) * sizeof *pos, 0);
+  static const char *const elems[12] = {NULL, NULL, NULL, NULL, "boolean",
+    "char", "float", "double", "byte", "short", "int", "long"};
+  uint64_t i;
+  memset(sum, 0, nslots * sizeof *sum);
+  memset(active, 0, nslots * sizeof *active);
+  stack[top] = g->n;  /* depth-first over the dominator tree */
+  pos[top++] = g->child_first[g->n];
+  while (top > 0) {
+    uint32_t v = stack[top - 1];
+    if (pos[top - 1] < g->child_first[v + 1]) {
+      uint32_t c = g->children[pos[top - 1]++];
+      uint64_t slot = sift_class_slot(h, c);
+      if (active[slot]++ == 0) sum[slot] += g->retained[c];
+      stack[top] = c;
+      pos[top++] = g->child_first[c];
+    }
+    else {  /* leave v */
+      top--;
+      if (v != g->n) active[sift_class_slot(h, v)]--;
+    }
+  }
+  lua_newtable(L);
+  for (i = 0; i < nslots; i++) {
+    if (sum[i] == 0 || i == h->nclasses + 12) continue;
+    if (i < h->nclasses) lua_pushinteger(L, (lua_Integer)i + 1);
+    else lua_pushstring(L, elems[i - h->nclasses]);
+    lua_pushinteger(L, (lua_Integer)sum[i]);
+    lua_settable(L, -3);
+  }
+  return 1;
+}
+
+
+static int cmp_pair (const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/*
+** heap:holders(class) -> holder, count, retained: the object that
+** immediately dominates the most retained bytes of the class's instances
+** (0 when only the roots do, nil when the class has none), how many
+** instances it holds and their retained bytes together
+*/
+static int graph_holders (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  const hp_Heap *h = g->h;
+  lua_Integer c = luaL_checkinteger(L, 2);
+  uint64_t i, n = 0, *pairs, best_sum = 0, best_count = 0, best = 0;
+  int found = 0;
+  luaL_argcheck(L, c >= 1 && (lua_Unsigned)c <= h->nclasses, 2, "no such class number");
+  pairs = (uint64_t *)lua_newuserdatauv(L, 2 * ((size_t)g->n + 1) * sizeof *pairs, 0);
+  for (i = 0; i < g->n; i++) {  /* (holder, retained) of each reachable instance */
+    hp_ObjInfo o;
+    if (g->idom[i] == HG_NONE) continue;
+    hp_object(h, i, &o);
+    if (o.kind == HP_CLASS_DUMP || o.cls != c - 1) continue;
+    pairs[2 * n] = g->idom[i];
+    pairs[2 * n + 1] = g->retained[i];
+    n++;
+  }
+  qsort(pairs, n, 2 * sizeof *pairs, cmp_pair);
+  for (i = 0; i < n; ) {  /* the holder with the most bytes */
+    uint64_t j = i, sum = 0;
+    while (j < n && pairs[2 * j] == pairs[2 * i]) sum += pairs[2 * j++ + 1];
+    if (!found || sum > best_sum) {
+      best = pairs[2 * i];
+      best_sum = sum;
+      best_count = j - i;
+      found = 1;
+    }
+    i = j;
+  }
+  if (!found) return 0;
+  lua_pushinteger(L, best == g->n ? 0 : (lua_Integer)best + 1);
+  lua_pushinteger(L, (lua_Integer)best_count);
+  lua_pushinteger(L, (lua_Integer)best_sum);
+  return 3;
+}
+
+static const luaL_Reg dominator_methods[] = {
+  {"dominators", graph_dominators},
+  {"idom", graph_idom},
+  {"retained", graph_retained},
+  {"dominated", graph_dominated},
+  {"top", graph_top},
+  {"unreachable", graph_unreachable},
+  {"unreachable_without", graph_unreachable_without},
+  {"retained_by_class", graph_retained_by_class},
+  {"holders", graph_holders},
+  {NULL, NULL}
+};
+
+void sift_open_heap_dominators (lua_State *L) {
+  sift_addmethods(L, SIFT_HEAP_T, dominator_methods);
+}

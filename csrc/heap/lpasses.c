@@ -1,0 +1,300 @@
+/*
+** lpasses.c
+** The raw methods of a sift.Heap that walk every object or record: the
+** objects grouped by class, the class histogram, objects per Android heap,
+** the GC roots, threads and their stack traces.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hprof.h"
+#include "lheap.h"
+
+#define NSLOTS(h) ((h)->nclasses + 12 + 1)
+
+/*
+** {======================================================
+** Whole-heap passes
+** =======================================================
+*/
+
+/* the group of an object that is not a class */
+static uint64_t slot_of (const hp_Heap *h, const hp_ObjInfo *o) {
+  if (o->kind == HP_PRIM_ARRAY_DUMP || o->kind == HP_PRIM_ARRAY_NODATA)
+    return h->nclasses + (uint64_t)o->elem;
+  if (o->cls >= 0) return (uint64_t)o->cls;
+  return h->nclasses + 12;  /* class not in the dump */
+}
+
+/* group the objects by class (two passes: count, then place) */
+static void build_groups (lua_State *L, LHeap *lh) {
+  hp_Heap *h = &lh->h;
+  uint64_t i, nslots = NSLOTS(h);
+  lh->start = (uint64_t *)calloc(nslots + 1, sizeof(uint64_t));
+  lh->by_class = h->nobjs <= UINT32_MAX
+    ? (uint32_t *)malloc((h->nobjs + 1) * sizeof(uint32_t)) : NULL;
+  if (lh->start == NULL || lh->by_class == NULL) {
+    sift_heap_free_groups(lh);
+    luaL_error(L, "not enough memory to group objects by class");
+  }
+  for (i = 0; i < h->nobjs; i++) {
+    hp_ObjInfo o;
+    hp_object(h, i, &o);
+    if (o.kind != HP_CLASS_DUMP) lh->start[slot_of(h, &o) + 1]++;
+  }
+  for (i = 0; i < nslots; i++) lh->start[i + 1] += lh->start[i];
+  for (i = 0; i < h->nobjs; i++) {  /* start[s] runs ahead while placing */
+    hp_ObjInfo o;
+    hp_object(h, i, &o);
+    if (o.kind != HP_CLASS_DUMP)
+      lh->by_class[lh->start[slot_of(h, &o)]++] = (uint32_t)i;
+  }
+  for (i = nslots; i > 0; i--) lh->start[i] = lh->start[i - 1];
+  lh->start[0] = 0;
+}
+
+/* the group slot named by arguments 2 (class number or element type) */
+static uint64_t checkslot (lua_State *L, const hp_Heap *h) {
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    static const char *const elems[] = {"boolean", "char", "float", "double",
+                                        "byte", "short", "int", "long", NULL};
+    return h->nclasses + 4 + (uint64_t)luaL_checkoption(L, 2, NULL, elems);
+  }
+  return sift_checkclass(L, h, 2);
+}
+
+/*
+** heap:group(class | element type, k) -> object number of the k-th
+** (1-based) instance of a class, or array of a primitive type; nil after
+** the last. heap:group_size(class | type) -> how many there are.
+*/
+static int heap_group (lua_State *L) {
+  LHeap *lh = sift_checkheap(L);
+  uint64_t slot = checkslot(L, &lh->h);
+  lua_Integer k = luaL_checkinteger(L, 3);
+  if (lh->start == NULL) build_groups(L, lh);
+  if (k < 1 || (uint64_t)k > lh->start[slot + 1] - lh->start[slot])
+    lua_pushnil(L);
+  else
+    lua_pushinteger(L, (lua_Integer)lh->by_class[lh->start[slot] + (uint64_t)k - 1] + 1);
+  return 1;
+}
+
+static int heap_group_size (lua_State *L) {
+  LHeap *lh = sift_checkheap(L);
+  uint64_t slot = checkslot(L, &lh->h);
+  if (lh->start == NULL) build_groups(L, lh);
+  lua_pushinteger(L, (lua_Integer)(lh->start[slot + 1] - lh->start[slot]));
+  return 1;
+}
+
+/* heap:class_name(c) -> the raw name of class c (as the dump spells it) */
+static int heap_class_name (lua_State *L) {
+  hp_Heap *h = &sift_checkheap(L)->h;
+  sift_push_string_id(L, h, h->classes[sift_checkclass(L, h, 2)].name);
+  return 1;
+}
+
+/*
+** heap:histogram() -> rows { class = class number | nil, elem = primitive
+** element type | nil, class_id, count, shallow, heaps = { app = n, ... } }
+** one per class and per primitive array type that has objects
+*/
+static int heap_histogram (lua_State *L) {
+  hp_Heap *h = &sift_checkheap(L)->h;
+  uint64_t i, nrows = h->nclasses + 12 + 1;
+  uint64_t *count, *shallow;
+  int row = 0;
+  count = (uint64_t *)lua_newuserdatauv(L, 2 * nrows * sizeof(uint64_t), 0);
+  shallow = count + nrows;
+  memset(count, 0, 2 * nrows * sizeof(uint64_t));
+  for (i = 0; i < h->nobjs; i++) {
+    hp_ObjInfo o;
+    uint64_t slot;
+    hp_object(h, i, &o);
+    if (o.kind == HP_CLASS_DUMP) continue;  /* classes are counted apart */
+    slot = slot_of(h, &o);
+    count[slot]++;
+    shallow[slot] += o.shallow;
+  }
+  lua_createtable(L, 64, 0);
+  for (i = 0; i < nrows; i++) {
+    if (count[i] == 0) continue;
+    lua_createtable(L, 0, 4);
+    if (i < h->nclasses) SIFT_SETINT("class", i + 1);
+    else if (i < h->nclasses + 12) {
+      lua_pushstring(L, sift_type_names[i - h->nclasses]);
+      lua_setfield(L, -2, "elem");
+    }
+    SIFT_SETINT("count", count[i]);
+    SIFT_SETINT("shallow", shallow[i]);
+    lua_rawseti(L, -2, ++row);
+  }
+  return 1;
+}
+
+/* heap:heaps() -> { [heap name] = { instances, classes, object_arrays,
+   primitive_arrays } } (Android's app/zygote/image heaps); {} when the dump
+   has no heap tags */
+static int heap_heaps (lua_State *L) {
+  hp_Heap *h = &sift_checkheap(L)->h;
+  static const uint32_t heaps[] = {HP_HEAP_DEFAULT, HP_HEAP_APP,
+    HP_HEAP_IMAGE, HP_HEAP_ZYGOTE, HP_HEAP_JIT, HP_HEAP_OTHER};
+  static const char *const kinds[] = {"classes", "instances", "object_arrays",
+                                      "primitive_arrays"};
+  uint64_t count[6][4], i;
+  int k, j;
+  memset(count, 0, sizeof count);
+  lua_newtable(L);
+  if (h->nheaps == 0) return 1;
+  for (i = 0; i < h->nobjs; i++) {  /* objects in file order per switch */
+    uint64_t off = hp_obj_off(h, i);
+    uint32_t heap = hp_heap_at(h, off);
+    int kind = h->p[off];
+    for (k = 0; k < 5 && heaps[k] != heap; k++) {}
+    j = kind == HP_CLASS_DUMP ? 0 : kind == HP_INSTANCE_DUMP ? 1
+      : kind == HP_OBJ_ARRAY_DUMP ? 2 : 3;
+    count[k][j]++;
+  }
+  for (k = 0; k < 6; k++) {
+    int any = 0;
+    for (j = 0; j < 4; j++) any |= count[k][j] != 0;
+    if (!any) continue;
+    lua_createtable(L, 0, 4);
+    for (j = 0; j < 4; j++)
+      if (count[k][j]) SIFT_SETINT(kinds[j], count[k][j]);
+    lua_setfield(L, -2, sift_heap_name(heaps[k]));
+  }
+  return 1;
+}
+
+/* heap:roots() -> { {kind, id, thread, frame}... } in file order */
+static int heap_roots (lua_State *L) {
+  hp_Heap *h = &sift_checkheap(L)->h;
+  uint64_t i;
+  lua_createtable(L, h->nroots < 1 << 24 ? (int)h->nroots : 0, 0);
+  for (i = 0; i < h->nroots; i++) {
+    const hp_Root *r = &h->roots[i];
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, sift_root_name(r->kind));
+    lua_setfield(L, -2, "kind");
+    SIFT_SETINT("id", r->id);
+    if (r->kind == 0x02 || r->kind == 0x03 || r->kind == 0x04
+        || r->kind == 0x06 || r->kind == 0x08 || r->kind == 0x8E)
+      SIFT_SETINT("thread", r->thread);
+    if (r->kind == 0x02 || r->kind == 0x03) SIFT_SETINT("frame", r->frame);
+    if (r->kind == 0x08) SIFT_SETINT("trace", r->frame);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Threads and stack traces
+** =======================================================
+*/
+
+/* heap:threads() -> START_THREAD records { serial, object, trace, name } */
+static int heap_threads (lua_State *L) {
+  hp_Heap *h = &sift_checkheap(L)->h;
+  uint64_t i;
+  lua_createtable(L, (int)h->nthreads, 0);
+  for (i = 0; i < h->nthreads; i++) {
+    lua_createtable(L, 0, 4);
+    SIFT_SETINT("serial", h->threads[i].serial);
+    SIFT_SETINT("object", h->threads[i].object);
+    SIFT_SETINT("trace", h->threads[i].trace);
+    sift_push_string_id(L, h, h->threads[i].name);
+    lua_setfield(L, -2, "name");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+/*
+** heap:trace(serial) -> { thread = serial, frames = { {method, signature,
+** source, class_serial, line}... } } or nil
+*/
+static int heap_trace (lua_State *L) {
+  hp_Heap *h = &sift_checkheap(L)->h;
+  const hp_Idx *t = hp_find_idx(h->traces, h->ntraces,
+                                (uint64_t)luaL_checkinteger(L, 2));
+  const unsigned char *p, *end;
+  uint32_t i, n;
+  int ids = h->idsize;
+  if (t == NULL) {
+    lua_pushnil(L);
+    return 1;
+  }
+  p = h->p + t->off;  /* u4 serial, u4 thread, u4 n, n frame ids */
+  end = p + ((uint32_t)p[-4] << 24 | (uint32_t)p[-3] << 16
+             | (uint32_t)p[-2] << 8 | p[-1]);
+  n = (uint32_t)p[8] << 24 | (uint32_t)p[9] << 16 | (uint32_t)p[10] << 8
+    | p[11];
+  lua_createtable(L, 0, 2);
+  SIFT_SETINT("thread", (uint32_t)p[4] << 24 | (uint32_t)p[5] << 16
+         | (uint32_t)p[6] << 8 | p[7]);
+  lua_createtable(L, 0, 0);
+  for (i = 0; i < n && p + 12 + (uint64_t)(i + 1) * (uint64_t)ids <= end;
+       i++) {
+    uint64_t fid = hp_id_at(h, p + 12 + (uint64_t)i * (uint64_t)ids);
+    const hp_Idx *f = hp_find_idx(h->frames, h->nframes, fid);
+    lua_createtable(L, 0, 5);
+    if (f != NULL) {  /* frame id, method, signature, source ids, u4, u4 */
+      const unsigned char *q = h->p + f->off;
+      const unsigned char *v = q + 4 * ids;
+      sift_push_string_id(L, h, hp_id_at(h, q + ids));
+      lua_setfield(L, -2, "method");
+      sift_push_string_id(L, h, hp_id_at(h, q + 2 * ids));
+      lua_setfield(L, -2, "signature");
+      sift_push_string_id(L, h, hp_id_at(h, q + 3 * ids));
+      lua_setfield(L, -2, "source");
+      SIFT_SETINT("class_serial", (uint32_t)v[0] << 24 | (uint32_t)v[1] << 16
+             | (uint32_t)v[2] << 8 | v[3]);
+      SIFT_SETINT("line", (int32_t)((uint32_t)v[4] << 24 | (uint32_t)v[5] << 16
+             | (uint32_t)v[6] << 8 | v[7]));
+    }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "frames");
+  return 1;
+}
+
+/* heap:class_serial(serial) -> class number of the LOAD_CLASS serial */
+static int heap_class_by_serial (lua_State *L) {
+  hp_Heap *h = &sift_checkheap(L)->h;
+  uint32_t serial = (uint32_t)luaL_checkinteger(L, 2);
+  uint64_t i;
+  for (i = 0; i < h->nclasses; i++)
+    if (h->classes[i].serial == serial) {
+      lua_pushinteger(L, (lua_Integer)i + 1);
+      return 1;
+    }
+  lua_pushnil(L);
+  return 1;
+}
+
+/* }====================================================== */
+
+
+static const luaL_Reg pass_methods[] = {
+  {"histogram", heap_histogram},
+  {"group", heap_group},
+  {"group_size", heap_group_size},
+  {"class_name", heap_class_name},
+  {"heaps", heap_heaps},
+  {"roots", heap_roots},
+  {"threads", heap_threads},
+  {"trace", heap_trace},
+  {"class_by_serial", heap_class_by_serial},
+  {NULL, NULL}
+};
+
+void sift_open_heap_passes (lua_State *L) {
+  sift_addmethods(L, SIFT_HEAP_T, pass_methods);
+}
