@@ -1,15 +1,13 @@
 /*
 ** graph.c
-** References, shortest paths and dominators over the HPROF index.
+** References and shortest paths over the HPROF index (dominators.c builds
+** the dominator tree on them).
 **
 ** References are read from the records each time they are needed (no
 ** labels are stored): an instance's object fields (per-class tables of
 ** layout indexes, each with flags set from Lua), an object array's
 ** elements, a class's object statics; for the dominator model also an
 ** instance's class and a class's superclass and loader.
-**
-** Dominators: semi-NCA (Georgiadis, Tarjan, Werneck) on the preorder of an
-** iterative DFS from a virtual root whose successors are the GC roots.
 */
 
 #include <stdlib.h>
@@ -17,18 +15,12 @@
 
 #include "graph.h"
 
-#define ALLOC(p, n) ((p) = malloc(((n) != 0 ? (n) : 1) * sizeof *(p)))
-
 
 /*
 ** {======================================================
 ** Set-up and lookups
 ** =======================================================
 */
-
-#define BIT(set, i) ((set)[(i) >> 3] >> ((i) & 7) & 1)
-#define SETBIT(set, i) ((set)[(i) >> 3] |= (uint8_t)(1 << ((i) & 7)))
-#define CLEARBIT(set, i) ((set)[(i) >> 3] &= (uint8_t)~(1 << ((i) & 7)))
 
 static int cmp_defined (const void *a, const void *b) {
   const uint32_t *x = (const uint32_t *)a, *y = (const uint32_t *)b;
@@ -42,7 +34,7 @@ static sift_Status find_loaders (hg_Graph *g) {
   uint32_t *pairs;
   uint64_t c, k = 0;
   if (!(g->is_loader = (uint8_t *)calloc(g->n / 8 + 1, 1))
-      || !ALLOC(pairs, h->nclasses * 2))
+      || !HG_ALLOC(pairs, h->nclasses * 2))
     return SIFT_ENOMEM;
   for (c = 0; c < h->nclasses; c++) {
     uint32_t loader = h->classes[c].loader_id
@@ -51,11 +43,11 @@ static sift_Status find_loaders (hg_Graph *g) {
     pairs[2 * k] = loader;
     pairs[2 * k + 1] = (uint32_t)c;
     k++;
-    SETBIT(g->is_loader, loader);
+    HG_SETBIT(g->is_loader, loader);
   }
   qsort(pairs, k, 2 * sizeof *pairs, cmp_defined);
   g->ndefined = k;
-  if (!ALLOC(g->defined_by, k) || !ALLOC(g->defined, k)) {
+  if (!HG_ALLOC(g->defined_by, k) || !HG_ALLOC(g->defined, k)) {
     free(pairs);
     return SIFT_ENOMEM;
   }
@@ -74,8 +66,8 @@ sift_Status hg_init (hg_Graph *g, const hp_Heap *h) {
   if (h->nobjs >= HG_NONE - 1) return SIFT_EUNSUPPORTED;
   g->n = (uint32_t)h->nobjs;
   /* per-class tables of object fields and statics */
-  if (!ALLOC(g->ref_first, h->nclasses + 1)
-      || !ALLOC(g->static_first, h->nclasses + 1))
+  if (!HG_ALLOC(g->ref_first, h->nclasses + 1)
+      || !HG_ALLOC(g->static_first, h->nclasses + 1))
     return SIFT_ENOMEM;
   for (c = 0; c < h->nclasses; c++) {
     const hp_Class *k = &h->classes[c];
@@ -87,8 +79,8 @@ sift_Status hg_init (hg_Graph *g, const hp_Heap *h) {
   }
   g->ref_first[h->nclasses] = (uint32_t)total;
   g->static_first[h->nclasses] = (uint32_t)statics;
-  if (!ALLOC(g->ref_field, total) || !ALLOC(g->ref_flags, total)
-      || !ALLOC(g->static_flags, statics))
+  if (!HG_ALLOC(g->ref_field, total) || !HG_ALLOC(g->ref_flags, total)
+      || !HG_ALLOC(g->static_flags, statics))
     return SIFT_ENOMEM;
   memset(g->ref_flags, 0, total ? total : 1);
   memset(g->static_flags, 0, statics ? statics : 1);
@@ -103,14 +95,14 @@ sift_Status hg_init (hg_Graph *g, const hp_Heap *h) {
     uint64_t maxkey = h->keys32[g->n - 1], b;
     while ((maxkey >> g->bucket_shift) > g->n / 4 + 1) g->bucket_shift++;
     g->nbuckets = (maxkey >> g->bucket_shift) + 1;
-    if (!ALLOC(g->bucket, g->nbuckets + 1)) return SIFT_ENOMEM;
+    if (!HG_ALLOC(g->bucket, g->nbuckets + 1)) return SIFT_ENOMEM;
     for (b = 0, i = 0; b <= g->nbuckets; b++) {
       while (i < g->n && (h->keys32[i] >> g->bucket_shift) < b) i++;
       g->bucket[b] = (uint32_t)i;
     }
   }
   /* the roots that point at objects of the dump */
-  if (!ALLOC(g->root_obj, h->nroots) || !ALLOC(g->root_rec, h->nroots)
+  if (!HG_ALLOC(g->root_obj, h->nroots) || !HG_ALLOC(g->root_rec, h->nroots)
       || !(g->root_obj_flags = (uint8_t *)calloc(h->nroots + 1, 1)))
     return SIFT_ENOMEM;
   for (i = 0; i < h->nroots; i++) {
@@ -270,7 +262,7 @@ static int synthetic_next (hg_Iter *it, hg_Ref *ref) {
           return 1;
         break;
       case 5:
-        if (it->kind != HP_INSTANCE_DUMP || !BIT(g->is_loader, it->num)) return 0;
+        if (it->kind != HP_INSTANCE_DUMP || !HG_BIT(g->is_loader, it->num)) return 0;
         if (it->next_defined == HG_NONE) it->next_defined = first_defined(g, it->num);
         while (it->next_defined < g->ndefined
                && g->defined_by[it->next_defined] == it->num) {
@@ -380,8 +372,8 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
   uint32_t *q, *lq;
   uint8_t *low, *done;
   sift_Status s = SIFT_OK;
-  ALLOC(q, n);
-  ALLOC(lq, n);
+  HG_ALLOC(q, n);
+  HG_ALLOC(lq, n);
   low = (uint8_t *)calloc(n / 8 + 1, 1);
   done = (uint8_t *)calloc(n / 8 + 1, 1);
   if (!q || !lq || !low || !done) {
@@ -396,12 +388,12 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
     if (flags & HG_SKIP) continue;
     if (flags & HG_LOW) {
       if (parent[r] != HG_NONE) continue;
-      SETBIT(low, r);
+      HG_SETBIT(low, r);
       lq[lt++] = r;
     }
     else {
-      if (parent[r] != HG_NONE && !BIT(low, r)) continue;
-      CLEARBIT(low, r);
+      if (parent[r] != HG_NONE && !HG_BIT(low, r)) continue;
+      HG_CLEARBIT(low, r);
       q[qt++] = r;
     }
     parent[r] = g->n;
@@ -409,12 +401,12 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
   }
   while (qh < qt || lh < lt) {
     uint32_t u = qh < qt ? q[qh++] : lq[lh++];
-    int ulow = BIT(low, u);
+    int ulow = HG_BIT(low, u);
     hg_Iter it;
     hg_Ref ref;
-    if (BIT(done, u)) continue;  /* promoted, and expanded already */
-    SETBIT(done, u);
-    if (targets && BIT(targets, u) && ++found == ntargets) break;
+    if (HG_BIT(done, u)) continue;  /* promoted, and expanded already */
+    HG_SETBIT(done, u);
+    if (targets && HG_BIT(targets, u) && ++found == ntargets) break;
     hg_refs_begin(&it, g, u, 1);
     while (hg_refs_next(&it, &ref)) {
       uint32_t c = ref.target;
@@ -423,14 +415,14 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
       if (parent[c] == HG_NONE) {
         parent[c] = u;
         if (clow) {
-          SETBIT(low, c);
+          HG_SETBIT(low, c);
           lq[lt++] = c;
         }
         else q[qt++] = c;
       }
-      else if (!clow && BIT(low, c) && !BIT(done, c)) {  /* promote */
+      else if (!clow && HG_BIT(low, c) && !HG_BIT(done, c)) {  /* promote */
         parent[c] = u;
-        CLEARBIT(low, c);
+        HG_CLEARBIT(low, c);
         q[qt++] = c;
       }
     }
@@ -441,242 +433,6 @@ out:
   free(low);
   free(done);
   return s;
-}
-
-/* }====================================================== */
-
-
-/*
-** {======================================================
-** Dominators
-** =======================================================
-*/
-
-/* the strong graph with the dominator model's references, as CSR */
-sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
-  uint64_t n = g->n, i, e = 0;
-  hg_Iter it;
-  hg_Ref ref;
-  if (g->first) return SIFT_OK;
-  if (!ALLOC(g->first, n + 1)) return SIFT_ENOMEM;
-  for (i = 0; i < n; i++) {  /* count */
-    g->first[i] = e;
-    hg_refs_begin(&it, g, (uint32_t)i, 1);
-    while (hg_refs_next(&it, &ref)) e += !(ref.flags & HG_NEVER);
-    if (!sift_progress(pr, i / 2)) return SIFT_ECANCEL;
-  }
-  g->first[n] = e;
-  g->edges = e;
-  if (!ALLOC(g->succ, e)) return SIFT_ENOMEM;
-  for (i = 0, e = 0; i < n; i++) {  /* fill */
-    hg_refs_begin(&it, g, (uint32_t)i, 1);
-    while (hg_refs_next(&it, &ref))
-      if (!(ref.flags & HG_NEVER)) g->succ[e++] = ref.target;
-    if (!sift_progress(pr, n / 2 + i / 2)) return SIFT_ECANCEL;
-  }
-  return SIFT_OK;
-}
-
-/* successors of v, the virtual root (v == n) included */
-#define SUCC_BEGIN(g, v) ((v) == (g)->n ? 0 : (g)->first[v])
-#define SUCC_END(g, v) ((v) == (g)->n ? (g)->nroots : (g)->first[(v) + 1])
-#define SUCC(g, v, k) ((v) == (g)->n ? (g)->root_obj[k] : (g)->succ[k])
-
-sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
-  uint64_t n = g->n, R = 0, i, k;
-  uint32_t *pre = NULL, *vertex = NULL, *parent = NULL, *semi = NULL,
-           *label = NULL, *anc = NULL, *idom = NULL, *next = NULL,
-           *stack = NULL, v;
-  uint64_t *pf = NULL;
-  uint32_t *pl = NULL;
-  sift_Status s;
-  if ((s = hg_build(g, pr)) != SIFT_OK) return s;
-  free(g->idom); free(g->retained);
-  free(g->child_first); free(g->children);
-  g->idom = NULL; g->retained = NULL;
-  g->child_first = g->children = NULL;
-  if (!ALLOC(pre, n + 1) || !ALLOC(vertex, n + 1) || !ALLOC(parent, n + 1)
-      || !ALLOC(next, n + 1)) {
-    s = SIFT_ENOMEM;
-    goto out;
-  }
-  /* iterative DFS from the virtual root, numbering nodes in preorder;
-     next[v] counts the successors of v seen, and the way back up is the
-     DFS parent, so no stack is needed */
-  for (i = 0; i <= n; i++) pre[i] = HG_NONE;
-  pre[n] = 0;
-  vertex[0] = (uint32_t)n;
-  parent[0] = 0;
-  next[n] = 0;
-  R = 1;
-  v = (uint32_t)n;
-  for (;;) {
-    if (SUCC_BEGIN(g, v) + next[v] < SUCC_END(g, v)) {
-      uint32_t w = SUCC(g, v, SUCC_BEGIN(g, v) + next[v]);
-      next[v]++;
-      if (pre[w] == HG_NONE) {
-        pre[w] = (uint32_t)R;
-        vertex[R] = w;
-        parent[R] = pre[v];
-        R++;
-        next[w] = 0;
-        v = w;
-      }
-    }
-    else if (v == g->n) break;
-    else v = vertex[parent[pre[v]]];
-  }
-  g->reachable = R - 1;
-  free(next);
-  next = NULL;
-  /* predecessors, in preorder numbers, of the reachable nodes */
-  if (!ALLOC(pf, R + 1)) { s = SIFT_ENOMEM; goto out; }
-  memset(pf, 0, (R + 1) * sizeof *pf);
-  for (k = 0; k < R; k++) {
-    uint64_t j;
-    v = vertex[k];
-    for (j = SUCC_BEGIN(g, v); j < SUCC_END(g, v); j++)
-      pf[pre[SUCC(g, v, j)] + 1]++;
-  }
-  for (k = 0; k < R; k++) pf[k + 1] += pf[k];
-  if (!ALLOC(pl, pf[R])) { s = SIFT_ENOMEM; goto out; }
-  for (k = 0; k < R; k++) {  /* pf[x] runs ahead while filling */
-    uint64_t j;
-    v = vertex[k];
-    for (j = SUCC_BEGIN(g, v); j < SUCC_END(g, v); j++)
-      pl[pf[pre[SUCC(g, v, j)]]++] = (uint32_t)k;
-  }
-  for (k = R; k > 0; k--) pf[k] = pf[k - 1];
-  pf[0] = 0;
-  /* the successors are no longer needed (hg_unreachable_without rebuilds
-     them), nor the preorder numbers of nodes */
-  free(g->first); free(g->succ);
-  g->first = NULL; g->succ = NULL;
-  free(pre);
-  pre = NULL;
-  /* semi-dominators, by link-eval with path compression (iterative) */
-  if (!ALLOC(semi, R) || !ALLOC(label, R) || !ALLOC(anc, R)
-      || !ALLOC(stack, R)) {
-    s = SIFT_ENOMEM;
-    goto out;
-  }
-  for (k = 0; k < R; k++) {
-    semi[k] = label[k] = (uint32_t)k;
-    anc[k] = HG_NONE;
-  }
-  for (k = R - 1; k >= 1; k--) {
-    uint64_t j;
-    for (j = pf[k]; j < pf[k + 1]; j++) {
-      uint32_t x = pl[j], u;
-      if (anc[x] == HG_NONE) u = x;  /* eval(x) */
-      else {
-        uint64_t sp = 0;
-        uint32_t y = x;
-        while (anc[anc[y]] != HG_NONE) {  /* compress the path */
-          stack[sp++] = y;
-          y = anc[y];
-        }
-        while (sp > 0) {
-          uint32_t z = stack[--sp], a = anc[z];
-          if (semi[label[a]] < semi[label[z]]) label[z] = label[a];
-          anc[z] = anc[a];
-        }
-        u = label[x];
-      }
-      if (semi[u] < semi[k]) semi[k] = semi[u];
-    }
-    anc[k] = parent[k];  /* link */
-    if (!sift_progress(pr, n + (R - k) * n / R)) { s = SIFT_ECANCEL; goto out; }
-  }
-  free(pf); free(pl); free(label); free(stack);
-  pf = NULL; pl = NULL; label = NULL; stack = NULL;
-  /* immediate dominators: the nearest common ancestor step */
-  idom = anc;  /* reuse: anc is done */
-  idom[0] = 0;
-  for (k = 1; k < R; k++) {
-    uint32_t d = parent[k];
-    while (d > semi[k]) d = idom[d];
-    idom[k] = d;
-  }
-  /* into object numbers, retained sizes, dominated children */
-  if (!ALLOC(g->idom, n) || !ALLOC(g->retained, n)
-      || !ALLOC(g->child_first, n + 2)) {
-    s = SIFT_ENOMEM;
-    goto out;
-  }
-  for (i = 0; i < n; i++) {
-    g->idom[i] = HG_NONE;
-    g->retained[i] = 0;
-  }
-  for (k = 1; k < R; k++) g->idom[vertex[k]] = vertex[idom[k]];
-  for (k = R - 1; k >= 1; k--) {  /* children before their dominators */
-    uint32_t w = vertex[k], d = vertex[idom[k]];
-    g->retained[w] += hg_shallow(g, w, model);
-    if (d != g->n) g->retained[d] += g->retained[w];
-  }
-  memset(g->child_first, 0, (n + 2) * sizeof *g->child_first);
-  for (k = 1; k < R; k++) g->child_first[vertex[idom[k]] + 1]++;
-  for (i = 0; i <= n; i++) g->child_first[i + 1] += g->child_first[i];
-  if (!ALLOC(g->children, R)) { s = SIFT_ENOMEM; goto out; }
-  for (k = 1; k < R; k++)  /* child_first[d] runs ahead while filling */
-    g->children[g->child_first[vertex[idom[k]]]++] = vertex[k];
-  for (i = n + 1; i > 0; i--) g->child_first[i] = g->child_first[i - 1];
-  g->child_first[0] = 0;
-  g->model = model;
-  sift_progress(pr, 2 * n);
-out:
-  free(pre); free(vertex); free(parent); free(next); free(stack);
-  free(pf); free(pl); free(semi); free(label); free(anc);
-  if (s != SIFT_OK) {
-    free(g->idom); free(g->retained);
-    free(g->child_first); free(g->children);
-    g->idom = NULL; g->retained = NULL;
-    g->child_first = g->children = NULL;
-  }
-  return s;
-}
-
-sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
-                                    uint64_t *count, uint64_t *bytes) {
-  uint64_t n = g->n, i, qh = 0, qt = 0;
-  uint32_t *q;
-  uint8_t *seen;
-  if (g->idom == NULL) return SIFT_EUNSUPPORTED;
-  if (hg_build(g, NULL) != SIFT_OK) return SIFT_ENOMEM;
-  ALLOC(q, n);
-  seen = (uint8_t *)calloc(n / 8 + 1, 1);
-  if (!q || !seen) {
-    free(q);
-    free(seen);
-    return SIFT_ENOMEM;
-  }
-  for (i = 0; i < g->nroots; i++) {
-    uint32_t r = g->root_obj[i];
-    if (r != removed && !BIT(seen, r)) {
-      SETBIT(seen, r);
-      q[qt++] = r;
-    }
-  }
-  while (qh < qt) {
-    uint32_t v = q[qh++];
-    uint64_t j;
-    for (j = g->first[v]; j < g->first[v + 1]; j++) {
-      uint32_t w = g->succ[j];
-      if (w != removed && !BIT(seen, w)) {
-        SETBIT(seen, w);
-        q[qt++] = w;
-      }
-    }
-  }
-  *count = *bytes = 0;
-  for (i = 0; i < n; i++)
-    if (g->idom[i] != HG_NONE && !BIT(seen, i)) {
-      (*count)++;
-      *bytes += hg_shallow(g, (uint32_t)i, g->model);
-    }
-  free(q);
-  free(seen);
-  return SIFT_OK;
 }
 
 /* }====================================================== */

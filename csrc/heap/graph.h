@@ -156,4 +156,11 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr);
 sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
                                     uint64_t *count, uint64_t *bytes);
 
+/* graph.c and dominators.c: bit sets over object numbers, and arrays of
+   n elements (never malloc(0)) */
+#define HG_BIT(set, i) ((set)[(i) >> 3] >> ((i) & 7) & 1)
+#define HG_SETBIT(set, i) ((set)[(i) >> 3] |= (uint8_t)(1 << ((i) & 7)))
+#define HG_CLEARBIT(set, i) ((set)[(i) >> 3] &= (uint8_t)~(1 << ((i) & 7)))
+#define HG_ALLOC(p, n) ((p) = malloc(((n) != 0 ? (n) : 1) * sizeof *(p)))
+
 #endif

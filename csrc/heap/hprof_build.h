@@ -1,0 +1,68 @@
+/*
+** hprof_build.h
+** What the two halves of building an HPROF index share (hprof.c walks the
+** records, hprof_index.c sorts and links what the walk collected): the
+** state of one build, its growable arrays and its failures. Private to
+** those two files; everyone else reads the index through hprof.h.
+*/
+
+#if !defined(sift_hprof_build_h)
+#define sift_hprof_build_h
+
+#include "hprof.h"
+
+/* a growable array: push one element, doubling the capacity */
+#define PUSH(arr, n, cap, value) \
+  do { \
+    if ((n) == (cap)) { \
+      uint64_t ncap_ = (cap) ? (cap) * 2 : 1024; \
+      void *na_ = realloc((arr), ncap_ * sizeof *(arr)); \
+      if (na_ == NULL) return hpb_nomem(b); \
+      (arr) = na_; \
+      (cap) = ncap_; \
+    } \
+    (arr)[(n)++] = (value); \
+  } while (0)
+
+/* the state of one build */
+typedef struct Build {
+  hp_Heap *h;
+  sift_Progress *pr;
+  char *err;
+  size_t errsize;
+  uint64_t capobjs, capclasses, capstrings, capframes, captraces, caploads,
+           caproots, capthreads, capheaps;  /* capacities of the arrays */
+  uint32_t heap;          /* current Android heap */
+  int segmented, ended;   /* the dump is segments; its HEAP_DUMP_END came */
+  /* the class ids instances name (a set: open addressing, 0 = empty) */
+  uint64_t *named, nnamed, named_mask, last_named;
+} Build;
+
+/* a u4 big-endian at p */
+static inline uint32_t hpb_u4_at (const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8
+       | p[3];
+}
+
+/* a 64-bit mix of the id bits, so aligned addresses spread over slots */
+static inline uint64_t hpb_hash_id (uint64_t id) {
+  id ^= id >> 33;
+  id *= UINT64_C(0xff51afd7ed558ccd);
+  id ^= id >> 33;
+  return id;
+}
+
+/* set the build's error message and return s */
+sift_Status hpb_fail (Build *b, sift_Status s, const char *fmt, ...);
+sift_Status hpb_nomem (Build *b);
+/* add a warning to the heap (up to HP_MAXWARN) */
+void hpb_warn (hp_Heap *h, const char *fmt, ...);
+
+/* hprof_index.c: the passes after the walk */
+int hpb_sort_idx (hp_Idx *v, uint64_t n);  /* 0: out of memory */
+uint64_t hpb_dedup_idx (hp_Idx *v, uint64_t *n);
+sift_Status hpb_sort_objects (Build *b);
+sift_Status hpb_link_classes (Build *b);
+void hpb_count_missing_classes (Build *b);
+
+#endif
