@@ -1,7 +1,7 @@
 -- The full leak analysis (finders, paths, inspection, grouping, retained
 -- sizes, MAT-style suspects) in one process, for bench/hprof.lua.
 local sift = require "sift"
-local leaks = require "sift.leaks"
+local leaks = require "sift.heap.leaks"
 
 local t0 = os.clock()
 local heap = assert(sift.open(arg[1]))

@@ -4,7 +4,7 @@
 --
 --   lua5.4 examples/bmd.lua app.hprof [app.apk|app.jar ...]
 local sift = require "sift"
-local bmd = require "sift.bmd"
+local bmd = require "sift.heap.bmd"
 
 local hprof = arg[1]
 assert(hprof, "usage: lua5.4 examples/bmd.lua HEAP.hprof [APP.apk|APP.jar ...]")

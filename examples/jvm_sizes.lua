@@ -6,7 +6,7 @@
 --
 --   lua5.4 examples/jvm_sizes.lua app.hprof [histogram.txt]
 local sift = require "sift"
-local hprof = require "sift.hprof"
+local hprof = require "sift.heap"
 
 local path, histo_path = arg[1], arg[2]
 assert(path, "usage: lua5.4 examples/jvm_sizes.lua DUMP [GC.class_histogram output]")

@@ -3,7 +3,7 @@
 --   lua5.4 examples/leaks.lua app.hprof            (KeyedWeakReference and Android lifecycles)
 --   lua5.4 examples/leaks.lua app.hprof Session    (also: Session objects whose 'closed' is true)
 local sift = require "sift"
-local leaks = require "sift.leaks"
+local leaks = require "sift.heap.leaks"
 
 local path, extra = arg[1], arg[2]
 assert(path, "usage: lua5.4 examples/leaks.lua DUMP [CLASS]")
@@ -26,7 +26,7 @@ end
 
 -- Android's known library leaks for this dump's SDK and manufacturer
 -- apply by default; your own go in `library`
-local known = require "sift.known_leaks"
+local known = require "sift.heap.known_leaks"
 local meta = leaks.metadata(heap)
 if meta.android then
   print(("%d known library-leak patterns apply to SDK %s (%s)"):format(

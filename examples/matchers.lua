@@ -4,7 +4,7 @@
 --
 --   lua5.4 examples/matchers.lua leak_service_binder_ignored.hprof
 local sift = require "sift"
-local leaks = require "sift.leaks"
+local leaks = require "sift.heap.leaks"
 
 local path = assert(arg[1], "usage: lua5.4 examples/matchers.lua DUMP")
 for _, case in ipairs {

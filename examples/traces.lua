@@ -3,7 +3,7 @@
 --
 --   lua5.4 examples/traces.lua startup.trace [out.svg]
 local sift = require "sift"
-local flame = require "sift.flame"
+local flame = require "sift.trace.flame"
 
 local path, svg_path = arg[1], arg[2] or "trace-flame.svg"
 assert(path, "usage: lua5.4 examples/traces.lua TRACE [OUT.svg]")

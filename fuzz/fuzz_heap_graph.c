@@ -1,11 +1,11 @@
 /*
 ** fuzz_heap_graph.c
 ** libFuzzer harness for the heap graph as users reach it: the input is
-** indexed by sift.hprof (as a string source) on an embedded Lua, then
+** indexed by sift.heap (as a string source) on an embedded Lua, then
 ** every class's instances go through heap:path_to_root, heap:path_search
 ** and heap:path_segments (runs folded and not), heap:paths, the dominator
 ** tree in the shark, jvm (with its layout inferred from the input's ids)
-** and visualvm models, heap:top, the JVM histogram and sift.leaks. A bad
+** and visualvm models, heap:top, the JVM histogram and sift.heap.leaks. A bad
 ** input may be refused with nil and a message; nothing may raise an error.
 ** A valid header is put before most inputs. Run from the project root
 ** (the Lua modules come from lua/).
@@ -20,7 +20,7 @@
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 static const char check[] = LUA_CHECK_PRELUDE
-  "local hprof, leaks = require 'sift.hprof', require 'sift.leaks'\n"
+  "local hprof, leaks = require 'sift.heap', require 'sift.heap.leaks'\n"
   "return function(bytes)\n"
   "  local heap, msg = hprof.open_source(bytes, 'fuzz')\n"
   "  if not heap then assert(type(msg) == 'string', 'a refusal without a message') return end\n"

@@ -2,7 +2,7 @@
 -- heap index, decrunching for other analysers, names recovered from jars
 -- and dex files, and bad input.
 local sift = require "sift"
-local bmd = require "sift.bmd"
+local bmd = require "sift.heap.bmd"
 local core = require "sift.core"
 local helper = require "spec.helper"
 local hwriter = dofile("spec/hprof_writer.lua")
@@ -227,7 +227,7 @@ describe("BMD name recovery", function()
     local names = {}
     for o in holder:instances() do
       assert.are.equal(holder, o.next and o.next:class() or holder)
-      for name in require("sift.hprof").Object.fields(o) do names[name] = true end
+      for name in require("sift.heap").Object.fields(o) do names[name] = true end
     end
     for _, n in ipairs { "ints", "objs", "next", "baseRef" } do assert.truthy(names[n], n) end
     assert.are.equal(holder, heap:class("BmdSample"):static("root"):class())

@@ -2,7 +2,7 @@
 -- Renders a real trace, adds a probe that searches, zooms and resets, and
 -- loads the SVG in headless Chromium; the probe writes what it saw into
 -- the page, which --dump-dom prints.
-local flame = require "sift.flame"
+local flame = require "sift.trace.flame"
 local sift = require "sift"
 
 local fixture = (os.getenv("SIFT_FIXTURES") or "../shared/fixtures") .. "/trace/amp-legacy.trace"

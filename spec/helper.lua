@@ -137,7 +137,7 @@ end
 --- The rows of a `jcmd GC.class_histogram` text: { [class name as sift
 -- writes it] = { count, bytes } } (classes of one name added up).
 function helper.class_histogram(text)
-  local normalize = require("sift.hprof").normalize
+  local normalize = require("sift.heap").normalize
   local rows = {}
   for count, bytes, name in text:gmatch("\n%s*%d+:%s+(%d+)%s+(%d+)%s+(%S+)") do
     name = normalize((name:gsub("/0x", "+0x")))

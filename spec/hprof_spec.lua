@@ -2,7 +2,7 @@
 -- ../shared/fixtures/hprof, checked against what each MANIFEST.md says the
 -- source project (hprof-slurp, VisualVM, py-hprof, ahat, perflib) found.
 local sift = require "sift"
-local hprof = require "sift.hprof"
+local hprof = require "sift.heap"
 local helper = require "spec.helper"
 
 local heaps = {}  -- opened once per file and options
@@ -23,7 +23,7 @@ local function count(iter)
   return n
 end
 
-describe("sift.hprof on hprof-slurp's dumps", function()
+describe("sift.heap on hprof-slurp's dumps", function()
   it("counts records as hprof-slurp does (hprof-64.bin)", function()
     local heap = open("hprof-slurp/hprof-64.bin")
     if not heap then return end
@@ -68,7 +68,7 @@ describe("sift.hprof on hprof-slurp's dumps", function()
   end)
 end)
 
-describe("sift.hprof against VisualVM's heap library", function()
+describe("sift.heap against VisualVM's heap library", function()
   -- *.visualvm-jfluid-heap.txt: VisualVM's counts for the same dumps;
   -- VisualVM reads the first heap dump of a file, so sift is asked for it
   local KIND = {
@@ -143,7 +143,7 @@ describe("sift.hprof against VisualVM's heap library", function()
   end)
 end)
 
-describe("sift.hprof on py-hprof's example (MANIFEST expectations)", function()
+describe("sift.heap on py-hprof's example (MANIFEST expectations)", function()
   it("reads Cars field by field", function()
     local heap = open("py-hprof/example-java.hprof.bz2")
     if not heap then return end
@@ -189,7 +189,7 @@ describe("sift.hprof on py-hprof's example (MANIFEST expectations)", function()
   end)
 end)
 
-describe("sift.hprof on Android dumps", function()
+describe("sift.heap on Android dumps", function()
   it("reads ahat's test dump with its R8 mapping", function()
     local heap = open("android/ahat/test-dump.hprof", { mapping = helper.fixture("hprof/android/ahat/test-dump.map") })
     if not heap then return end
@@ -284,7 +284,7 @@ describe("sift.hprof on Android dumps", function()
   end)
 end)
 
-describe("sift.hprof on LeakCanary 1.x dumps (Dalvik)", function()
+describe("sift.heap on LeakCanary 1.x dumps (Dalvik)", function()
   -- the KeyedWeakReference whose key the test passes, and what it watches
   local function watched(heap, key)
     for ref in heap:class("com.squareup.leakcanary.KeyedWeakReference"):instances() do
@@ -321,7 +321,7 @@ describe("sift.hprof on LeakCanary 1.x dumps (Dalvik)", function()
   end)
 end)
 
-describe("sift.hprof on files with more than one heap dump", function()
+describe("sift.heap on files with more than one heap dump", function()
   it("indexes the last dump by default and the one asked for", function()
     local last = open("eclipse-mat/oracle_jdk7_21_hprofagent.hprof")
     local first = open("eclipse-mat/oracle_jdk7_21_hprofagent.hprof", { dump = 1 })
@@ -335,7 +335,7 @@ describe("sift.hprof on files with more than one heap dump", function()
   end)
 end)
 
-describe("sift.hprof on compressed dumps", function()
+describe("sift.heap on compressed dumps", function()
   it("opens gzip files, including jcmd's multi-member gzip", function()
     local heap = open("eclipse-mat/openjdk_jdk11_04_x64.hprof.gz")
     if not heap then return end
@@ -346,7 +346,7 @@ describe("sift.hprof on compressed dumps", function()
   end)
 end)
 
-describe("sift.hprof names", function()
+describe("sift.heap names", function()
   it("normalises JVM class names to dotted names", function()
     assert.are.same({ "java.lang.String", "java.lang.Object[]", "int[][]", "byte[]", "java.lang.String[]", "Foo" },
       { hprof.normalize("java/lang/String"), hprof.normalize("[Ljava/lang/Object;"), hprof.normalize("[[I"),

@@ -4,7 +4,7 @@
 -- reflection accessor) is dumped by jcmd under three JVM layouts, each with
 -- the JVM's own GC.class_histogram beside it as the oracle for sizes.
 local sift = require "sift"
-local hprof = require "sift.hprof"
+local hprof = require "sift.heap"
 local helper = require "spec.helper"
 local cjson = require "cjson"
 
@@ -115,8 +115,8 @@ EOF]])
     local p = found.path
     assert.are.same({ "sticky_class", "static PLUGIN", "<class>", "<loader>" },
       { found.root, p[#p - 3].ref, p[#p - 2].ref, p[#p - 1].ref })
-    local report = require("sift.leaks").analyze(heap, {
-      finder = require("sift.leaks").where(function() return true end, "java.net.URLClassLoader") })
+    local report = require("sift.heap.leaks").analyze(heap, {
+      finder = require("sift.heap.leaks").where(function() return true end, "java.net.URLClassLoader") })
     local refs = {}
     for _, e in ipairs(report.application_leaks[1].traces[1].elements) do refs[#refs + 1] = e.ref_name end
     assert.are.same({ "appClass", "PLUGIN", "<class>", "<loader>" }, refs)

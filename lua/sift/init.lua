@@ -20,13 +20,13 @@ local M = {
 
 -- the modules that open each format
 local openers = {
-  hprof = function(path, opts) return require("sift.hprof").open(path, opts) end,
+  hprof = function(path, opts) return require("sift.heap").open(path, opts) end,
   trace = function(path, opts) return require("sift.trace").open(path, opts) end,
-  bmd = function(path, opts) return require("sift.bmd").open(path, opts) end,
+  bmd = function(path, opts) return require("sift.heap.bmd").open(path, opts) end,
 }
 
 --- Open a dump for analysis: a heap for an HPROF or BMD file (see
--- `sift.hprof`, `sift.bmd`), a trace for an Android method trace (see
+-- `sift.heap`, `sift.heap.bmd`), a trace for an Android method trace (see
 -- `sift.trace`).
 -- Formats without a decoder yet give `nil, message, "unsupported"`.
 -- @tparam string path

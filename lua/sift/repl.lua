@@ -25,7 +25,7 @@ function M.pretty(v, depth)
   local t = type(v)
   if t == "string" then return quote(v) end
   if t == "userdata" and (getmetatable(v) or {}).__name == "sift.Object" then
-    local text = require("sift.hprof").Object.string(v, 60)  -- strings show their text
+    local text = require("sift.heap").Object.string(v, 60)  -- strings show their text
     return text and tostring(v) .. " " .. quote(text) or tostring(v)
   end
   if t ~= "table" then return tostring(v) end
@@ -55,7 +55,7 @@ end
 -- Help and completion
 -- =======================================================
 
-local hprof = require "sift.hprof"
+local hprof = require "sift.heap"
 
 local function sorted_functions(t)
   local out = {}

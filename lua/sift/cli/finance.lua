@@ -1,7 +1,7 @@
 --- The finance subcommands of `sift`: import, categorize, transactions,
 -- transfers, duplicates, report, journal, fetch (OFX Direct Connect). `sift.cli` adds them to its
 -- parser and dispatches to `M.commands`.
--- @module sift.finance.cli
+-- @module sift.cli.finance
 
 local json = require "sift.json"
 local csv = require "sift.csv"

@@ -9,7 +9,7 @@ local json = require "sift.json"
 local csv = require "sift.csv"
 local progress = require "sift.progress"
 local size = require "sift.size"
-local finance_cli = require "sift.finance.cli"
+local finance_cli = require "sift.cli.finance"
 
 local M = {}
 
@@ -109,7 +109,7 @@ local function build_parser()
   leaks:option("--matchers", "A Lua file returning { ignored = {...}, library = {...} }: references of "
     .. "your own to leave off leak traces or to report as library leaks ({ class, field }, { class, static }, "
     .. "{ thread }, { root_class }; see docs/leaks.md).")
-  leaks:flag("--no-known", "Leave out the catalogue of known Android and vendor leaks (sift.known_leaks): "
+  leaks:flag("--no-known", "Leave out the catalogue of known Android and vendor leaks (sift.heap.known_leaks): "
     .. "their traces then count as application leaks.")
 
   local crunch = parser:command("crunch", "Crunch an HPROF heap dump into a BMD (Badoo Memory Dump): "
@@ -342,7 +342,7 @@ end
 -- what reading every record of a BMD adds: counts, and the size ratio
 local function add_bmd_facts(args, path, info)
   local facts, msg, code = with_progress(args, path, function(update)
-    return require("sift.bmd").info(path, { source = args.source, progress = update })
+    return require("sift.heap.bmd").info(path, { source = args.source, progress = update })
   end)
   if not facts then return nil, msg, code end
   for _, k in ipairs { "strings", "hashed_strings", "classes", "instances", "object_arrays",
@@ -758,7 +758,7 @@ function commands.dominators(args, out, err)
 end
 
 function commands.leaks(args, out, err)
-  local leaks = require "sift.leaks"
+  local leaks = require "sift.heap.leaks"
   local finder = args.finder
   if args.where then
     local fn, msg = load("local obj = ...; return " .. args.where, "=--where", "t", setmetatable({}, { __index = _G }))
@@ -904,7 +904,7 @@ end
 
 function commands.crunch(args, out, err)
   local counts = convert(args, out, err, function(update)
-    return require("sift.bmd").crunch(args.input, args.output, { keep = args.keep,
+    return require("sift.heap.bmd").crunch(args.input, args.output, { keep = args.keep,
       keep_primitives = args.keep_primitives, progress = update })
   end)
   if not counts then return EXIT_BAD_INPUT end
@@ -928,7 +928,7 @@ function commands.decrunch(args, out, err)
     end
   end
   local stats = convert(args, out, err, function(update)
-    return require("sift.bmd").decrunch(args.input, args.output, { strings = args.strings, progress = update,
+    return require("sift.heap.bmd").decrunch(args.input, args.output, { strings = args.strings, progress = update,
       max_output = args.max_output_bytes })
   end)
   if not stats then return EXIT_BAD_INPUT end
@@ -1079,7 +1079,7 @@ end
 
 -- a flame tree from a trace, or from a file of folded stacks
 local function flame_tree(args, path, err)
-  local flame = require "sift.flame"
+  local flame = require "sift.trace.flame"
   local info = sift.detect(path, { bytes = false })
   if info and info.format == "trace" then
     local trace = trace_or_report({ file = path, quiet = args.quiet }, err)
@@ -1104,7 +1104,7 @@ local function flame_tree(args, path, err)
 end
 
 local function write_svg(args, tree, default_title, out, err)
-  local svg = require("sift.flame").svg(tree, { title = args.title or default_title, width = args.width,
+  local svg = require("sift.trace.flame").svg(tree, { title = args.title or default_title, width = args.width,
     minwidth = args.minwidth, countname = args.countname, colors = args.colors, hash = args.hash,
     inverted = args.inverted, flamechart = args.flamechart,
     subtitle = args.clock and (args.clock .. " clock") or nil })
@@ -1134,7 +1134,7 @@ function commands.diff(args, out, err)
   local before = flame_tree(args, args.before, err)
   local after = before and flame_tree(args, args.after, err)
   if not after then return EXIT_BAD_INPUT end
-  return write_svg(args, require("sift.flame").diff(before, after), "Differential Flame Graph", out, err)
+  return write_svg(args, require("sift.trace.flame").diff(before, after), "Differential Flame Graph", out, err)
 end
 
 --- Run the command line.

@@ -3,7 +3,7 @@
 -- BMD back into an HPROF other analysers open, read a BMD's counts, and
 -- analyse it directly: `sift.open` gives the same heap as for an HPROF.
 --
---     local bmd = require "sift.bmd"
+--     local bmd = require "sift.heap.bmd"
 --     assert(bmd.crunch("app.hprof", "app.bmd"))
 --     assert(bmd.decrunch("app.bmd", "back.hprof", { strings = { "app.apk" } }))
 --     local heap = assert(require("sift").open("app.bmd", { strings = { "app.apk" } }))
@@ -12,7 +12,7 @@
 -- dictionary: the strings of jars, apks, dex and class files, plus the
 -- names sift's own analysis looks for. A string with no match is shown as
 -- `Hash$<hash>`. What BMD drops and what sift does about it: docs/bmd.md.
--- @module sift.bmd
+-- @module sift.heap.bmd
 
 local core = require "sift.core"
 
@@ -54,7 +54,7 @@ function M.analysis_names()
     seen[s] = true
     names[#names + 1] = s
   end
-  for _, mod in ipairs { "sift.hprof", "sift.leaks", "sift.known_leaks" } do
+  for _, mod in ipairs { "sift.heap", "sift.heap.leaks", "sift.heap.known_leaks" } do
     local path = package.searchpath(mod, package.path)
     local f = path and io.open(path)
     if f then
@@ -182,7 +182,7 @@ end
 
 --- Open a BMD for analysis: it is decrunched into a temporary HPROF
 -- (primitive arrays without their zeros) and indexed like any dump.
--- @tparam table opts as `sift.hprof.open`, plus `strings`/`dictionary`
+-- @tparam table opts as `sift.heap.open`, plus `strings`/`dictionary`
 -- @return heap (`info().format == "bmd"`), or nil, message, code
 function M.open(path, opts)
   opts = opts or {}
@@ -195,7 +195,7 @@ function M.open(path, opts)
   source, stats, code = core.bmd_decrunch(m, nil, { dictionary = dict, nodata = true, plain_names = true }, opts.progress)
   m:close()
   if not source then return fail(path, stats, code) end
-  return require("sift.hprof").open_source(source, path, opts, { format = "bmd", bmd = stats })
+  return require("sift.heap").open_source(source, path, opts, { format = "bmd", bmd = stats })
 end
 
 return M

@@ -2,7 +2,7 @@
 -- keep an object alive through no fault of the app, and references a
 -- leak path should never go through.
 --
---     local known = require "sift.known_leaks"
+--     local known = require "sift.heap.known_leaks"
 --     local library, ignored = known.rules(leaks.metadata(heap))
 --
 -- An entry names one reference and when it applies:

@@ -16,7 +16,7 @@
 -- predictions match the most distances wins. The size of java.lang.Class
 -- (with the fields the JVM injects) is read the same way from the class
 -- mirrors that have no static fields.
--- @module sift.jvm_layout
+-- @module sift.heap.jvm_layout
 
 local M = {}
 

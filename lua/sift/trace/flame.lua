@@ -3,13 +3,13 @@
 -- they match), tooltips with times and percentages. Flame (root at the
 -- bottom), icicle (`inverted`) and differential graphs.
 --
---     local flame = require "sift.flame"
+--     local flame = require "sift.trace.flame"
 --     local tree = flame.from_trace(trace, { clock = "cpu" })
 --     io.open("out.svg", "w"):write(flame.svg(tree, { title = "Startup" }))
 --
 -- A tree is `{ name, value, children = { ... } }` (value: inclusive count),
 -- with `delta` on nodes of a differential tree.
--- @module sift.flame
+-- @module sift.trace.flame
 
 local M = {}
 

@@ -1,0 +1,251 @@
+--- Sizes of a heap: the JVM's object layout inferred from the dump, the
+-- class histogram under a size model, the dominator tree, retained sizes,
+-- top retainers and what no root reaches. Methods of `sift.heap`'s Heap.
+-- @module sift.heap.retained
+
+local core = require "sift.core"
+require "sift.heap.graph"
+local shared = require "sift.heap.index"
+
+local Heap, Object = shared.Heap, shared.Object
+local raw, object_at, graph = shared.raw, shared.object_at, shared.graph
+local object_parts = core.object_parts
+
+--- The JVM's object layout behind this dump, inferred from the distances
+-- between object addresses (see sift.heap.jvm_layout): `{ header, oop,
+-- algorithm, array_base, class_size, matched, sampled, inferred }`.
+-- `inferred` is false when no candidate explains at least half of the
+-- sampled distances (ids that are not addresses, as in BMD); JDK 17's
+-- default layout is then assumed. Set once, and used by the "jvm" model.
+function Heap:jvm_layout()
+  if self._jvm_layout then return self._jvm_layout end
+  local layout = require "sift.heap.jvm_layout"
+  local index, nclasses = self.index, self.index:nclasses()
+  local function describe(c)
+    local r, fields = raw(self:class_at(c)), {}
+    for i = 1, r.declared do fields[i] = r.fields[i] end
+    return { name = self:class_at(c).name, boot = r.loader_id == 0, fields = fields, super = r.super }
+  end
+  local function real_statics(c)
+    local out = {}
+    for _, st in ipairs(raw(self:class_at(c)).statics) do
+      if not (st.name or "<"):match("^<") then out[#out + 1] = st end
+    end
+    return out
+  end
+  -- (object facts, distance to the next address) for a sample of objects
+  local total, samples, mirrors = index:count(), {}, {}
+  local stride = math.max(1, total // 40000)
+  local class_class = self:class("java.lang.Class")
+  for num = 1, total - 1, stride do
+    local id, kind, cls, _, length, elem = index:object(num)
+    local delta = index:object(num + 1) - id
+    if delta > 0 and delta <= 1 << 20 then
+      if kind == "class" then
+        if cls and #real_statics(cls) == 0 then mirrors[#mirrors + 1] = delta end
+      elseif not (cls and class_class and cls == class_class.number) then
+        samples[#samples + 1] = { kind = kind, cls = cls, length = length, elem = elem, delta = delta }
+      end
+    end
+  end
+  local function predict(params, sizer, o)
+    if o.kind == "instance" then return o.cls and sizer(o.cls) end
+    return layout.array_size(params, o.elem, o.length)
+  end
+  local best, best_score, best_sizer = layout.DEFAULT, -1, nil
+  for _, params in ipairs(layout.candidates(self.index:info().id_size)) do
+    local sizer, score = layout.instance_sizer(params, describe), 0
+    for _, o in ipairs(samples) do
+      if predict(params, sizer, o) == o.delta then score = score + 1 end
+    end
+    if score > best_score then best, best_score, best_sizer = params, score, sizer end
+  end
+  local inferred = #samples > 0 and best_score * 2 >= #samples
+  if not inferred then best, best_sizer = layout.DEFAULT, nil end
+  best_sizer = best_sizer or layout.instance_sizer(best, describe)
+  if inferred then  -- the injected fields this JVM had: the distances decide
+    local without, kept = layout.instance_sizer(best, describe, {}), {}
+    for name in pairs(layout.injected) do
+      local votes, cls = 0, self:class(name)
+      for obj in (cls and cls:instances { subclasses = true } or function() end) do
+        local _, num = object_parts(obj)
+        if num < total then
+          local _, _, c = index:object(num)
+          local delta = index:object(num + 1) - obj:id()
+          if delta == best_sizer(c) then votes = votes + 1 elseif delta == without(c) then votes = votes - 1 end
+        end
+      end
+      kept[name] = votes >= 0 or nil
+    end
+    best_sizer = layout.instance_sizer(best, describe, kept)
+  end
+  -- java.lang.Class's own size: the commonest size of mirrors without statics
+  local votes, class_size = {}, nil
+  for _, d in ipairs(mirrors) do votes[d] = (votes[d] or 0) + 1 end
+  for d, n in pairs(votes) do
+    if not class_size or n > votes[class_size] or (n == votes[class_size] and d < class_size) then class_size = d end
+  end
+  if not inferred or not class_size then  -- Class's declared fields, as the layout places them
+    class_size = class_class and best_sizer(class_class.number) or best.header
+  end
+  local instance, mirror = {}, {}
+  for c = 1, nclasses do
+    instance[c] = best_sizer(c)
+    mirror[c] = layout.mirror_size(best, class_size, real_statics(c))
+  end
+  if class_class then instance[class_class.number] = class_size end  -- primitive mirrors
+  index:set_jvm_layout(instance, mirror, layout.array_base(best, false), layout.array_base(best, true), best.oop)
+  self._jvm_layout = {
+    header = best.header, oop = best.oop, algorithm = best.algorithm,
+    array_base = layout.array_base(best, false), class_size = class_size,
+    matched = math.max(best_score, 0), sampled = #samples, inferred = inferred,
+  }
+  return self._jvm_layout
+end
+
+-- the index, ready for sizes under `model`
+local function sized(heap, model)
+  if model == "jvm" then heap:jvm_layout() end
+  return graph(heap)
+end
+
+--- The class histogram: rows `{ class, count, shallow }`, largest shallow
+-- size first. Classes that share a name are one row; primitive arrays are
+-- rows named `int[]` and so on. Shallow sizes follow the dump (instance:
+-- the class's instance size; array: length x element size), or a `model`:
+-- "jvm" (what the JVM allocated, as its GC.class_histogram counts; class
+-- mirrors are then a java.lang.Class row) or "visualvm".
+function Heap:histogram(model)
+  local by_name, rows = {}, {}
+  local counted
+  if model and model ~= "shark" then
+    local class_class = self:class("java.lang.Class")
+    counted = sized(self, model):model_histogram(model, class_class and class_class.number)
+  else
+    counted = self.index:histogram()
+  end
+  for _, r in ipairs(counted) do
+    local name = r.class and self:class_at(r.class).name or r.elem and r.elem .. "[]" or "(class not in the dump)"
+    local row = by_name[name]
+    if not row then
+      row = { class = name, count = 0, shallow = 0 }
+      by_name[name] = row
+      rows[#rows + 1] = row
+    end
+    row.count = row.count + r.count
+    row.shallow = row.shallow + r.shallow
+  end
+  table.sort(rows, function(a, b)
+    if a.shallow ~= b.shallow then return a.shallow > b.shallow end
+    if a.count ~= b.count then return a.count > b.count end
+    return a.class < b.class
+  end)
+  return rows
+end
+
+--- Compute the dominator tree and retained sizes (once per model; later
+-- calls return the cached result).
+-- @tparam[opt] table opts `model` ("shark", the default: dump sizes; "jvm":
+--   a header and alignment as VisualVM counts them), `progress`
+-- @return `{ model, reachable, unreachable, unreachable_bytes }`
+function Heap:dominators(opts)
+  local model = opts and opts.model or "shark"
+  if self._model ~= model or not self.index:graph_info().tree then
+    local reachable, err = sized(self, model):dominators(model, opts and opts.progress)
+    if not reachable then return nil, err end
+    self._model = model
+    local count, bytes = self.index:unreachable()
+    self._dominators = { model = model, reachable = reachable, unreachable = count, unreachable_bytes = bytes }
+  end
+  return self._dominators
+end
+
+local function dominators(heap)
+  if not heap._model or not heap.index:graph_info().tree then heap:dominators { model = heap._model } end
+  return heap.index
+end
+
+--- Retained size of obj: the bytes that would be freed with it (under the
+-- model of the last `dominators` call). nil when no root reaches obj.
+function Heap:retained(obj)
+  local _, num = object_parts(obj)
+  return dominators(self):retained(num)
+end
+
+--- Shallow size of obj under a model ("shark" or "jvm").
+function Heap:shallow(obj, model)
+  local _, num = object_parts(obj)
+  model = model or self._model or "shark"
+  return sized(self, model):shallow(num, model)
+end
+
+--- The immediate dominator of obj: an Object, or nil and "roots" when only
+-- the GC roots dominate it, or nil and "unreachable".
+function Heap:idom(obj)
+  local _, num = object_parts(obj)
+  local d = dominators(self):idom(num)
+  if d == nil then return nil, "unreachable" end
+  if d == 0 then return nil, "roots" end
+  return object_at(self, d)
+end
+
+--- The objects obj immediately dominates (nil: those only the roots
+-- dominate), largest retained size first.
+function Heap:dominated(obj)
+  local index, num = dominators(self), 0
+  if obj ~= nil then num = select(2, object_parts(obj)) end
+  local nums = index:dominated(num)
+  table.sort(nums, function(a, b) return index:retained(a) > index:retained(b) end)
+  local out = {}
+  for i, n in ipairs(nums) do out[i] = object_at(self, n) end
+  return out
+end
+
+--- Everything obj retains (its dominator subtree, obj first).
+function Heap:retained_set(obj)
+  local index, out = dominators(self), {}
+  local _, num = object_parts(obj)
+  local stack = { num }
+  while #stack > 0 do
+    local n = table.remove(stack)
+    out[#out + 1] = object_at(self, n)
+    for _, c in ipairs(index:dominated(n)) do stack[#stack + 1] = c end
+  end
+  return out
+end
+
+--- The n objects with the largest retained sizes: `{ object, class,
+-- shallow, retained }`, largest first.
+function Heap:top(n)
+  local index = dominators(self)
+  local out = {}
+  for i, num in ipairs(index:top(n or 10)) do
+    local obj = object_at(self, num)
+    out[i] = { object = obj, class = Object.class_name(obj), shallow = self:shallow(obj),
+               retained = index:retained(num) }
+  end
+  return out
+end
+
+--- Objects no GC root reaches: `{ count, bytes }`.
+function Heap:unreachable()
+  local count, bytes = dominators(self):unreachable()
+  return { count = count, bytes = bytes }
+end
+
+--- Retained bytes per class, each object counted once (an instance that
+-- another instance of its class dominates is inside that one's size):
+-- rows `{ class, retained }`, largest first.
+function Heap:retained_by_class()
+  local rows = {}
+  for key, bytes in pairs(dominators(self):retained_by_class()) do
+    local name = type(key) == "number" and self:class_at(key).name or key .. "[]"
+    rows[#rows + 1] = { class = name, retained = bytes }
+  end
+  table.sort(rows, function(a, b) return a.retained > b.retained end)
+  return rows
+end
+
+-- }======================================================
+
+

@@ -1,0 +1,140 @@
+--- Leak suspects beyond Shark: where the memory accumulates (MAT's leak
+-- suspects) — the objects and the groups of one class's instances that
+-- retain the most, with what lies inside them and the path that holds
+-- them.
+-- @module sift.heap.suspects
+
+local fields = require "sift.heap.fields"
+
+local M = {}
+
+local field_or_nil, text = fields.field_or_nil, fields.text
+local format, concat = string.format, table.concat
+
+--- {======================================================
+-- Leak suspects (beyond Shark): where the memory accumulates
+-- =======================================================
+
+-- from obj, follow the dominator tree while one child holds most of the
+-- memory: where that stops is where the memory accumulates
+local function accumulation_point(heap, obj)
+  local node = obj
+  while true do
+    local children = heap:dominated(node)
+    local biggest = children[1]
+    if not biggest or heap:retained(biggest) < 0.8 * heap:retained(node) then return node end
+    node = biggest
+  end
+end
+
+--- MAT-style leak suspects: single objects that retain more than
+-- `threshold` (default 0.1) of the reachable heap (none nested in another),
+-- and classes whose instances pile up under one holder and together retain
+-- that much; each with its share, the point where the memory accumulates
+-- and the shortest path to it.
+-- @return list of `{ kind = "object" | "class", object, class, retained,
+--   share, count, holder, accumulation = { object, retained }, path }`,
+--   largest first, and the reachable bytes
+function M.suspects(heap, opts)
+  local threshold = opts and opts.threshold or 0.1
+  heap:dominators { model = opts and opts.model }
+  local total = 0
+  for _, obj in ipairs(heap:dominated(nil)) do total = total + heap:retained(obj) end
+  local out = {}
+  if total == 0 then return out, total end
+  -- candidates: big single objects, and many instances of a class under
+  -- one holder; largest first, a candidate inside an earlier one (its
+  -- object, or its holder, dominated by that one's) is nested under it, as
+  -- MAT lists accumulation points under their suspect: shares never add
+  -- up to more than the heap
+  local candidates = {}
+  for _, row in ipairs(heap:top(20)) do
+    if row.retained >= threshold * total and row.object:kind() ~= "class" then
+      local point = accumulation_point(heap, row.object)
+      candidates[#candidates + 1] = { kind = "object", object = row.object, class = row.class,
+        retained = row.retained, share = row.retained / total,
+        accumulation = { object = point, retained = heap:retained(point) } }
+    end
+  end
+  for _, row in ipairs(heap:retained_by_class()) do
+    local cls = row.retained >= threshold * total and heap:class(row.class)
+    if cls and row.class ~= "java.lang.Class" then
+      local holder_num, count, sum = heap.index:holders(cls.number)
+      local holder = holder_num and holder_num > 0 and heap:object((heap.index:object(holder_num))) or nil
+      if holder and count > 1 and sum >= threshold * total then  -- many instances under one holder
+        candidates[#candidates + 1] = { kind = "class", class = row.class, retained = sum, share = sum / total,
+          count = count, object = holder, holder = holder,
+          accumulation = { object = holder, retained = heap:retained(holder) } }
+      end
+    end
+  end
+  table.sort(candidates, function(x, y) return x.retained > y.retained end)
+  local by_id = {}  -- accepted suspects by the id of their object
+  local function enclosing(obj)
+    local d = obj
+    while d do
+      if by_id[d:id()] then return by_id[d:id()] end
+      d = heap:idom(d)
+    end
+  end
+  local function within(obj, holder)  -- holder dominates obj (or is it)
+    local d = obj
+    while d do
+      if d == holder then return true end
+      d = heap:idom(d)
+    end
+    return false
+  end
+  for _, c in ipairs(candidates) do
+    local outer = enclosing(c.object)
+    if outer then  -- a point inside a suspect; one per dominator chain
+      local deeper = false
+      for _, n in ipairs(outer.nested) do deeper = deeper or within(c.object, n.object) end
+      if not deeper then outer.nested[#outer.nested + 1] = c end
+    else
+      c.nested = {}
+      by_id[c.object:id()] = c
+      out[#out + 1] = c
+    end
+  end
+  table.sort(out, function(x, y) return x.retained > y.retained end)
+  local targets = {}
+  for i, sus in ipairs(out) do targets[i] = sus.object end
+  for i, path in ipairs(heap:path_to_root(targets)) do out[i].path = path or nil end
+  return out, total
+end
+
+local function suspect_text(sus, total)
+  local lines = {}
+  if sus.kind == "object" then
+    lines[1] = format("One %s (%s) retains %d bytes (%.1f%% of %d reachable bytes).", sus.class,
+      tostring(sus.object), sus.retained, 100 * sus.share, total)
+  else
+    lines[1] = format("%d instances of %s, all held by %s, retain %d bytes (%.1f%% of %d reachable bytes).",
+      sus.count, sus.class, tostring(sus.holder), sus.retained, 100 * sus.share, total)
+  end
+  for _, inner in ipairs(sus.nested or {}) do
+    if inner.kind == "object" then
+      lines[#lines + 1] = format("  inside it: %s retains %d bytes (%.1f%%).", tostring(inner.object), inner.retained,
+        100 * inner.share)
+    else
+      lines[#lines + 1] = format("  inside it: %d instances of %s held by %s retain %d bytes (%.1f%%).", inner.count,
+        inner.class, tostring(inner.holder), inner.retained, 100 * inner.share)
+    end
+  end
+  if sus.accumulation.object ~= sus.object then
+    lines[#lines + 1] = format("The memory accumulates in %s (%d bytes).", tostring(sus.accumulation.object),
+      sus.accumulation.retained)
+  end
+  if sus.path then
+    local parts = {}
+    for k, st in ipairs(sus.path) do parts[k] = k == 1 and ("root " .. tostring(st.root)) or st.label end
+    lines[#lines + 1] = "Path: " .. concat(parts, " → ")
+  end
+  return concat(lines, "\n")
+end
+
+-- }======================================================
+M.text = suspect_text
+
+return M
