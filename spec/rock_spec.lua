@@ -47,7 +47,7 @@ describe("installation #rock", function()
     assert.are.equal(0, code, out)
     local lmod = dest .. "/opt/sift/share/lua/5.4"
     local cmod = dest .. "/opt/sift/lib/x86_64-linux-gnu/lua/5.4"
-    for _, f in ipairs { lmod .. "/sift/init.lua", lmod .. "/sift/cli.lua", cmod .. "/sift/core.so",
+    for _, f in ipairs { lmod .. "/sift/init.lua", lmod .. "/sift/cli/init.lua", cmod .. "/sift/core.so",
                          dest .. "/opt/sift/bin/sift" } do
       assert.truthy(io.open(f), f .. " is missing")
     end

@@ -1,6 +1,6 @@
 --- The finance subcommands of `sift`: import, categorize, transactions,
 -- transfers, duplicates, report, journal, fetch (OFX Direct Connect). `sift.cli` adds them to its
--- parser and dispatches to `M.commands`.
+-- parser (`M.define`) and dispatches to `M.commands`.
 -- @module sift.cli.finance
 
 local json = require "sift.json"
@@ -8,23 +8,28 @@ local csv = require "sift.csv"
 local progress = require "sift.progress"
 local store = require "sift.finance.store"
 
-local M = { commands = {} }
+local M = { define = {}, commands = {} }
 local commands = M.commands
 
-local EXIT_OK, EXIT_BAD_INPUT, EXIT_USAGE = 0, 1, 2
+local common = require "sift.cli.common"
 
---- Add the subcommands to an argparse parser.
-function M.add(parser)
-  local function db_option(cmd)
-    cmd:option("--db", "The SQLite file (default: $SIFT_DB, or ~/.local/share/sift/finance.db).")
-  end
+local EXIT_OK, EXIT_BAD_INPUT, EXIT_USAGE = common.EXIT_OK, common.EXIT_BAD_INPUT, common.EXIT_USAGE
+
+local function db_option(cmd)
+  cmd:option("--db", "The SQLite file (default: $SIFT_DB, or ~/.local/share/sift/finance.db).")
+end
+
+-- the arguments of each command, added to the parser by sift.cli
+function M.define.import(parser)
   local import = parser:command("import", "Import OFX/QFX statements into the finance database: all or "
     .. "nothing per file, and importing again adds nothing.")
   import:argument("file", "OFX or QFX files."):args("+")
   db_option(import)
   import:flag("--json", "Print the counts as JSON.")
   import:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+end
 
+function M.define.categorize(parser)
   local cat = parser:command("categorize", "Categorise transactions: rules first, then guesses learned "
     .. "from what is categorised; or set one, review the guesses, or measure the learner.")
   db_option(cat)
@@ -36,7 +41,9 @@ function M.add(parser)
   cat:flag("--evaluate", "Print the learner's k-fold cross-validated accuracy on what is categorised.")
   cat:option("--folds", "Folds for --evaluate.", "5"):convert(tonumber)
   cat:flag("--json", "Print JSON.")
+end
 
+function M.define.transactions(parser)
   local list = parser:command("transactions", "List transactions from the finance database.")
   db_option(list)
   list:option("--month", "Only this month (YYYY-MM).")
@@ -49,8 +56,10 @@ function M.add(parser)
   list:option("--limit", "At most this many."):convert(tonumber)
   list:flag("--json", "Print JSON.")
   list:flag("--csv", "Print CSV.")
+end
 
-  for _, kind in ipairs { "transfers", "duplicates" } do
+for _, kind in ipairs { "transfers", "duplicates" } do
+  M.define[kind] = function(parser)
     local cmd = parser:command(kind, kind == "transfers"
       and "Propose transfers between your own accounts (an amount out of one, into another, within days)."
       or "Propose likely duplicates from overlapping downloads (same account and amount, similar text).")
@@ -60,7 +69,9 @@ function M.add(parser)
     cmd:option("--reject", "Reject proposal ID."):count("*"):convert(tonumber)
     cmd:flag("--json", "Print JSON.")
   end
+end
 
+function M.define.report(parser)
   local report = parser:command("report", "Income and expenses by month and category, top payees, "
     .. "balance over time; as a table, JSON or an SVG chart.")
   db_option(report)
@@ -70,7 +81,9 @@ function M.add(parser)
   report:option("--currency", "Which currency (default: the most used).")
   report:option("--svg", "Also write the chart to this SVG file.")
   report:flag("--json", "Print JSON.")
+end
 
+function M.define.fetch(parser)
   local fetch = parser:command("fetch", "Download from a bank's OFX server (Direct Connect) with a profile: "
     .. "the account list, or statements (and import them).")
   fetch:argument("what", "accounts or statements."):choices { "accounts", "statements" }
@@ -86,7 +99,9 @@ function M.add(parser)
   fetch:option("--timeout", "Seconds to wait for the server.", "60"):convert(tonumber)
   fetch:option("--max-response", "Refuse an answer bigger than SIZE (e.g. 50M).", "256M")
   fetch:flag("--json", "Print JSON.")
+end
 
+function M.define.journal(parser)
   local journal = parser:command("journal", "Export the database as a ledger, hledger or beancount journal "
     .. "(FITIDs as metadata, statement balances as assertions) or CSV.")
   journal:argument("format", "ledger, hledger, beancount or csv."):choices { "ledger", "hledger", "beancount", "csv" }

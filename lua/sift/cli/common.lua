@@ -1,0 +1,113 @@
+--- What the commands of `sift` share: exit codes, printable text, progress
+-- bars, the memory budget and its message, failures said once, opening a
+-- heap, and where output goes. Each domain's commands live in their own
+-- module (sift.cli.heap, .trace, .ofx, .finance; sift.cli.info for every
+-- format); sift.cli puts them on one parser.
+-- @module sift.cli.common
+
+local sift = require "sift"
+local progress = require "sift.progress"
+local size = require "sift.size"
+
+local M = {}
+
+--- Exit status: 0 ok, 1 bad input, 2 bad usage.
+M.EXIT_OK, M.EXIT_BAD_INPUT, M.EXIT_USAGE = 0, 1, 2
+
+--- A value as one printable line: control characters as \xNN.
+local function printable(v)
+  return (tostring(v):gsub("%c", function(c) return ("\\x%02x"):format(c:byte()) end))
+end
+
+--- Run fn(progress) with a progress bar labelled `label` when allowed.
+local function with_progress(args, label, fn)
+  local bar = progress.bar { label = label, quiet = args.quiet or args.quiet_here }
+  local a, b, c = fn(bar and bar.update)
+  if bar then bar.finish() end
+  return a, b, c
+end
+
+-- the budget in force (bytes), for the message when it is exceeded
+local budget
+
+local function over_budget()
+  return ("needs more memory than the budget of %s (--max-memory)"):format(size.format(budget))
+end
+
+-- say why a file could not be read: its message, or, when memory ran out
+-- under a budget, that
+local function say_failure(err, path, msg, code)
+  if code == "no_memory" and budget then
+    err:write("sift: ", printable(path), ": ", over_budget(), "\n")
+  else
+    err:write("sift: ", printable(msg), "\n")
+  end
+end
+
+-- the budget of this run: --max-memory, or the machine's default; false
+-- when none can be set (AddressSanitizer); nil and why when SIZE is bad
+local function apply_budget(args)
+  local core = require "sift.core"
+  local bytes = core.memory_default()
+  if args.max_memory then
+    bytes = size.parse(args.max_memory)
+    if not bytes then return nil, ("--max-memory: cannot read '%s' (say 512M or 4G)"):format(args.max_memory) end
+  end
+  budget = core.memory_budget(bytes) and bytes > 0 and bytes or false
+  return true
+end
+
+
+--- The message for work that ran out of memory: over the budget, or not
+-- enough memory when no budget is set.
+local function out_of_memory()
+  return budget and over_budget() or "not enough memory"
+end
+
+local function open_heap(args, path)
+  return with_progress(args, path, function(update)
+    return sift.open(path, { mapping = args.mapping, dump = args.dump, progress = update,
+      strings = args.strings })
+  end)
+end
+
+local function group_digits(n)
+  local s = tostring(n)
+  local head, digits = s:match("^(%-?)(%d+)$")
+  if not digits then return s end
+  return head .. digits:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", "")
+end
+
+local function try(err, path, fn, ...)
+  local r = table.pack(pcall(fn, ...))
+  if not r[1] then
+    err:write("sift: ", path, ": ", (tostring(r[2]):gsub("^.-:%d+: ", "")), "\n")
+    return nil
+  end
+  return table.unpack(r, 2, r.n)
+end
+
+-- where output goes: args.output opened for writing, or out; nil after
+-- saying why on err
+local function open_output(args, out, err)
+  if not args.output then return out end
+  local f, msg = io.open(args.output, "wb")
+  if not f then err:write("sift: ", msg, "\n") end
+  return f
+end
+
+-- --minwidth pixels as a share of the graph's width
+
+--- The memory budget's option, on every command that reads a big file
+-- (the others run under the default one).
+local function budget_option(cmd)
+  cmd:option("--max-memory", "Fail with a message, rather than be killed, when the work needs more "
+    .. "than SIZE of memory besides the mapped file (e.g. 512M, 4G; 0: no budget). Default: 3/4 of the "
+    .. "machine's (or the cgroup's) memory.")
+end
+
+M.printable, M.with_progress, M.say_failure, M.apply_budget = printable, with_progress, say_failure, apply_budget
+M.out_of_memory, M.open_heap, M.group_digits, M.try = out_of_memory, open_heap, group_digits, try
+M.open_output, M.budget_option = open_output, budget_option
+
+return M

@@ -1,0 +1,570 @@
+--- The heap commands of `sift`: histogram, repl, path, top, dominators,
+-- leaks, and crunch/decrunch between HPROF and BMD.
+-- @module sift.cli.heap
+
+local json = require "sift.json"
+local size = require "sift.size"
+local common = require "sift.cli.common"
+
+local M = { define = {}, commands = {} }
+local commands = M.commands
+
+local EXIT_OK, EXIT_BAD_INPUT, EXIT_USAGE, printable, with_progress, say_failure, open_heap, group_digits, budget_option =
+  common.EXIT_OK, common.EXIT_BAD_INPUT, common.EXIT_USAGE, common.printable, common.with_progress, common.say_failure, common.open_heap, common.group_digits, common.budget_option
+
+local function heap_options(cmd)
+  cmd:argument("file", "A heap dump: HPROF (plain, .gz or .bz2) or BMD.")
+  cmd:option("--mapping", "A ProGuard/R8 mapping file to deobfuscate class and field names.")
+  cmd:option("--strings", "For a BMD dump: a jar, apk, dex or class file to recover hashed names "
+    .. "from; repeat for several."):count("*")
+  cmd:option("--dump", "Which heap dump to use when the file holds several (1-based; default the last).")
+    :convert(tonumber)
+  cmd:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+  budget_option(cmd)
+end
+
+local function model_option(cmd)
+  cmd:option("--model", "Size model: shark (the dump's sizes), jvm (what the JVM allocated: headers, "
+    .. "compressed references, field layout, as GC.class_histogram) or visualvm (VisualVM's rule).",
+    "shark"):choices { "shark", "jvm", "visualvm" }
+end
+
+function M.define.histogram(parser)
+  local histogram = parser:command("histogram", "Count instances and shallow bytes per class of a heap dump.")
+  heap_options(histogram)
+  histogram:option("--top", "Show only the N largest rows (0: all).", "20"):convert(tonumber)
+  histogram:flag("--json", "Print JSON (format, counts, roots by kind, rows).")
+  histogram:option("--model", "Sizes: shark (the dump's), jvm (what the JVM allocated, as its "
+    .. "GC.class_histogram counts; class mirrors in a java.lang.Class row) or visualvm.", "shark")
+    :choices { "shark", "jvm", "visualvm" }
+end
+
+function M.define.repl(parser)
+  local repl = parser:command("repl", "Explore a heap dump at an interactive Lua prompt, with 'heap' bound.")
+  heap_options(repl)
+end
+
+function M.define.path(parser)
+  local path = parser:command("path", "Show the shortest strong path from a GC root to each instance of a class.")
+  heap_options(path)
+  path:option("--class", "The class whose instances to explain (dotted name)."):count(1)
+  path:option("--limit", "At most this many instances (0: all).", "20"):convert(tonumber)
+  path:flag("--retained", "Also compute retained sizes (builds the dominator tree).")
+  model_option(path)
+  path:flag("--json", "Print JSON: a list of {id, class, shallow, retained?, root, path}.")
+  path:flag("--full", "Show every step; by default a run of objects of one class held by the same "
+    .. "reference (a linked list's next) is one step with its count.")
+  path:flag("--merge", "Merge the paths where they share a prefix, as MAT's 'merge shortest paths to "
+    .. "GC roots': a tree with how many of the instances lie below each step.")
+end
+
+function M.define.top(parser)
+  local top = parser:command("top", "List the objects that retain the most memory.")
+  heap_options(top)
+  top:option("-n --n", "How many objects.", "20"):convert(tonumber)
+  model_option(top)
+  top:flag("--json", "Print JSON: a list of {id, class, shallow, retained, inside}.")
+  top:flag("--flat", "List the largest retainers as they come, even when one holds another (a dominator "
+    .. "chain then fills several rows); by default each row is an object only the GC roots dominate, with "
+    .. "the chain of large objects inside it folded into its row.")
+end
+
+function M.define.leaks(parser)
+  local leaks = parser:command("leaks", "Find leaking objects and explain them as LeakCanary does.")
+  heap_options(leaks)
+  leaks:option("--finder", "Which objects should be dead: keyed (KeyedWeakReference), android (destroyed "
+    .. "Activities, Fragments, ViewModels) or all.", "all"):choices { "keyed", "android", "all" }
+  leaks:option("--where", "Treat instances for which this Lua expression is true as leaking; 'obj' is the "
+    .. "object (e.g. \"obj.mDestroyed\"). With --class, only that class's instances are tested.")
+  leaks:option("--class", "With --where: the class whose instances to test.")
+  leaks:flag("--json", "Print JSON (application_leaks, library_leaks, unreachable, suspects, metadata).")
+  leaks:option("--html", "Also write a self-contained HTML report to this file.")
+  leaks:flag("--suspects", "Also report MAT-style leak suspects: what holds more than a tenth of the heap.")
+  leaks:option("--matchers", "A Lua file returning { ignored = {...}, library = {...} }: references of "
+    .. "your own to leave off leak traces or to report as library leaks ({ class, field }, { class, static }, "
+    .. "{ thread }, { root_class }; see docs/leaks.md).")
+  leaks:flag("--no-known", "Leave out the catalogue of known Android and vendor leaks (sift.heap.known_leaks): "
+    .. "their traces then count as application leaks.")
+end
+
+function M.define.crunch(parser)
+  local crunch = parser:command("crunch", "Crunch an HPROF heap dump into a BMD (Badoo Memory Dump): "
+    .. "ids renumbered, strings hashed, primitive data dropped.")
+  crunch:argument("input", "The HPROF heap dump (4- or 8-byte ids; 1.0.1 to 1.0.3).")
+  crunch:argument("output", "The BMD file to write.")
+  crunch:option("--keep", "Keep strings that start with this prefix as text (beyond java.lang and the "
+    .. "primitive type names); repeat for several."):count("*")
+  crunch:flag("--keep-primitives", "Keep the primitive fields of every class (BMD keeps them only for "
+    .. "classes whose names stay text).")
+  crunch:flag("--json", "Print the counts as JSON.")
+  crunch:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+  budget_option(crunch)
+end
+
+function M.define.decrunch(parser)
+  local decrunch = parser:command("decrunch", "Turn a BMD back into an HPROF other analysers open.")
+  decrunch:argument("input", "The BMD file.")
+  decrunch:argument("output", "The HPROF file to write (4-byte ids).")
+  decrunch:option("--strings", "A jar, apk, dex or class file to recover hashed names from; repeat "
+    .. "for several."):count("*")
+  decrunch:flag("--json", "Print the counts as JSON.")
+  decrunch:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+  budget_option(decrunch)
+  decrunch:option("--max-output", "Refuse, before writing, an HPROF bigger than SIZE (e.g. 8G; 0: no cap). "
+    .. "Default: 256M plus 1000 times the BMD's size (BMD drops primitive arrays, written back as zeros).")
+end
+
+function M.define.dominators(parser)
+  local doms = parser:command("dominators", "Print the dominator tree: what holds the memory, indented.")
+  heap_options(doms)
+  doms:option("--depth", "Levels to show.", "3"):convert(tonumber)
+  doms:option("--min", "Hide subtrees under this percentage of the reachable heap.", "1"):convert(tonumber)
+  model_option(doms)
+end
+
+
+-- the heap of args.file, or nil after saying why on err. What indexing
+-- warned about (a dump cut short, records skipped) is said here, once, for
+-- every heap command; for an analysis, a file with no heap dump in it is an
+-- error, not an empty report.
+local function heap_or_report(args, err, analysis)
+  local heap, msg, code = open_heap(args, args.file)
+  if not heap then
+    say_failure(err, args.file, msg, code)
+    return nil
+  end
+  local info = heap:info()
+  local empty = analysis and info.dumps == 0
+  for _, w in ipairs(info.warnings) do
+    if not (empty and w:match("holds no heap dump")) then  -- (said below, as the error)
+      err:write("sift: ", printable(args.file), ": warning: ", printable(w), "\n")
+    end
+  end
+  if empty then
+    err:write("sift: ", printable(args.file), ": holds no heap dump (no HEAP_DUMP record): nothing to analyse\n")
+    heap:close()
+    return nil
+  end
+  return heap
+end
+
+function commands.histogram(args, out, err)
+  local heap = heap_or_report(args, err, true)
+  if not heap then return EXIT_BAD_INPUT end
+  local info, all = heap:info(), heap:histogram(args.model)
+  heap:close()
+  local rows, top = {}, args.top
+  for i, r in ipairs(all) do
+    if top and top > 0 and i > top then break end
+    rows[i] = r
+  end
+  if args.json then
+    out:write(json.encode {
+      format = info.format, version = info.version, id_size = info.id_size,
+      instances = info.instances, classes = info.classes,
+      object_arrays = info.object_arrays, primitive_arrays = info.primitive_arrays,
+      roots = info.roots, rows = json.array(rows), model = args.model,
+    }, "\n")
+  else
+    local total_count, total_shallow = 0, 0
+    for _, r in ipairs(all) do
+      total_count, total_shallow = total_count + r.count, total_shallow + r.shallow
+    end
+    out:write(("%14s %12s  %s\n"):format("shallow bytes", "instances", "class"))
+    for _, r in ipairs(rows) do
+      out:write(("%14s %12s  %s\n"):format(group_digits(r.shallow), group_digits(r.count), printable(r.class)))
+    end
+    out:write(("%14s %12s  %s\n"):format(group_digits(total_shallow), group_digits(total_count),
+      ("total: %d rows (%d shown), %d classes"):format(#all, #rows, info.classes)))
+  end
+  return EXIT_OK
+end
+
+function commands.repl(args, out, err)
+  local heap = heap_or_report(args, err)
+  if not heap then return EXIT_BAD_INPUT end
+  return require("sift.repl").run(heap, { input = io.stdin, out = out, err = err })
+end
+
+local function hex(id) return ("0x%x"):format(id) end
+
+-- how a path step is written in text and JSON: "static CACHE", "field
+-- elementData", "[3]"
+local function ref_text(st)
+  if st.ref == "static" then return "static " .. st.name end
+  if st.ref == "field" then return "field " .. st.name end
+  if st.ref == "element" then return st.label end
+  return st.name  -- what the JVM keeps without a field: <class>, <loader>...
+end
+
+local function object_text(obj)
+  local cls = obj:as_class()
+  if cls then return "class " .. cls.name end
+  return tostring(obj)
+end
+
+-- a path the way LeakCanary draws leak traces
+-- a short name for a path step: "class Foo", "ArrayList", "Object[]"
+local function short(obj)
+  local cls = obj:as_class()
+  if cls then return "class " .. cls.name:match("[^.]+$") end
+  return (obj:class_name():match("[^.]+$"))
+end
+
+-- how a step's reference from `holder` reads: "ArrayList.elementData",
+-- "static LeakyApp.CACHE", "Object[][3]", "class Plugin.<loader>"
+local function ref_label(holder, st)
+  if st.ref == "element" then return short(holder) .. st.label end
+  if st.ref == "static" then return "static " .. holder:as_class().name:match("[^.]+$") .. "." .. st.name end
+  if st.ref == "field" then return holder:class_name():match("[^.]+$") .. "." .. (st.name or "?") end
+  return short(holder) .. "." .. (st.name or st.ref or "?")
+end
+
+-- the root of a path, as Shark writes it, with the thread and frame
+local function root_text(first)
+  local text = "GC Root: " .. (first.root and first.root:gsub("_", " ") or "?")
+  if first.thread then text = text .. " (thread " .. first.thread .. ")" end
+  local f = first.frame_info
+  if f then
+    text = text .. (" in %s.%s(%s)"):format(f.class or "?", f.method or "?",
+      f.line and f.line > 0 and ((f.source or "?") .. ":" .. f.line) or (f.source or "unknown source"))
+  end
+  return text
+end
+
+-- a path the way LeakCanary draws leak traces; a run of objects held the
+-- same way is drawn as its first and last with the count between
+local function draw_path(out, path)
+  out:write("┬───\n│ ", printable(root_text(path[1])), "\n│\n")
+  for k, st in ipairs(path) do
+    local last = k == #path
+    if (st.count or 1) > 1 then
+      out:write("├─ ", printable(object_text(st.object)), "\n")
+      out:write("│    ↓ ", printable(ref_label(st.object, st)), (" … %s more %s the same way\n"):format(
+        group_digits(st.count - 1), printable(short(st.object))))
+    end
+    local shown = (st.count or 1) > 1 and st.last or st.object
+    out:write(last and "╰→ " or "├─ ", printable(object_text(shown)), "\n")
+    local nxt = path[k + 1]
+    if nxt then
+      out:write("│    ↓ ", printable(ref_label(shown, nxt)), nxt.low and " (low priority)" or "", "\n")
+    end
+  end
+end
+
+-- a path as JSON: steps { id, class, ref?, count?, last_id? }, the root's
+-- kind, thread and frame
+local function path_json(path)
+  local steps = json.array {}
+  for k, st in ipairs(path) do
+    local nxt = path[k + 1]
+    local cls = st.object:as_class()
+    steps[k] = { id = hex(st.object:id()), class = cls and cls.name or st.object:class_name(),
+                 ref = nxt and ref_text(nxt) or nil }
+    if (st.count or 1) > 1 then  -- a run: count objects, each holding the next by run_ref
+      steps[k].count, steps[k].last_id, steps[k].run_ref = st.count, hex(st.last:id()), ref_text(st)
+    end
+  end
+  return steps
+end
+
+-- the root of a path in JSON: its kind, and for a thread's roots the
+-- thread's name and (a local variable's) frame
+local function root_json(r, first)
+  r.root, r.thread = first.root, first.thread
+  local f = first.frame_info
+  if f then r.frame = { method = f.method, class = f.class, source = f.source, line = f.line } end
+end
+
+-- the merged paths (MAT's "merge shortest paths to GC roots") as text
+local function draw_merged(out, trees, depth)
+  for _, node in ipairs(trees) do
+    local st = node.step
+    local what = depth == 0 and root_text(st) .. " → " or (st.label and ("↓ " .. st.label .. " → ") or "")
+    out:write(("%s%s%s  (%s)\n"):format(("  "):rep(depth), printable(what), printable(object_text(st.object)),
+      group_digits(node.count)))
+    draw_merged(out, node.children, depth + 1)
+  end
+end
+
+local function merged_json(trees)
+  local out = json.array {}
+  for i, node in ipairs(trees) do
+    local st = node.step
+    out[i] = { id = hex(st.object:id()), class = st.object:as_class() and st.object:as_class().name
+               or st.object:class_name(), ref = ref_text(st), root = st.root, count = node.count,
+               children = merged_json(node.children) }
+  end
+  return out
+end
+
+function commands.path(args, out, err)
+  local heap = heap_or_report(args, err, true)
+  if not heap then return EXIT_BAD_INPUT end
+  local cls = heap:class(args.class)
+  if not cls then
+    err:write("sift: ", printable(args.file), ": no class named '", printable(args.class), "'\n")
+    heap:close()
+    return EXIT_BAD_INPUT
+  end
+  local objs = {}
+  for obj in cls:instances() do
+    if args.limit > 0 and #objs >= args.limit then break end
+    objs[#objs + 1] = obj
+  end
+  if args.retained then
+    with_progress(args, "dominators", function(update) return heap:dominators { model = args.model, progress = update } end)
+  end
+  if args.merge then
+    local trees = heap:paths(objs)
+    if args.json then out:write(json.encode(merged_json(trees)), "\n")
+    else draw_merged(out, trees, 0) end
+    heap:close()
+    return EXIT_OK
+  end
+  heap:path_search(objs)
+  if args.json then out:write("[") end
+  for i, obj in ipairs(objs) do  -- one path at a time: printed, then dropped
+    local r = { id = hex(obj:id()), class = obj:class_name(), shallow = heap:shallow(obj, args.model) }
+    if args.retained then r.retained = heap:retained(obj) end
+    local path = heap:path_segments(obj, not args.full)
+    if path then
+      r.path = path_json(path)
+      root_json(r, path[1])
+    end
+    if args.json then
+      out:write(i > 1 and "," or "", json.encode(r))
+    else
+      out:write(printable(object_text(obj)), ": shallow ", group_digits(r.shallow),
+        r.retained and (", retained " .. group_digits(r.retained)) or "", "\n")
+      if path then draw_path(out, path) else out:write("  no strong path from a GC root\n") end
+      out:write("\n")
+    end
+  end
+  if args.json then out:write("]\n") end
+  if not args.json and #objs == 0 then out:write(("no instances of %s\n"):format(cls.name)) end
+  heap:close()
+  return EXIT_OK
+end
+
+-- the rows of `sift top`: the n largest retainers. Unless flat, each row is
+-- an object only the GC roots dominate (so no row holds another: the top
+-- of MAT's dominator tree), and `inside` is its chain folded: its largest
+-- dominated object, that one's, and so on while they keep at least half of
+-- the row's bytes (at most 6 steps)
+local function top_rows(heap, n, flat)
+  if flat then return heap:top(n) end
+  local tops = heap:dominated(nil)  -- largest first
+  local rows = {}
+  for i = 1, math.min(n, #tops) do
+    local obj = tops[i]
+    local row = { object = obj, class = obj:class_name(), shallow = heap:shallow(obj),
+                  retained = heap:retained(obj), inside = {} }
+    local v = obj
+    while #row.inside < 6 do
+      local child = heap:dominated(v)[1]
+      if not child or heap:retained(child) * 2 < row.retained then break end
+      row.inside[#row.inside + 1] = { object = child, class = child:class_name(), shallow = heap:shallow(child),
+                                      retained = heap:retained(child) }
+      v = child
+    end
+    rows[i] = row
+  end
+  return rows
+end
+
+function commands.top(args, out, err)
+  local heap = heap_or_report(args, err, true)
+  if not heap then return EXIT_BAD_INPUT end
+  local summary = with_progress(args, "dominators", function(update)
+    return heap:dominators { model = args.model, progress = update }
+  end)
+  local rows = top_rows(heap, args.n, args.flat)
+  if args.json then
+    local list = json.array {}
+    for i, r in ipairs(rows) do
+      list[i] = { id = hex(r.object:id()), class = r.class, shallow = r.shallow, retained = r.retained }
+      if r.inside then
+        list[i].inside = json.array {}
+        for j, x in ipairs(r.inside) do
+          list[i].inside[j] = { id = hex(x.object:id()), class = x.class, shallow = x.shallow, retained = x.retained }
+        end
+      end
+    end
+    out:write(json.encode(list), "\n")
+  else
+    local objs = {}
+    for i, r in ipairs(rows) do objs[i] = r.object end
+    local paths = heap:path_to_root(objs)
+    out:write(("%14s %10s  %s\n"):format("retained", "shallow", "object (path from a GC root)"))
+    for i, r in ipairs(rows) do
+      out:write(("%14s %10s  %s\n"):format(group_digits(r.retained), group_digits(r.shallow),
+        printable(object_text(r.object))))
+      local path = paths[i]
+      if path and #path > 1 then
+        local parts = {}
+        for k = 1, #path - 1 do parts[k] = short(path[k].object) end
+        out:write(("%26s  via %s\n"):format("", printable(path[1].root .. ": " .. table.concat(parts, " → "))))
+      end
+      if r.inside and #r.inside > 0 then
+        local parts, last, same = {}, nil, 0
+        for _, x in ipairs(r.inside) do  -- a run of one class (a list's nodes) reads as one step
+          local name = short(x.object)
+          if name == last then
+            same = same + 1
+            parts[#parts] = ("%s × %d (%s)"):format(name, same, group_digits(x.retained))
+          else
+            last, same = name, 1
+            parts[#parts + 1] = ("%s (%s)"):format(name, group_digits(x.retained))
+          end
+        end
+        out:write(("%26s  holds %s%s\n"):format("", printable(table.concat(parts, " → ")),
+          #r.inside == 6 and " → …" or ""))
+      end
+    end
+    out:write(("%14s %10s  reachable objects: %s; unreachable: %s objects, %s bytes (model %s)\n"):format("", "",
+      group_digits(summary.reachable), group_digits(summary.unreachable), group_digits(summary.unreachable_bytes),
+      summary.model))
+  end
+  heap:close()
+  return EXIT_OK
+end
+
+function commands.dominators(args, out, err)
+  local heap = heap_or_report(args, err, true)
+  if not heap then return EXIT_BAD_INPUT end
+  with_progress(args, "dominators", function(update)
+    return heap:dominators { model = args.model, progress = update }
+  end)
+  local total = 0
+  for _, obj in ipairs(heap:dominated(nil)) do total = total + heap:retained(obj) end
+  out:write(("%7s %14s  %s\n"):format("%", "retained", "object"))
+  local hidden = 0
+  local function walk(list, depth)
+    for _, obj in ipairs(list) do
+      local retained = heap:retained(obj)
+      local pct = total > 0 and 100 * retained / total or 0
+      if pct < args.min then
+        hidden = hidden + 1
+      else
+        out:write(("%6.2f%% %14s  %s%s\n"):format(pct, group_digits(retained), ("  "):rep(depth),
+          printable(object_text(obj))))
+        if depth + 1 < args.depth then walk(heap:dominated(obj), depth + 1) end
+      end
+    end
+  end
+  walk(heap:dominated(nil), 0)
+  out:write(("%7s %14s  total reachable (%d smaller subtrees hidden; --min %g%%)\n"):format(
+    "100%", group_digits(total), hidden, args.min))
+  heap:close()
+  return EXIT_OK
+end
+
+function commands.leaks(args, out, err)
+  local leaks = require "sift.heap.leaks"
+  local finder = args.finder
+  if args.where then
+    local fn, msg = load("local obj = ...; return " .. args.where, "=--where", "t", setmetatable({}, { __index = _G }))
+    if not fn then
+      err:write("sift: --where: ", msg, "\n")
+      return EXIT_USAGE
+    end
+    finder = leaks.where(function(obj)
+      local ok, v = pcall(fn, obj)
+      return ok and v and true or false
+    end, args.class)
+  end
+  local matchers
+  if args.matchers then
+    local m, why = leaks.read_matchers(args.matchers)
+    if not m then
+      err:write("sift: --matchers: ", printable(why), "\n")
+      return EXIT_USAGE
+    end
+    matchers = m
+  end
+  local heap = heap_or_report(args, err, true)
+  if not heap then return EXIT_BAD_INPUT end
+  local report = leaks.analyze(heap, { finder = finder, suspects = args.suspects, known = not args.no_known,
+    reason = args.where and ("--where " .. args.where) or nil, rules = matchers and matchers.rules,
+    library = matchers and matchers.library })
+  if args.html then
+    local f, msg = io.open(args.html, "w")
+    if not f then
+      err:write("sift: ", msg, "\n")
+      heap:close()
+      return EXIT_BAD_INPUT
+    end
+    f:write(leaks.html(report, "sift leaks: " .. args.file))
+    f:close()
+  end
+  if args.json then out:write(json.encode(leaks.to_json(report)), "\n")
+  else out:write(leaks.render(report), "\n") end
+  heap:close()
+  return EXIT_OK
+end
+
+-- the trace of args.file, or nil after saying why on err
+
+local function percent_of(part, whole)
+  return whole > 0 and ("%.1f%%"):format(100 * part / whole) or "-"
+end
+
+-- a BMD conversion of args.input with a progress bar: its counts (printed
+-- as JSON with --json, and then done), or nil after saying why
+local function convert(args, out, err, fn)
+  local counts, msg, code = with_progress(args, args.input, fn)
+  if not counts then say_failure(err, args.input, msg, code) end
+  if counts and args.json then
+    local view = {}
+    for k, v in pairs(counts) do view[k] = v end
+    if counts.legacy_tags then  -- JSON keys are strings: "0x04"
+      view.legacy_tags = {}
+      for tag, n in pairs(counts.legacy_tags) do view.legacy_tags[("0x%02X"):format(tag)] = n end
+    end
+    out:write(json.encode(view), "\n")
+  end
+  return counts
+end
+
+function commands.crunch(args, out, err)
+  local counts = convert(args, out, err, function(update)
+    return require("sift.heap.bmd").crunch(args.input, args.output, { keep = args.keep,
+      keep_primitives = args.keep_primitives, progress = update })
+  end)
+  if not counts then return EXIT_BAD_INPUT end
+  if args.json then return EXIT_OK end
+  out:write(("%s -> %s: %s -> %s bytes (%s)\n"):format(args.input, args.output, group_digits(counts.bytes_in),
+    group_digits(counts.bytes_out), percent_of(counts.bytes_out, counts.bytes_in)))
+  out:write(("  strings                %s as text, %s hashed\n"):format(group_digits(counts.strings),
+    group_digits(counts.hashed_strings)))
+  for _, k in ipairs { "classes", "instances", "object_arrays", "primitive_arrays", "legacy", "roots", "dropped" } do
+    if counts[k] > 0 or k ~= "dropped" then out:write(("  %-22s %s\n"):format(k, group_digits(counts[k]))) end
+  end
+  return EXIT_OK
+end
+
+function commands.decrunch(args, out, err)
+  if args.max_output then
+    args.max_output_bytes = size.parse(args.max_output)
+    if not args.max_output_bytes then
+      err:write(("sift: --max-output: cannot read '%s' (say 2G; 0: no cap)\n"):format(args.max_output))
+      return EXIT_USAGE
+    end
+  end
+  local stats = convert(args, out, err, function(update)
+    return require("sift.heap.bmd").decrunch(args.input, args.output, { strings = args.strings, progress = update,
+      max_output = args.max_output_bytes })
+  end)
+  if not stats then return EXIT_BAD_INPUT end
+  if args.json then return EXIT_OK end
+  out:write(("%s -> %s: %s bytes\n"):format(args.input, args.output, group_digits(stats.bytes_out)))
+  out:write(("  names recovered        %s of %s hashed strings (the rest are Hash$<hash>)\n"):format(
+    group_digits(stats.recovered), group_digits(stats.recovered + stats.placeholders)))
+  if stats.legacy_dropped > 0 then
+    out:write(("  legacy records dropped %s (their ids are not 4 bytes wide)\n"):format(group_digits(stats.legacy_dropped)))
+  end
+  return EXIT_OK
+end
+
+return M
