@@ -7,14 +7,19 @@
 ** "not enough memory" where it allocates, instead of being killed by the
 ** kernel's out-of-memory killer. core.memory_default() proposes a budget
 ** from the machine: three quarters of its RAM or of the cgroup's limit.
+** core.spill(dir, bytes) sends the big arrays (core/big.h) past `bytes`
+** to files in dir, mapped back, so that a dump whose index does not fit
+** in the budget still opens.
 */
 
 #define _DEFAULT_SOURCE
 
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "big.h"
 #include "lsift.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -32,13 +37,13 @@
 */
 static int core_memory_budget (lua_State *L) {
   lua_Integer bytes = luaL_checkinteger(L, 1);
-  struct rlimit rl;
   luaL_argcheck(L, bytes >= 0, 1, "must not be negative");
 #if defined(UNDER_ASAN)
   lua_pushboolean(L, 0);
   lua_pushliteral(L, "not under AddressSanitizer");
   return 2;
 #else
+  struct rlimit rl;
   if (getrlimit(RLIMIT_DATA, &rl) != 0) return sift_pushfail(L, SIFT_EIO, "getrlimit failed");
   rl.rlim_cur = bytes == 0 ? rl.rlim_max
     : (rl.rlim_max != RLIM_INFINITY && (rlim_t)bytes > rl.rlim_max) ? rl.rlim_max
@@ -72,7 +77,38 @@ static int core_memory_default (lua_State *L) {
   return 1;
 }
 
+/*
+** core.spill(dir | nil [, bytes]): once the big arrays in memory would pass
+** bytes, new ones are files in dir (unlinked at once, mapped back); also
+** when memory runs out before. nil: never spill.
+*/
+static int core_spill (lua_State *L) {
+  const char *dir = luaL_optstring(L, 1, NULL);
+  lua_Integer bytes = luaL_optinteger(L, 2, 0);
+  luaL_argcheck(L, bytes >= 0, 2, "must not be negative");
+  luaL_argcheck(L, dir == NULL || strlen(dir) < 4000, 1, "directory name too long");
+  sift_big_spill(dir, (uint64_t)bytes);
+  return 0;
+}
+
+/* core.big_usage() -> { memory, spilled, spilled_peak }: bytes of the big
+   arrays alive in memory and in spill files, and the most ever spilled */
+static int core_big_usage (lua_State *L) {
+  uint64_t memory, spilled, peak;
+  sift_big_usage(&memory, &spilled, &peak);
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, (lua_Integer)memory);
+  lua_setfield(L, -2, "memory");
+  lua_pushinteger(L, (lua_Integer)spilled);
+  lua_setfield(L, -2, "spilled");
+  lua_pushinteger(L, (lua_Integer)peak);
+  lua_setfield(L, -2, "spilled_peak");
+  return 1;
+}
+
 static const luaL_Reg budget_functions[] = {
+  {"spill", core_spill},
+  {"big_usage", core_big_usage},
   {"memory_budget", core_memory_budget},
   {"memory_default", core_memory_default},
   {NULL, NULL}

@@ -26,12 +26,17 @@ sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
   if (g->first) return SIFT_OK;
   if (!HG_ALLOC(g->first, n + 1)) return SIFT_ENOMEM;
   for (i = 0; i < n; i++) {  /* count */
-    g->first[i] = e;
+    g->first[i] = (uint32_t)e;
     hg_refs_begin(&it, g, (uint32_t)i, 1);
     while (hg_refs_next(&it, &ref)) e += !(ref.flags & HG_NEVER);
+    if (e > UINT32_MAX) {
+      sift_big_free(g->first);
+      g->first = NULL;
+      return SIFT_ETOOBIG;
+    }
     if (!sift_progress(pr, i / 2)) return SIFT_ECANCEL;
   }
-  g->first[n] = e;
+  g->first[n] = (uint32_t)e;
   g->edges = e;
   if (!HG_ALLOC(g->succ, e)) return SIFT_ENOMEM;
   for (i = 0, e = 0; i < n; i++) {  /* fill */
@@ -53,12 +58,11 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   uint32_t *pre = NULL, *vertex = NULL, *parent = NULL, *semi = NULL,
            *label = NULL, *anc = NULL, *idom = NULL, *next = NULL,
            *stack = NULL, v;
-  uint64_t *pf = NULL;
-  uint32_t *pl = NULL;
+  uint32_t *pf = NULL, *pl = NULL;
   sift_Status s;
   if ((s = hg_build(g, pr)) != SIFT_OK) return s;
-  free(g->idom); free(g->retained);
-  free(g->child_first); free(g->children);
+  sift_big_free(g->idom); sift_big_free(g->retained);
+  sift_big_free(g->child_first); sift_big_free(g->children);
   g->idom = NULL; g->retained = NULL;
   g->child_first = g->children = NULL;
   if (!HG_ALLOC(pre, n + 1) || !HG_ALLOC(vertex, n + 1) || !HG_ALLOC(parent, n + 1)
@@ -93,7 +97,7 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     else v = vertex[parent[pre[v]]];
   }
   g->reachable = R - 1;
-  free(next);
+  sift_big_free(next);
   next = NULL;
   /* predecessors, in preorder numbers, of the reachable nodes */
   if (!HG_ALLOC(pf, R + 1)) { s = SIFT_ENOMEM; goto out; }
@@ -116,9 +120,9 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   pf[0] = 0;
   /* the successors are no longer needed (hg_unreachable_without rebuilds
      them), nor the preorder numbers of nodes */
-  free(g->first); free(g->succ);
+  sift_big_free(g->first); sift_big_free(g->succ);
   g->first = NULL; g->succ = NULL;
-  free(pre);
+  sift_big_free(pre);
   pre = NULL;
   /* semi-dominators, by link-eval with path compression (iterative) */
   if (!HG_ALLOC(semi, R) || !HG_ALLOC(label, R) || !HG_ALLOC(anc, R)
@@ -154,7 +158,7 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     anc[k] = parent[k];  /* link */
     if (!sift_progress(pr, n + (R - k) * n / R)) { s = SIFT_ECANCEL; goto out; }
   }
-  free(pf); free(pl); free(label); free(stack);
+  sift_big_free(pf); sift_big_free(pl); sift_big_free(label); sift_big_free(stack);
   pf = NULL; pl = NULL; label = NULL; stack = NULL;
   /* immediate dominators: the nearest common ancestor step */
   idom = anc;  /* reuse: anc is done */
@@ -191,11 +195,11 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   g->model = model;
   sift_progress(pr, 2 * n);
 out:
-  free(pre); free(vertex); free(parent); free(next); free(stack);
-  free(pf); free(pl); free(semi); free(label); free(anc);
+  sift_big_free(pre); sift_big_free(vertex); sift_big_free(parent); sift_big_free(next); sift_big_free(stack);
+  sift_big_free(pf); sift_big_free(pl); sift_big_free(semi); sift_big_free(label); sift_big_free(anc);
   if (s != SIFT_OK) {
-    free(g->idom); free(g->retained);
-    free(g->child_first); free(g->children);
+    sift_big_free(g->idom); sift_big_free(g->retained);
+    sift_big_free(g->child_first); sift_big_free(g->children);
     g->idom = NULL; g->retained = NULL;
     g->child_first = g->children = NULL;
   }
@@ -210,10 +214,10 @@ sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
   if (g->idom == NULL) return SIFT_EUNSUPPORTED;
   if (hg_build(g, NULL) != SIFT_OK) return SIFT_ENOMEM;
   HG_ALLOC(q, n);
-  seen = (uint8_t *)calloc(n / 8 + 1, 1);
+  seen = (uint8_t *)sift_big_alloc((n / 8 + 1) * 1);
   if (!q || !seen) {
-    free(q);
-    free(seen);
+    sift_big_free(q);
+    sift_big_free(seen);
     return SIFT_ENOMEM;
   }
   for (i = 0; i < g->nroots; i++) {
@@ -240,8 +244,8 @@ sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
       (*count)++;
       *bytes += hg_shallow(g, (uint32_t)i, g->model);
     }
-  free(q);
-  free(seen);
+  sift_big_free(q);
+  sift_big_free(seen);
   return SIFT_OK;
 }
 

@@ -33,7 +33,7 @@ static sift_Status find_loaders (hg_Graph *g) {
   const hp_Heap *h = g->h;
   uint32_t *pairs;
   uint64_t c, k = 0;
-  if (!(g->is_loader = (uint8_t *)calloc(g->n / 8 + 1, 1))
+  if (!(g->is_loader = (uint8_t *)sift_big_alloc((g->n / 8 + 1) * 1))
       || !HG_ALLOC(pairs, h->nclasses * 2))
     return SIFT_ENOMEM;
   for (c = 0; c < h->nclasses; c++) {
@@ -48,14 +48,14 @@ static sift_Status find_loaders (hg_Graph *g) {
   qsort(pairs, k, 2 * sizeof *pairs, cmp_defined);
   g->ndefined = k;
   if (!HG_ALLOC(g->defined_by, k) || !HG_ALLOC(g->defined, k)) {
-    free(pairs);
+    sift_big_free(pairs);
     return SIFT_ENOMEM;
   }
   for (c = 0; c < k; c++) {
     g->defined_by[c] = pairs[2 * c];
     g->defined[c] = pairs[2 * c + 1];
   }
-  free(pairs);
+  sift_big_free(pairs);
   return SIFT_OK;
 }
 
@@ -103,7 +103,7 @@ sift_Status hg_init (hg_Graph *g, const hp_Heap *h) {
   }
   /* the roots that point at objects of the dump */
   if (!HG_ALLOC(g->root_obj, h->nroots) || !HG_ALLOC(g->root_rec, h->nroots)
-      || !(g->root_obj_flags = (uint8_t *)calloc(h->nroots + 1, 1)))
+      || !(g->root_obj_flags = (uint8_t *)sift_big_alloc((h->nroots + 1) * 1)))
     return SIFT_ENOMEM;
   for (i = 0; i < h->nroots; i++) {
     uint32_t num = hg_find(g, h->roots[i].id);
@@ -115,31 +115,31 @@ sift_Status hg_init (hg_Graph *g, const hp_Heap *h) {
 }
 
 void hg_free (hg_Graph *g) {
-  free(g->ref_first);
-  free(g->ref_field);
-  free(g->ref_flags);
-  free(g->static_flags);
-  free(g->static_first);
-  free(g->bucket);
-  free(g->root_obj);
-  free(g->root_rec);
-  free(g->root_obj_flags);
-  free(g->is_loader);
-  free(g->path_parent);
-  free(g->run_start);
-  free(g->run_len);
-  free(g->jvm_instance);
-  free(g->jvm_mirror);
-  free(g->defined_by);
-  free(g->defined);
-  free(g->first);
-  free(g->succ);
-  free(g->pfirst);
-  free(g->pred);
-  free(g->idom);
-  free(g->retained);
-  free(g->child_first);
-  free(g->children);
+  sift_big_free(g->ref_first);
+  sift_big_free(g->ref_field);
+  sift_big_free(g->ref_flags);
+  sift_big_free(g->static_flags);
+  sift_big_free(g->static_first);
+  sift_big_free(g->bucket);
+  sift_big_free(g->root_obj);
+  sift_big_free(g->root_rec);
+  sift_big_free(g->root_obj_flags);
+  sift_big_free(g->is_loader);
+  sift_big_free(g->path_parent);
+  sift_big_free(g->run_start);
+  sift_big_free(g->run_len);
+  sift_big_free(g->jvm_instance);
+  sift_big_free(g->jvm_mirror);
+  sift_big_free(g->defined_by);
+  sift_big_free(g->defined);
+  sift_big_free(g->first);
+  sift_big_free(g->succ);
+  sift_big_free(g->pfirst);
+  sift_big_free(g->pred);
+  sift_big_free(g->idom);
+  sift_big_free(g->retained);
+  sift_big_free(g->child_first);
+  sift_big_free(g->children);
   memset(g, 0, sizeof *g);
 }
 
@@ -374,8 +374,8 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
   sift_Status s = SIFT_OK;
   HG_ALLOC(q, n);
   HG_ALLOC(lq, n);
-  low = (uint8_t *)calloc(n / 8 + 1, 1);
-  done = (uint8_t *)calloc(n / 8 + 1, 1);
+  low = (uint8_t *)sift_big_alloc((n / 8 + 1) * 1);
+  done = (uint8_t *)sift_big_alloc((n / 8 + 1) * 1);
   if (!q || !lq || !low || !done) {
     s = SIFT_ENOMEM;
     goto out;
@@ -428,10 +428,10 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
     }
   }
 out:
-  free(q);
-  free(lq);
-  free(low);
-  free(done);
+  sift_big_free(q);
+  sift_big_free(lq);
+  sift_big_free(low);
+  sift_big_free(done);
   return s;
 }
 

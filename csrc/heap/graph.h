@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "core/big.h"
 #include "hprof.h"
 
 /* flags of a reference (a field or static of a class, or a root kind) */
@@ -72,10 +73,11 @@ typedef struct hg_Graph {
   uint32_t *defined_by;    /* loader object numbers, sorted */
   uint32_t *defined;       /* the class number beside each */
   uint64_t ndefined;
-  /* the strong graph for dominators (CSR), and its predecessors */
-  uint64_t *first;
+  /* the strong graph for dominators (CSR), and its predecessors; 32-bit
+     offsets: a graph has at most 4 G references (hg_build says so) */
+  uint32_t *first;
   uint32_t *succ;
-  uint64_t *pfirst;
+  uint32_t *pfirst;
   uint32_t *pred;
   /* the last path search: each object's parent on its shortest path (n
      for a root, HG_NONE unreached) */
@@ -157,10 +159,10 @@ sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
                                     uint64_t *count, uint64_t *bytes);
 
 /* graph.c and dominators.c: bit sets over object numbers, and arrays of
-   n elements (never malloc(0)) */
+   n elements (big arrays, core/big.h: given back with sift_big_free) */
 #define HG_BIT(set, i) ((set)[(i) >> 3] >> ((i) & 7) & 1)
 #define HG_SETBIT(set, i) ((set)[(i) >> 3] |= (uint8_t)(1 << ((i) & 7)))
 #define HG_CLEARBIT(set, i) ((set)[(i) >> 3] &= (uint8_t)~(1 << ((i) & 7)))
-#define HG_ALLOC(p, n) ((p) = malloc(((n) != 0 ? (n) : 1) * sizeof *(p)))
+#define HG_ALLOC(p, n) ((p) = sift_big_alloc(((n) != 0 ? (n) : 1) * sizeof *(p)))
 
 #endif

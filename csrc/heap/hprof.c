@@ -121,7 +121,7 @@ static sift_Status name_class (Build *b, uint64_t id) {
   if (2 * (b->nnamed + 1) > b->named_mask + 1) {  /* grow to keep it sparse */
     uint64_t size = b->named ? 2 * (b->named_mask + 1) : 1024, i;
     uint64_t *old = b->named, oldsize = b->named ? b->named_mask + 1 : 0;
-    b->named = (uint64_t *)calloc(size, sizeof(uint64_t));
+    b->named = (uint64_t *)sift_big_alloc((size) * sizeof(uint64_t));
     if (b->named == NULL) {
       b->named = old;
       return hpb_nomem(b);
@@ -133,7 +133,7 @@ static sift_Status name_class (Build *b, uint64_t id) {
         while (b->named[slot]) slot = (slot + 1) & b->named_mask;
         b->named[slot] = old[i];
       }
-    free(old);
+    sift_big_free(old);
   }
   for (slot = hpb_hash_id(id) & b->named_mask; b->named[slot];
        slot = (slot + 1) & b->named_mask)
@@ -531,25 +531,25 @@ sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
   b.err = err;
   b.errsize = errsize;
   s = build(&b, p, n, opt);
-  free(b.named);
+  sift_big_free(b.named);
   return s;
 }
 
 
 void hp_free (hp_Heap *h) {
-  free(h->objs);
-  free(h->keys32);
-  free(h->keys64);
-  free(h->offs);
-  free(h->heaps);
-  free(h->classes);
-  free(h->class_hash);
-  free(h->fields);
-  free(h->strings);
-  free(h->frames);
-  free(h->traces);
-  free(h->loads);
-  free(h->roots);
-  free(h->threads);
+  sift_big_free(h->objs);
+  sift_big_free(h->keys32);
+  sift_big_free(h->keys64);
+  sift_big_free(h->offs);
+  sift_big_free(h->heaps);
+  sift_big_free(h->classes);
+  sift_big_free(h->class_hash);
+  sift_big_free(h->fields);
+  sift_big_free(h->strings);
+  sift_big_free(h->frames);
+  sift_big_free(h->traces);
+  sift_big_free(h->loads);
+  sift_big_free(h->roots);
+  sift_big_free(h->threads);
   memset(h, 0, sizeof *h);
 }

@@ -9,6 +9,7 @@
 #if !defined(sift_hprof_build_h)
 #define sift_hprof_build_h
 
+#include "core/big.h"
 #include "hprof.h"
 
 /* a growable array: push one element, doubling the capacity */
@@ -16,7 +17,7 @@
   do { \
     if ((n) == (cap)) { \
       uint64_t ncap_ = (cap) ? (cap) * 2 : 1024; \
-      void *na_ = realloc((arr), ncap_ * sizeof *(arr)); \
+      void *na_ = sift_big_realloc((arr), ncap_ * sizeof *(arr)); \
       if (na_ == NULL) return hpb_nomem(b); \
       (arr) = na_; \
       (cap) = ncap_; \

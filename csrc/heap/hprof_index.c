@@ -30,7 +30,7 @@ int hpb_sort_idx (hp_Idx *v, uint64_t n) {
   if (sorted) return 1;
   for (i = 0; i < n; i++) common |= v[i].id - min;  /* the shared alignment */
   while (shift < 63 && !(common >> shift & 1)) shift++;
-  tmp = (hp_Idx *)malloc(n * sizeof *tmp);
+  tmp = (hp_Idx *)sift_big_alloc(n * sizeof *tmp);
   if (tmp == NULL) return 0;
   dst = tmp;
   for (byte = 0; byte < 8 && ((max - min) >> shift >> (8 * byte)) > 0;
@@ -50,7 +50,7 @@ int hpb_sort_idx (hp_Idx *v, uint64_t n) {
     { hp_Idx *x = src; src = dst; dst = x; }
   }
   if (src != v) memcpy(v, src, n * sizeof *v);
-  free(tmp);
+  sift_big_free(tmp);
   return 1;
 }
 
@@ -150,11 +150,11 @@ static int sort_words (uint64_t *w, uint64_t n) {
     start = i;
   }
   if (n == 0 || (nruns <= 1 && r == 0)) return 1;  /* sorted already */
-  tmp = (uint64_t *)malloc(n * sizeof(uint64_t));
+  tmp = (uint64_t *)sift_big_alloc(n * sizeof(uint64_t));
   if (tmp == NULL) return 0;
   if (nruns > MAXRUNS || r > n / 8) {
     radix_words(w, n, tmp);
-    free(tmp);
+    sift_big_free(tmp);
     return 1;
   }
   aside = tmp + (n - r);  /* the last r slots of tmp */
@@ -195,7 +195,7 @@ static int sort_words (uint64_t *w, uint64_t n) {
     if (kept > 0 && w[kept - 1] > aside[na - 1]) w[--i] = w[--kept];
     else w[--i] = aside[--na];
   }
-  free(tmp);
+  sift_big_free(tmp);
   return 1;
 }
 
@@ -221,12 +221,12 @@ sift_Status hpb_sort_objects (Build *b) {
   while (common != 0 && shift < 63 && !(common >> shift & 1)) shift++;
   h->id_base = min;
   h->id_shift = shift;
-  h->offs = (uint64_t *)malloc((n ? n : 1) * sizeof(uint64_t));
+  h->offs = (uint64_t *)sift_big_alloc((n ? n : 1) * sizeof(uint64_t));
   if (h->offs == NULL) return hpb_nomem(b);
   if ((max - min) >> shift > UINT32_MAX || n > UINT32_MAX) {
     if (!hpb_sort_idx(h->objs, n)) return hpb_nomem(b);
     h->duplicates = hpb_dedup_idx(h->objs, &h->nobjs);
-    h->keys64 = (uint64_t *)malloc((h->nobjs ? h->nobjs : 1)
+    h->keys64 = (uint64_t *)sift_big_alloc((h->nobjs ? h->nobjs : 1)
                                    * sizeof(uint64_t));
     if (h->keys64 == NULL) return hpb_nomem(b);
     for (i = 0; i < h->nobjs; i++) {
@@ -235,16 +235,16 @@ sift_Status hpb_sort_objects (Build *b) {
     }
     return SIFT_OK;
   }
-  words = (uint64_t *)malloc((n ? n : 1) * sizeof(uint64_t));
-  h->keys32 = (uint32_t *)malloc((n ? n : 1) * sizeof(uint32_t));
+  words = (uint64_t *)sift_big_alloc((n ? n : 1) * sizeof(uint64_t));
+  h->keys32 = (uint32_t *)sift_big_alloc((n ? n : 1) * sizeof(uint32_t));
   if (words == NULL || h->keys32 == NULL) {
-    free(words);
+    sift_big_free(words);
     return hpb_nomem(b);
   }
   for (i = 0; i < n; i++)
     words[i] = ((h->objs[i].id - min) >> shift) << 32 | i;
   if (!sort_words(words, n)) {
-    free(words);
+    sift_big_free(words);
     return hpb_nomem(b);
   }
   for (i = 0, k = 0; i < n; i++) {
@@ -255,8 +255,8 @@ sift_Status hpb_sort_objects (Build *b) {
   }
   h->duplicates = n - k;
   h->nobjs = k;
-  free(words);
-  free(h->objs);
+  sift_big_free(words);
+  sift_big_free(h->objs);
   h->objs = NULL;
   return SIFT_OK;
 }
@@ -277,7 +277,7 @@ static sift_Status hash_classes (Build *b) {
   uint64_t size = 16, i;
   while (size < 2 * h->nclasses) size *= 2;
   if (h->nclasses > INT32_MAX) return hpb_nomem(b);
-  h->class_hash = (int32_t *)malloc(size * sizeof(int32_t));
+  h->class_hash = (int32_t *)sift_big_alloc(size * sizeof(int32_t));
   if (h->class_hash == NULL) return hpb_nomem(b);
   memset(h->class_hash, 0xff, size * sizeof(int32_t));  /* all -1 */
   h->class_mask = size - 1;
@@ -372,11 +372,11 @@ sift_Status hpb_link_classes (Build *b) {
   if (missing_super)
     hpb_warn(h, "%llu classes have a superclass that is not in the dump",
          (unsigned long long)missing_super);
-  state = (unsigned char *)calloc(h->nclasses + 1, 1);
+  state = (unsigned char *)sift_big_alloc((h->nclasses + 1) * 1);
   if (state == NULL) return hpb_nomem(b);
   for (i = 0; i < h->nclasses && s == SIFT_OK; i++)
     s = flatten(b, i, &cap, state);
-  free(state);
+  sift_big_free(state);
   return s;
 }
 

@@ -28,6 +28,7 @@ static int graph_dominators (lua_State *L) {
   s = hg_dominators(g, model, &progress);
   sift_progress_rethrow(&lp);
   if (s == SIFT_ECANCEL) return sift_pushfail(L, s, "cancelled");
+  if (s == SIFT_ETOOBIG) luaL_error(L, "too many references (over 4 G) for the dominator tree");
   if (s != SIFT_OK) luaL_error(L, "not enough memory for the dominator tree");
   lua_pushinteger(L, (lua_Integer)g->reachable);
   return 1;

@@ -39,8 +39,8 @@ hg_Graph *sift_checkgraph (lua_State *L) {
 
 /* forget what depends on which references are followed */
 static void invalidate (hg_Graph *g) {
-  free(g->first); free(g->succ); free(g->idom); free(g->retained);
-  free(g->child_first); free(g->children);
+  sift_big_free(g->first); sift_big_free(g->succ); sift_big_free(g->idom); sift_big_free(g->retained);
+  sift_big_free(g->child_first); sift_big_free(g->children);
   g->first = NULL; g->succ = NULL; g->idom = NULL; g->retained = NULL;
   g->child_first = NULL; g->children = NULL;
 }
@@ -149,20 +149,24 @@ static int graph_referrers (lua_State *L) {
   uint32_t num = sift_checkobj(L, g, 2);
   uint64_t i, k;
   if (g->pfirst == NULL) {
-    uint64_t n = g->n, *pf;
-    uint32_t *pl;
+    uint64_t n = g->n, total = 0;
+    uint32_t *pf, *pl;
     hg_Iter it;
     hg_Ref r;
-    pf = (uint64_t *)calloc(n + 1, sizeof *pf);
+    pf = (uint32_t *)sift_big_alloc((n + 1) * sizeof *pf);
     if (pf == NULL) luaL_error(L, "not enough memory for referrers");
     for (i = 0; i < n; i++) {
       hg_refs_begin(&it, g, (uint32_t)i, 0);
-      while (hg_refs_next(&it, &r)) pf[r.target + 1]++;
+      while (hg_refs_next(&it, &r)) pf[r.target + 1]++, total++;
+    }
+    if (total > UINT32_MAX) {
+      sift_big_free(pf);
+      luaL_error(L, "too many references (over 4 G) for referrers");
     }
     for (i = 0; i < n; i++) pf[i + 1] += pf[i];
-    pl = (uint32_t *)malloc((pf[n] ? pf[n] : 1) * sizeof *pl);
+    pl = (uint32_t *)sift_big_alloc((pf[n] ? pf[n] : 1) * sizeof *pl);
     if (pl == NULL) {
-      free(pf);
+      sift_big_free(pf);
       luaL_error(L, "not enough memory for referrers");
     }
     for (i = 0; i < n; i++) {  /* pf[t] runs ahead while filling */
@@ -228,11 +232,11 @@ static int graph_set_jvm_layout (lua_State *L) {
   luaL_checktype(L, 3, LUA_TTABLE);
   luaL_argcheck(L, lua_rawlen(L, 2) == nc && lua_rawlen(L, 3) == nc, 2,
                 "a size per class expected");
-  inst = (uint32_t *)malloc((nc + 1) * sizeof *inst);
-  mirror = (uint32_t *)malloc((nc + 1) * sizeof *mirror);
+  inst = (uint32_t *)sift_big_alloc((nc + 1) * sizeof *inst);
+  mirror = (uint32_t *)sift_big_alloc((nc + 1) * sizeof *mirror);
   if (inst == NULL || mirror == NULL) {
-    free(inst);
-    free(mirror);
+    sift_big_free(inst);
+    sift_big_free(mirror);
     return luaL_error(L, "not enough memory for the JVM layout");
   }
   for (c = 0; c < nc; c++) {  /* checked before the graph's are replaced */
@@ -246,15 +250,15 @@ static int graph_set_jvm_layout (lua_State *L) {
     lua_pop(L, 2);
     if (!ok1 || !ok2 || a < 0 || b < 0 || a > (lua_Integer)UINT32_MAX
         || b > (lua_Integer)UINT32_MAX) {
-      free(inst);
-      free(mirror);
+      sift_big_free(inst);
+      sift_big_free(mirror);
       return luaL_error(L, "bad size for class %d", (int)k);
     }
     inst[c] = (uint32_t)a;
     mirror[c] = (uint32_t)b;
   }
-  free(g->jvm_instance);
-  free(g->jvm_mirror);
+  sift_big_free(g->jvm_instance);
+  sift_big_free(g->jvm_mirror);
   g->jvm_instance = inst;
   g->jvm_mirror = mirror;
   g->jvm_array_base = (uint32_t)luaL_checkinteger(L, 4);

@@ -19,8 +19,8 @@
 #include "lheap.h"
 
 void sift_heap_free_groups (LHeap *lh) {
-  free(lh->start);
-  free(lh->by_class);
+  sift_big_free(lh->start);
+  sift_big_free(lh->by_class);
   lh->start = NULL;
   lh->by_class = NULL;
 }

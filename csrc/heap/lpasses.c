@@ -31,9 +31,9 @@ static uint64_t slot_of (const hp_Heap *h, const hp_ObjInfo *o) {
 static void build_groups (lua_State *L, LHeap *lh) {
   hp_Heap *h = &lh->h;
   uint64_t i, nslots = NSLOTS(h);
-  lh->start = (uint64_t *)calloc(nslots + 1, sizeof(uint64_t));
+  lh->start = (uint64_t *)sift_big_alloc((nslots + 1) * sizeof(uint64_t));
   lh->by_class = h->nobjs <= UINT32_MAX
-    ? (uint32_t *)malloc((h->nobjs + 1) * sizeof(uint32_t)) : NULL;
+    ? (uint32_t *)sift_big_alloc((h->nobjs + 1) * sizeof(uint32_t)) : NULL;
   if (lh->start == NULL || lh->by_class == NULL) {
     sift_heap_free_groups(lh);
     luaL_error(L, "not enough memory to group objects by class");

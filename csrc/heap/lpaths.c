@@ -89,15 +89,15 @@ static int graph_path_search (lua_State *L) {
     if (!(targets[t >> 3] >> (t & 7) & 1)) distinct++;
     targets[t >> 3] |= (uint8_t)(1 << (t & 7));
   }
-  free(g->path_parent);
-  free(g->run_start);
-  free(g->run_len);
+  sift_big_free(g->path_parent);
+  sift_big_free(g->run_start);
+  sift_big_free(g->run_len);
   g->run_start = g->run_len = NULL;
-  g->path_parent = (uint32_t *)malloc(((size_t)g->n + 1) * sizeof *g->path_parent);
+  g->path_parent = (uint32_t *)sift_big_alloc(((size_t)g->n + 1) * sizeof *g->path_parent);
   if (g->path_parent == NULL) luaL_error(L, "not enough memory for path finding");
   s = hg_paths(g, targets, distinct, g->path_parent, NULL);
   if (s != SIFT_OK) {
-    free(g->path_parent);
+    sift_big_free(g->path_parent);
     g->path_parent = NULL;
     luaL_error(L, "not enough memory for path finding");
   }
@@ -148,10 +148,10 @@ static void find_runs (lua_State *L, hg_Graph *g, uint32_t v) {
   RunKey above;
   if (g->run_start == NULL) {
     uint64_t i;
-    g->run_start = (uint32_t *)malloc(((size_t)g->n + 1) * sizeof *g->run_start);
-    g->run_len = (uint32_t *)malloc(((size_t)g->n + 1) * sizeof *g->run_len);
+    g->run_start = (uint32_t *)sift_big_alloc(((size_t)g->n + 1) * sizeof *g->run_start);
+    g->run_len = (uint32_t *)sift_big_alloc(((size_t)g->n + 1) * sizeof *g->run_len);
     if (g->run_start == NULL || g->run_len == NULL) {
-      free(g->run_start); free(g->run_len);
+      sift_big_free(g->run_start); sift_big_free(g->run_len);
       g->run_start = g->run_len = NULL;
       luaL_error(L, "not enough memory for path finding");
     }

@@ -54,6 +54,16 @@ local function apply_budget(args)
     if not bytes then return nil, ("--max-memory: cannot read '%s' (say 512M or 4G)"):format(args.max_memory) end
   end
   budget = core.memory_budget(bytes) and bytes > 0 and bytes or false
+  -- past 3/4 of the budget, the index's big arrays go to files (mapped back)
+  local dir = args.spill or os.getenv("TMPDIR") or "/tmp"
+  if args.spill then
+    local probe = dir .. "/.sift-spill-check"
+    local f = io.open(probe, "w")
+    if not f then return nil, ("--spill: cannot write in '%s'"):format(dir) end
+    f:close()
+    os.remove(probe)
+  end
+  if bytes > 0 then core.spill(dir, bytes // 4 * 3) else core.spill(nil) end
   return true
 end
 
@@ -103,7 +113,9 @@ end
 local function budget_option(cmd)
   cmd:option("--max-memory", "Fail with a message, rather than be killed, when the work needs more "
     .. "than SIZE of memory besides the mapped file (e.g. 512M, 4G; 0: no budget). Default: 3/4 of the "
-    .. "machine's (or the cgroup's) memory.")
+    .. "machine's (or the cgroup's) memory. Index arrays past 3/4 of SIZE go to files in --spill DIR.")
+  cmd:option("--spill", "Where index arrays past the budget go, as files mapped back (deleted at once; a "
+    .. "dump bigger than memory opens, only slower). Default: $TMPDIR or /tmp.")
 end
 
 M.printable, M.with_progress, M.say_failure, M.apply_budget = printable, with_progress, say_failure, apply_budget
