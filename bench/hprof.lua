@@ -114,6 +114,52 @@ if exists(first) and exists("/usr/bin/time") then
     objects or 0, size // (1 << 20)))
 end
 
+-- a dump whose analysis does not fit in memory: the same analysis in a
+-- memory cgroup (v1) that holds the mapped dump and a third of what the
+-- analysis needs besides it, with a budget of a quarter: the big arrays go
+-- to spill files, and the kernel pages them in and out
+local CGROUP = "/sys/fs/cgroup/memory"
+if exists(first) and exists(CGROUP .. "/memory.limit_in_bytes") then
+  print("\n== a dump bigger than its memory: index + dominators + top, spilled (--max-memory, --spill) ==")
+  local size = tonumber(select(2, sh("stat -c %s " .. first)))
+  local spill = "build/bench/spill"
+  os.execute("mkdir -p " .. spill)
+  local t, res = best(("lua5.4 bench/heap_spill.lua %s %d %s"):format(first, 1 << 50, spill), 2)
+  local s = t and fields(res)
+  if s then
+    local own = s.peak_kb * 1024 - size
+    local budget, limit = own // 4, size + own // 3
+    local cg = CGROUP .. "/sift-bench"
+    os.execute("rmdir " .. cg .. " 2>/dev/null; mkdir -p " .. cg)
+    local set = io.open(cg .. "/memory.memsw.limit_in_bytes", "w")
+    if set then set:write(limit) set:close() end  -- (absent without swap accounting)
+    set = io.open(cg .. "/memory.limit_in_bytes", "w")
+    if set and set:write(limit) and set:close() then
+      -- the dump's pages must be charged to the cgroup: out of the page cache first
+      sh("sync; echo 1 > /proc/sys/vm/drop_caches")
+      local bt, bres = best(("sh -c 'echo $$ > %s/cgroup.procs; exec lua5.4 bench/heap_spill.lua %s %d %s'")
+        :format(cg, first, budget, spill), 1)
+      local b = bt and fields(bres)
+      if b and b.top_retained == s.top_retained then
+        local b_own = math.max(0, b.peak_kb * 1024 - size)
+        print(("in memory:  %6.0f ms, peak %4.0f MB besides the dump = %5.1f B/object"):format(t * 1e3,
+          own / 2^20, own / s.objects))
+        print(("spilled:    %6.0f ms (%.1fx), peak %4.0f MB besides the dump = %5.1f B/object, in a cgroup of %.0f MB "
+          .. "(the dump's %.0f MB + %.0f MB), --max-memory %.0f MB; %.0f MB on disk = %.1f B/object")
+          :format(bt * 1e3, bt / t, b_own / 2^20, b_own / b.objects, limit / 2^20, size / 2^20,
+            (limit - size) / 2^20, budget / 2^20, b.spilled_peak / 2^20, b.spilled_peak / b.objects))
+      else
+        print("spilled run failed or differs: " .. tostring(bres):sub(1, 300))
+      end
+    else
+      print("(skipped: cannot make a memory cgroup here)")
+    end
+    os.execute("rmdir " .. cg .. " 2>/dev/null")
+  else
+    print("sift failed: " .. tostring(res))
+  end
+end
+
 -- the whole analysis on the largest dump: index, graph, BFS, dominators
 local big = ("build/bench/heap-%dM.hprof"):format(SIZES[#SIZES])
 if exists(big) then
