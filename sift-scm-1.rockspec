@@ -38,7 +38,7 @@ build = {
       sources = {
         "csrc/sift_core.c",
         "csrc/core/big.c", "csrc/core/common.c", "csrc/core/idmap.c", "csrc/core/inflate.c",
-        "csrc/core/lbudget.c", "csrc/core/lmap.c", "csrc/core/lreader.c", "csrc/core/lsift.c",
+        "csrc/core/lbudget.c", "csrc/core/ljson.c", "csrc/core/lmap.c", "csrc/core/lreader.c", "csrc/core/lsift.c",
         "csrc/core/lsniff.c", "csrc/core/out.c", "csrc/core/reader.c", "csrc/core/sniff.c",
         "csrc/core/sniff_trace.c",
         "csrc/heap/bmd.c", "csrc/heap/crunch.c", "csrc/heap/dict.c", "csrc/heap/dominators.c",

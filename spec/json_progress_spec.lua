@@ -19,12 +19,28 @@ describe("sift.json", function()
     assert.are.equal('"caf\xc3\xa9"', json.encode("caf\xc3\xa9"))  -- already UTF-8
   end)
 
+  it("takes Lua's strict UTF-8 rules: surrogates, overlong forms and cut sequences make a string Latin-1", function()
+    assert.are.equal('"\xe2\x82\xac"', json.encode("\xe2\x82\xac"))               -- the euro sign: kept
+    assert.are.equal('"\xc3\xad\xc2\xa0\xc2\x80"', json.encode("\xed\xa0\x80"))   -- a surrogate
+    assert.are.equal('"\xc3\x80\xc2\x80"', json.encode("\xc0\x80"))             -- an overlong NUL
+    assert.are.equal('"a\xc3\xa2\xc2\x82"', json.encode("a\xe2\x82"))           -- cut short
+    assert.are.equal('"\\u0000\\u001f\\u007f\\"\\\\\\b\\f\\n\\r\\t"', json.encode("\0\31\127\"\\\b\f\n\r\t"))
+  end)
+
+  it("writes empty tables as objects unless marked or named in opts.arrays", function()
+    assert.are.equal('{"a":{},"b":[],"c":[],"d":[1,2]}', json.encode({ a = {}, b = json.array(), c = {},
+      d = json.array { 1, 2 } }, { arrays = { c = true } }))
+    assert.are.equal('[-9223372036854775808,9223372036854775807,-0,1.0000000000000001e+300,null,null]',
+      json.encode { math.mininteger, math.maxinteger, -0.0, 1e300, 1 / 0, -1 / 0 })
+  end)
+
   it("raises on values JSON cannot hold", function()
     assert.has_error(function() json.encode { [1.5] = 1, x = 2 } end)
     assert.has_error(function() json.encode(print) end)
     local cycle = {}
     cycle.self = cycle
-    assert.has_error(function() json.encode(cycle) end)
+    assert.has_error(function() json.encode(cycle) end, "sift.json: nesting too deep (a cycle?)")
+    assert.has_error(function() json.encode { [true] = 1 } end, "sift.json: object keys must be strings, got boolean")
   end)
 end)
 
