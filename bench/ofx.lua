@@ -20,8 +20,8 @@ local have_ofxdump = sh("command -v ofxdump")
 local OFXPARSE = "/usr/bin/python3 -c \"import ofxparse,sys; f=open(sys.argv[1],'rb'); "
   .. "o=ofxparse.OfxParser.parse(f); print(len(o.account.statement.transactions))\" %s"
 
-print(("%-22s %10s %12s %12s %12s %10s %10s"):format("file", "sift", "txns/s", "ofxparse", "ofxdump",
-  "ofxparse/", "ofxdump/"))
+print(("%-22s %10s %12s %10s %12s %12s %12s %10s %10s"):format("file", "sift", "txns/s", "--json", "txns/s",
+  "ofxparse", "ofxdump", "ofxparse/", "ofxdump/"))
 for _, n in ipairs(SIZES) do
   for _, v in ipairs { 1, 2 } do
     local label = (n >= 1000000 and ("%dm"):format(n // 1000000) or ("%dk"):format(n // 1000))
@@ -29,9 +29,10 @@ for _, n in ipairs(SIZES) do
     if not io.open(path) then assert(os.execute(("lua5.4 bench/ofx_gen.lua %d %d > %s"):format(n, v, path))) end
     local runs = n >= 1000000 and 1 or RUNS
     local t = assert(best("lua5.4 bin/sift -q ofx " .. path, runs))
+    local tj = assert(best("lua5.4 bin/sift -q ofx --json " .. path, runs))
     local tp = have_ofxparse and n <= PEER_MAX and best(OFXPARSE:format(path), runs)
     local td = have_ofxdump and n <= PEER_MAX and best("ofxdump " .. path, runs)
-    print(("%-22s %9.2fs %12.0f %12s %12s %10s %10s"):format(path:match("[^/]+$"), t, n / t,
+    print(("%-22s %9.2fs %12.0f %9.2fs %12.0f %12s %12s %10s %10s"):format(path:match("[^/]+$"), t, n / t, tj, n / tj,
       tp and ("%.2fs"):format(tp) or "-", td and ("%.2fs"):format(td) or "-",
       tp and ("%.1fx"):format(tp / t) or "-", td and ("%.1fx"):format(td / t) or "-"))
   end

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/big.h"
 #include "trace_build.h"
 
 static int cmp_id (const void *a, const void *b) {
@@ -94,21 +95,12 @@ static void hash_children (mt_Trace *t, uint32_t parent) {
   for (k = t->nodes[parent].child; k != MT_NONE; k = t->nodes[k].next) hash_insert(t, parent, k);
 }
 
-/* does the node have more children than a scan covers? */
-static int wide (const mt_Trace *t, uint32_t node) {
-  uint32_t k = t->nodes[node].child;
-  int n = 0;
-  for (; k != MT_NONE; k = t->nodes[k].next)
-    if (++n > SCAN) return 1;
-  return 0;
-}
-
 /* room for extra more entries (the table stays at most half full): a
-   bigger table, refilled with the children of every wide node */
+   bigger table, the old one's entries moved in */
 static int hash_reserve (mt_Trace *t, uint32_t extra) {
   uint64_t need = ((uint64_t)t->nhashed + extra) * 2;
-  uint32_t cap = t->hashcap ? t->hashcap : 1024, i;
-  mt_Edge *h;
+  uint32_t cap = t->hashcap ? t->hashcap : 1024, i, oldcap = t->hashcap;
+  mt_Edge *h, *old = t->hash;
   if (need <= t->hashcap) return 1;
   while (cap < need) {
     if (cap > UINT32_MAX / 2) return 0;
@@ -116,18 +108,25 @@ static int hash_reserve (mt_Trace *t, uint32_t extra) {
   }
   if ((h = (mt_Edge *)malloc((size_t)cap * sizeof *h)) == NULL) return 0;
   memset(h, 0xFF, (size_t)cap * sizeof *h);
-  free(t->hash);
   t->hash = h;
   t->hashcap = cap;
   t->nhashed = 0;
-  for (i = 0; i < t->nnodes; i++)
-    if (wide(t, i)) hash_children(t, i);
+  for (i = 0; i < oldcap; i++)
+    if (old[i].node != MT_NONE) hash_insert(t, old[i].parent, old[i].node);
+  free(old);
   return 1;
 }
 
 static uint32_t new_node (mt_Trace *t, uint32_t parent, uint32_t method) {
   mt_Node *nd;
-  if (!GROW(t->nodes, t->nnodes, t->nodecap)) return MT_NONE;
+  if (t->nnodes == t->nodecap) {  /* (orphan roots can pass the estimate) */
+    mt_Node *more;
+    if (t->nodecap > UINT32_MAX / 2
+        || !(more = (mt_Node *)sift_big_realloc(t->nodes, (size_t)t->nodecap * 2 * sizeof *more)))
+      return MT_NONE;
+    t->nodes = more;
+    t->nodecap *= 2;
+  }
   nd = &t->nodes[t->nnodes];
   memset(nd, 0, sizeof *nd);
   nd->method = method;
@@ -184,7 +183,12 @@ typedef struct Actives {
   uint32_t n, cap;
   uint32_t *slot;       /* open addressing, at most half full */
   uint32_t slotcap;
+  uint64_t dense;       /* entries of the threads' own count arrays (Run.depth) */
 } Actives;
+
+/* a thread's own array of counts, one per method, while all of them
+   together stay under this many entries (else the table above) */
+#define DENSE_MAX ((uint64_t)16 << 20)
 
 static int actives_grow (Actives *x) {
   uint32_t cap = x->slotcap ? x->slotcap * 2 : 1024, i, s;
@@ -225,7 +229,20 @@ typedef struct Run {  /* a thread's state during the pass */
   uint32_t n, cap;
   int started;
   uint64_t last[2];     /* the times of its last event */
+  uint32_t *depth;      /* frames of each method on its stack, or NULL:
+                           then Actives has them */
 } Run;
+
+/* the count of method's frames on r's stack; *a is its Actives entry
+   (MT_NONE when the thread has its own counts); NULL without memory */
+static uint32_t *frames_of (Actives *x, Run *r, uint32_t i, uint32_t method, uint32_t *a) {
+  if (r->depth) {
+    *a = MT_NONE;
+    return &r->depth[method];
+  }
+  if ((*a = active(x, i, method)) == MT_NONE) return NULL;
+  return &x->a[*a].count;
+}
 
 /* the microseconds from then to now on a 32-bit counter that may wrap */
 static uint64_t since (uint64_t now, uint64_t then) {
@@ -235,14 +252,14 @@ static uint64_t since (uint64_t now, uint64_t then) {
 static void close_frame (mt_Trace *t, Actives *x, Run *r, const uint64_t now[2]) {
   Frame *f = &r->f[--r->n];
   mt_Method *m = &t->methods[f->method];
-  Active *a = &x->a[f->active];
+  uint32_t *count = f->active == MT_NONE ? &r->depth[f->method] : &x->a[f->active].count;
   int k;
   for (k = 0; k < 2; k++) {
     uint64_t d = since(now[k], f->at[k]);
     t->nodes[f->node].incl[k] += d;
-    if (a->count == 1) m->incl[k] += d;
+    if (*count == 1) m->incl[k] += d;
   }
-  a->count--;
+  (*count)--;
 }
 
 /*
@@ -305,17 +322,21 @@ static sift_Status step (mt_Trace *t, Actives *x, uint32_t i, Run *r,
   sift_Status s;
   if (!r->started) {
     r->started = 1;
+    if (x->dense + t->nmethods <= DENSE_MAX
+        && (r->depth = (uint32_t *)calloc((size_t)t->nmethods + 1, sizeof *r->depth)) != NULL)
+      x->dense += t->nmethods;
     th->first[0] = r->last[0] = now[0];
     th->first[1] = r->last[1] = now[1];
   }
   if (action == 0) {  /* enter: the gap was the caller's */
     uint32_t parent = r->n ? r->f[r->n - 1].node : th->root;
+    uint32_t *count;
     node = child(t, parent, method);
     charge(t, r, parent, now, r->last);
-    if (node == MT_NONE || (a = active(x, i, method)) == MT_NONE || !GROW(r->f, r->n, r->cap))
+    if (node == MT_NONE || (count = frames_of(x, r, i, method, &a)) == NULL || !GROW(r->f, r->n, r->cap))
       return SIFT_ENOMEM;
     t->nodes[node].calls++;
-    if (x->a[a].count++ > 0) t->methods[method].recursive++;
+    if ((*count)++ > 0) t->methods[method].recursive++;
     else t->methods[method].calls++;
     r->f[r->n].node = node;
     r->f[r->n].method = method;
@@ -329,8 +350,9 @@ static sift_Status step (mt_Trace *t, Actives *x, uint32_t i, Run *r,
     if (d == 0 || r->f[d - 1].method != method) {
       /* the method's frame, when it has one: the scan pops what it passes,
          so it costs no more than the frames it closes */
-      if ((a = active(x, i, method)) == MT_NONE) return SIFT_ENOMEM;
-      if (x->a[a].count == 0) d = 0;
+      uint32_t *count = frames_of(x, r, i, method, &a);
+      if (count == NULL) return SIFT_ENOMEM;
+      if (*count == 0) d = 0;
       else while (d > 0 && r->f[d - 1].method != method) d--;
     }
     if (d == 0) {  /* the gap was the orphan's: it was running */
@@ -378,7 +400,8 @@ sift_Status mtb_call_trees (Ctx *c, sift_Progress *progress) {
      exits) and a root per thread; calloc'd pages cost nothing until used */
   t->nodecap = (uint32_t)((t->records / 2 + t->nthreads + 64) < UINT32_MAX / 2
                           ? t->records / 2 + t->nthreads + 64 : UINT32_MAX / 2);
-  if (!ALLOC(t->nodes, t->nodecap) || !ALLOC(runs, t->nthreads)) { s = SIFT_ENOMEM; goto out; }
+  t->nodes = (mt_Node *)sift_big_alloc((size_t)t->nodecap * sizeof *t->nodes);
+  if (t->nodes == NULL || !ALLOC(runs, t->nthreads)) { s = SIFT_ENOMEM; goto out; }
   for (i = 0; i < t->nthreads; i++)
     if ((t->threads[i].root = new_node(t, MT_NONE, MT_NONE)) == MT_NONE) { s = SIFT_ENOMEM; goto out; }
   /* the records in file order, each on its thread's stack */
@@ -400,7 +423,10 @@ sift_Status mtb_call_trees (Ctx *c, sift_Progress *progress) {
 out:
   if (s == SIFT_ENOMEM) snprintf(err, errsize, "trace: out of memory");
   if (s == SIFT_ECANCEL) snprintf(err, errsize, "trace: cancelled");
-  for (i = 0; runs && i < t->nthreads; i++) free(runs[i].f);
+  for (i = 0; runs && i < t->nthreads; i++) {
+    free(runs[i].f);
+    free(runs[i].depth);
+  }
   free(runs);
   free(slot);
   free(x.a);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/big.h"
 #include "trace_build.h"
 
 
@@ -335,7 +336,7 @@ void mt_free (mt_Trace *t) {
   free(t->dense);
   free(t->methods);
   free(t->threads);
-  free(t->nodes);
+  sift_big_free(t->nodes);
   free(t->hash);
   free(t->by_thread);
   free(t->thread_first);
