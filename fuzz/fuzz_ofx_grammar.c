@@ -4,8 +4,10 @@
 ** sift.ofx (the LPeg grammar, the C that builds its runs and reads its
 ** transactions, the typed statements) on an embedded Lua, leniently and
 ** strictly. Either may refuse the input, with nil and a message; neither
-** may raise an error, and a lenient tree must be well formed. Run from
-** the project root (the Lua modules come from lua/).
+** may raise an error, and a lenient tree must be well formed; its JSON view
+** goes through sift.json's C encoder (hostile text in every string) and
+** must read back with Lua's own rules: valid UTF-8. Run from the project
+** root (the Lua modules come from lua/).
 */
 
 #include <stdint.h>
@@ -16,7 +18,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 /* the check, a Lua function of the input's bytes */
 static const char check[] = LUA_CHECK_PRELUDE
-  "local grammar, ofx = require 'sift.ofx.grammar', require 'sift.ofx'\n"
+  "local grammar, ofx, json = require 'sift.ofx.grammar', require 'sift.ofx', require 'sift.json'\n"
   "local function well_formed(node)\n"
   "  local i = 1\n"
   "  while node[i] ~= nil do\n"
@@ -34,7 +36,11 @@ static const char check[] = LUA_CHECK_PRELUDE
   "return function(text)\n"
   "  local doc, msg = ofx.parse(text)\n"
   "  assert(doc or type(msg) == 'string', 'a refusal without a message')\n"
-  "  if doc then well_formed(doc.tree) end\n"
+  "  if doc then\n"
+  "    well_formed(doc.tree)\n"
+  "    local text = json.encode(ofx.view(doc), { arrays = ofx.view_arrays })\n"
+  "    assert(utf8.len(text), 'JSON that is not UTF-8')\n"
+  "  end\n"
   "  doc, msg = ofx.parse(text, { strict = true })\n"
   "  assert(doc or type(msg) == 'string', 'a strict refusal without a message')\n"
   "end\n";
