@@ -210,7 +210,7 @@ static int sort_words (uint64_t *w, uint64_t n) {
 sift_Status hpb_sort_objects (Build *b) {
   hp_Heap *h = b->h;
   uint64_t i, k, common = 0, max = 0, n = h->nobjs, min = UINT64_MAX;
-  uint64_t *words;
+  uint64_t *words, *by_file;
   int shift = 0;
   for (i = 0; i < n; i++) {
     if (h->objs[i].id < min) min = h->objs[i].id;
@@ -221,13 +221,13 @@ sift_Status hpb_sort_objects (Build *b) {
   while (common != 0 && shift < 63 && !(common >> shift & 1)) shift++;
   h->id_base = min;
   h->id_shift = shift;
-  h->offs = (uint64_t *)sift_big_alloc((n ? n : 1) * sizeof(uint64_t));
-  if (h->offs == NULL) return hpb_nomem(b);
   if ((max - min) >> shift > UINT32_MAX || n > UINT32_MAX) {
+    h->offs = (uint64_t *)sift_big_alloc((n ? n : 1) * sizeof(uint64_t));
+    if (h->offs == NULL) return hpb_nomem(b);
     if (!hpb_sort_idx(h->objs, n)) return hpb_nomem(b);
     h->duplicates = hpb_dedup_idx(h->objs, &h->nobjs);
     h->keys64 = (uint64_t *)sift_big_alloc((h->nobjs ? h->nobjs : 1)
-                                   * sizeof(uint64_t));
+                                           * sizeof(uint64_t));
     if (h->keys64 == NULL) return hpb_nomem(b);
     for (i = 0; i < h->nobjs; i++) {
       h->keys64[i] = h->objs[i].id;
@@ -235,29 +235,43 @@ sift_Status hpb_sort_objects (Build *b) {
     }
     return SIFT_OK;
   }
+  /* the pairs (16 bytes an object) go before the sort: their offsets in
+     file order and the sort's words (key, file-order index) are 16 */
   words = (uint64_t *)sift_big_alloc((n ? n : 1) * sizeof(uint64_t));
-  h->keys32 = (uint32_t *)sift_big_alloc((n ? n : 1) * sizeof(uint32_t));
-  if (words == NULL || h->keys32 == NULL) {
+  by_file = (uint64_t *)sift_big_alloc((n ? n : 1) * sizeof(uint64_t));
+  if (words == NULL || by_file == NULL) {
     sift_big_free(words);
+    sift_big_free(by_file);
     return hpb_nomem(b);
   }
-  for (i = 0; i < n; i++)
+  for (i = 0; i < n; i++) {
     words[i] = ((h->objs[i].id - min) >> shift) << 32 | i;
+    by_file[i] = h->objs[i].off;
+  }
+  sift_big_free(h->objs);
+  h->objs = NULL;
   if (!sort_words(words, n)) {
     sift_big_free(words);
+    sift_big_free(by_file);
+    return hpb_nomem(b);
+  }
+  h->keys32 = (uint32_t *)sift_big_alloc((n ? n : 1) * sizeof(uint32_t));
+  h->offs = (uint64_t *)sift_big_alloc((n ? n : 1) * sizeof(uint64_t));
+  if (h->keys32 == NULL || h->offs == NULL) {
+    sift_big_free(words);
+    sift_big_free(by_file);
     return hpb_nomem(b);
   }
   for (i = 0, k = 0; i < n; i++) {
     uint32_t key = (uint32_t)(words[i] >> 32);
     if (k > 0 && h->keys32[k - 1] == key) continue;  /* a repeated id */
     h->keys32[k] = key;
-    h->offs[k++] = h->objs[words[i] & 0xffffffffu].off;
+    h->offs[k++] = by_file[words[i] & 0xffffffffu];
   }
   h->duplicates = n - k;
   h->nobjs = k;
   sift_big_free(words);
-  sift_big_free(h->objs);
-  h->objs = NULL;
+  sift_big_free(by_file);
   return SIFT_OK;
 }
 
