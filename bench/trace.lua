@@ -47,6 +47,20 @@ print(("%-44s %8.0f MB   %7.2fx the trace's size (target <= 2x)"):format("peak m
   peak / 1024, peak * 1024 / size(trace)))
 print(("%-44s %8s      dmtracedump's profile: ~1200 ms (quoted) -> %.1fx"):format("", "", 1.2 / decode))
 
+-- sift profile, the whole process, beside the read; and how it grows from
+-- 1 M to 16 M records (traces of the same generator, cached)
+local profile = best("lua5.4 bin/sift --quiet profile " .. trace)
+print(("%-44s %8.0f ms   %7.1fx the read (goal <= 2x)"):format("sift profile (whole process)", profile * 1e3,
+  profile / read))
+for _, m in ipairs { 1, 4, 16 } do
+  local path = ("build/bench/startup-%dM.trace"):format(m)
+  if not size(path) then assert(os.execute(("lua5.4 bench/trace_gen.lua %s %d"):format(path, m * 1000000))) end
+  local t = best("lua5.4 bin/sift --quiet profile " .. path)
+  local r = best("cat " .. path)
+  print(("%-44s %8.0f ms   %7.1f M records/s, %.1fx the read (%.0f ms)"):format(
+    ("  profile of %d M records"):format(m), t * 1e3, m / t, t / r, r * 1e3))
+end
+
 local svg = best("lua5.4 bin/sift --quiet flame " .. trace .. " -o build/bench/startup.svg")
 print(("%-44s %8.0f ms   %7.1f MB SVG   (script + flamegraph.pl: ~28 s, 1.2 GB, quoted -> %.0fx)"):format(
   "trace -> interactive SVG (end to end)", svg * 1e3, size("build/bench/startup.svg") / 1e6, 28 / svg))
