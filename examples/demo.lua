@@ -131,6 +131,8 @@ if os.execute("command -v javac >/dev/null && command -v jcmd >/dev/null") then
   sh("lua5.4 examples/jvm_sizes.lua " .. dump .. " " .. dump .. ".histo | sed -n '1p;$p'")
   sh("bin/sift leaks " .. dump .. " --suspects | sed -n '/LEAK SUSPECTS/,/^Path/p'")
   sh("bin/sift top " .. dump .. " --max-memory 3M; echo \"exit status $?\"")
+  print("(the same dump with the index's big arrays past 1 MB spilled to files, mapped back)")
+  sh("lua5.4 examples/spill.lua " .. dump)
 else
   print("(no JDK: apt-get install openjdk-17-jdk-headless)")
 end

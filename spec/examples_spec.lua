@@ -50,6 +50,16 @@ describe("examples", function()
     assert.matches("sticky_class%s+553", out)
   end)
 
+  it("spill.lua finds the same top retainers with the index's arrays on disk", function()
+    local dump = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
+    if not dump then return end
+    local out, code = run("spill.lua", { dump, "4096" })
+    assert.are.equal(0, code, out)
+    assert.matches("the same top retainers", out)
+    local mb = tonumber(out:match("spilled: [%d.]+ s, ([%d.]+) MB on disk"))
+    assert.is_true(mb > 1, out)
+  end)
+
   it("jvm_sizes.lua infers the JVM's layout and agrees with GC.class_histogram", function()
     local dump = helper.jvm_dump("TrustSample", nil, "-Xmx128m", true)
     if not dump then return pending("no JDK") end
