@@ -115,6 +115,8 @@ static void put_string (lua_State *L, Out *o, const char *str, size_t n) {
   PUTS(L, o, "\"");
 }
 
+#define SMALL 32  /* an object with more keys sorts them in a userdata */
+
 typedef struct Key {
   const char *s;
   size_t n;
@@ -162,8 +164,9 @@ static int empty_under_array_key (lua_State *L, int idx, const char *key, size_t
 static void encode_table (lua_State *L, Out *o, int depth, const char *key, size_t keylen) {
   int t = lua_gettop(L);
   lua_Unsigned len = lua_rawlen(L, t), i;
-  size_t nkeys = 0, k;
-  Key *keys;
+  size_t nkeys = 0, k, cap = SMALL;
+  Key small[SMALL], *keys;
+  int boxed = 0;
   if (depth > MAX_DEPTH) {
     lua_pushliteral(L, "sift.json: nesting too deep (a cycle?)");
     lua_error(L);
@@ -180,6 +183,9 @@ static void encode_table (lua_State *L, Out *o, int depth, const char *key, size
     PUTS(L, o, "]");
     return;
   }
+  /* the keys, in one pass: in a C array while they are few, else in a
+     userdata kept below the traversal's key (and dropped at the end) */
+  keys = small;
   lua_pushnil(L);
   while (lua_next(L, t)) {
     lua_pop(L, 1);
@@ -187,15 +193,17 @@ static void encode_table (lua_State *L, Out *o, int depth, const char *key, size
       lua_pushfstring(L, "sift.json: object keys must be strings, got %s", luaL_typename(L, -1));
       lua_error(L);
     }
+    if (nkeys == cap) {
+      Key *more = (Key *)lua_newuserdatauv(L, 2 * cap * sizeof *more, 0);
+      memcpy(more, keys, nkeys * sizeof *keys);
+      lua_insert(L, -2);  /* below the key */
+      if (boxed) lua_remove(L, -3);  /* the smaller box */
+      boxed = 1;
+      keys = more;
+      cap *= 2;
+    }
+    keys[nkeys].s = lua_tolstring(L, -1, &keys[nkeys].n);  /* the table keeps it alive */
     nkeys++;
-  }
-  keys = (Key *)lua_newuserdatauv(L, (nkeys ? nkeys : 1) * sizeof *keys, 0);
-  k = 0;
-  lua_pushnil(L);
-  while (lua_next(L, t)) {
-    lua_pop(L, 1);
-    keys[k].s = lua_tolstring(L, -1, &keys[k].n);  /* the table keeps it alive */
-    k++;
   }
   qsort(keys, nkeys, sizeof *keys, cmp_key);
   PUTS(L, o, "{");
@@ -209,7 +217,7 @@ static void encode_table (lua_State *L, Out *o, int depth, const char *key, size
     lua_pop(L, 1);
   }
   PUTS(L, o, "}");
-  lua_pop(L, 1);  /* the keys */
+  if (boxed) lua_pop(L, 1);
 }
 
 /* the value on top of the stack */
