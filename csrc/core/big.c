@@ -40,13 +40,14 @@ typedef struct Head {
 
 static char spill_dir[4096];
 static int spilling;
-static uint64_t threshold, in_memory, spilled, spilled_peak;
+static uint64_t threshold, in_memory, memory_peak, spilled, spilled_peak;
 
 static void count (const Head *h, int sign) {
   uint64_t *n = h->fd >= 0 ? &spilled : &in_memory;
   if (sign > 0) *n += h->total;
   else *n -= h->total;
   if (spilled > spilled_peak) spilled_peak = spilled;
+  if (in_memory > memory_peak) memory_peak = in_memory;
 }
 
 /* total bytes of memory; NULL when there is none */
@@ -178,8 +179,9 @@ void sift_big_spill (const char *dir, uint64_t limit) {
   threshold = limit;
 }
 
-void sift_big_usage (uint64_t *memory, uint64_t *disk, uint64_t *disk_peak) {
+void sift_big_usage (uint64_t *memory, uint64_t *peak, uint64_t *disk, uint64_t *disk_peak) {
   *memory = in_memory;
+  *peak = memory_peak;
   *disk = spilled;
   *disk_peak = spilled_peak;
 }

@@ -32,8 +32,9 @@ void sift_big_free (void *p);
    threshold bytes; also when memory runs out before that */
 void sift_big_spill (const char *dir, uint64_t threshold);
 
-/* bytes alive in memory and in spill files, and the most ever spilled */
-void sift_big_usage (uint64_t *in_memory, uint64_t *spilled,
-                     uint64_t *spilled_peak);
+/* bytes alive in memory (and the most ever) and in spill files (and the
+   most ever) */
+void sift_big_usage (uint64_t *in_memory, uint64_t *memory_peak,
+                     uint64_t *spilled, uint64_t *spilled_peak);
 
 #endif

@@ -91,14 +91,17 @@ static int core_spill (lua_State *L) {
   return 0;
 }
 
-/* core.big_usage() -> { memory, spilled, spilled_peak }: bytes of the big
-   arrays alive in memory and in spill files, and the most ever spilled */
+/* core.big_usage() -> { memory, memory_peak, spilled, spilled_peak }:
+   bytes of the big arrays alive in memory and in spill files, and the
+   most ever of each */
 static int core_big_usage (lua_State *L) {
-  uint64_t memory, spilled, peak;
-  sift_big_usage(&memory, &spilled, &peak);
-  lua_createtable(L, 0, 3);
+  uint64_t memory, memory_peak, spilled, peak;
+  sift_big_usage(&memory, &memory_peak, &spilled, &peak);
+  lua_createtable(L, 0, 4);
   lua_pushinteger(L, (lua_Integer)memory);
   lua_setfield(L, -2, "memory");
+  lua_pushinteger(L, (lua_Integer)memory_peak);
+  lua_setfield(L, -2, "memory_peak");
   lua_pushinteger(L, (lua_Integer)spilled);
   lua_setfield(L, -2, "spilled");
   lua_pushinteger(L, (lua_Integer)peak);

@@ -52,12 +52,14 @@ sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
 #define SUCC_BEGIN(g, v) ((v) == (g)->n ? 0 : (g)->first[v])
 #define SUCC_END(g, v) ((v) == (g)->n ? (g)->nroots : (g)->first[(v) + 1])
 #define SUCC(g, v, k) ((v) == (g)->n ? (g)->root_obj[k] : (g)->succ[k])
+/* ... once hg_dominators has turned them into preorder numbers */
+#define PRE_SUCC(g, v, k) ((v) == (g)->n ? rootpre[k] : (g)->succ[k])
 
 sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   uint64_t n = g->n, R = 0, i, k;
   uint32_t *pre = NULL, *vertex = NULL, *parent = NULL, *semi = NULL,
            *label = NULL, *anc = NULL, *idom = NULL, *next = NULL,
-           *stack = NULL, v;
+           *rootpre = NULL, v;
   uint32_t *pf = NULL, *pl = NULL;
   sift_Status s;
   if ((s = hg_build(g, pr)) != SIFT_OK) return s;
@@ -99,6 +101,14 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   g->reachable = R - 1;
   sift_big_free(next);
   next = NULL;
+  /* the successors as preorder numbers, in place (those of unreached
+     nodes become HG_NONE and are never read), the roots' apart: then the
+     preorder numbers of objects can go before the predecessors come */
+  if (!HG_ALLOC(rootpre, g->nroots)) { s = SIFT_ENOMEM; goto out; }
+  for (k = 0; k < g->first[n]; k++) g->succ[k] = pre[g->succ[k]];
+  for (k = 0; k < g->nroots; k++) rootpre[k] = pre[g->root_obj[k]];
+  sift_big_free(pre);
+  pre = NULL;
   /* predecessors, in preorder numbers, of the reachable nodes */
   if (!HG_ALLOC(pf, R + 1)) { s = SIFT_ENOMEM; goto out; }
   memset(pf, 0, (R + 1) * sizeof *pf);
@@ -106,7 +116,7 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     uint64_t j;
     v = vertex[k];
     for (j = SUCC_BEGIN(g, v); j < SUCC_END(g, v); j++)
-      pf[pre[SUCC(g, v, j)] + 1]++;
+      pf[PRE_SUCC(g, v, j) + 1]++;
   }
   for (k = 0; k < R; k++) pf[k + 1] += pf[k];
   if (!HG_ALLOC(pl, pf[R])) { s = SIFT_ENOMEM; goto out; }
@@ -114,19 +124,16 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     uint64_t j;
     v = vertex[k];
     for (j = SUCC_BEGIN(g, v); j < SUCC_END(g, v); j++)
-      pl[pf[pre[SUCC(g, v, j)]]++] = (uint32_t)k;
+      pl[pf[PRE_SUCC(g, v, j)]++] = (uint32_t)k;
   }
   for (k = R; k > 0; k--) pf[k] = pf[k - 1];
   pf[0] = 0;
   /* the successors are no longer needed (hg_unreachable_without rebuilds
-     them), nor the preorder numbers of nodes */
-  sift_big_free(g->first); sift_big_free(g->succ);
-  g->first = NULL; g->succ = NULL;
-  sift_big_free(pre);
-  pre = NULL;
+     them; they hold preorder numbers now) */
+  sift_big_free(g->first); sift_big_free(g->succ); sift_big_free(rootpre);
+  g->first = NULL; g->succ = NULL; rootpre = NULL;
   /* semi-dominators, by link-eval with path compression (iterative) */
-  if (!HG_ALLOC(semi, R) || !HG_ALLOC(label, R) || !HG_ALLOC(anc, R)
-      || !HG_ALLOC(stack, R)) {
+  if (!HG_ALLOC(semi, R) || !HG_ALLOC(label, R) || !HG_ALLOC(anc, R)) {
     s = SIFT_ENOMEM;
     goto out;
   }
@@ -140,16 +147,23 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
       uint32_t x = pl[j], u;
       if (anc[x] == HG_NONE) u = x;  /* eval(x) */
       else {
-        uint64_t sp = 0;
-        uint32_t y = x;
-        while (anc[anc[y]] != HG_NONE) {  /* compress the path */
-          stack[sp++] = y;
-          y = anc[y];
+        /* compress the path from x up, with no stack: on the way up each
+           node's ancestor pointer is turned to the node below it, and on
+           the way down (top first) it gets its ancestor's ancestor and
+           the smaller label */
+        uint32_t y = x, below = HG_NONE, a;
+        while (anc[anc[y]] != HG_NONE) {
+          uint32_t up = anc[y];
+          anc[y] = below;
+          below = y;
+          y = up;
         }
-        while (sp > 0) {
-          uint32_t z = stack[--sp], a = anc[z];
+        for (a = y; below != HG_NONE; ) {
+          uint32_t z = below;
+          below = anc[z];
           if (semi[label[a]] < semi[label[z]]) label[z] = label[a];
           anc[z] = anc[a];
+          a = z;
         }
         u = label[x];
       }
@@ -158,8 +172,8 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     anc[k] = parent[k];  /* link */
     if (!sift_progress(pr, n + (R - k) * n / R)) { s = SIFT_ECANCEL; goto out; }
   }
-  sift_big_free(pf); sift_big_free(pl); sift_big_free(label); sift_big_free(stack);
-  pf = NULL; pl = NULL; label = NULL; stack = NULL;
+  sift_big_free(pf); sift_big_free(pl); sift_big_free(label);
+  pf = NULL; pl = NULL; label = NULL;
   /* immediate dominators: the nearest common ancestor step */
   idom = anc;  /* reuse: anc is done */
   idom[0] = 0;
@@ -168,6 +182,8 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     while (d > semi[k]) d = idom[d];
     idom[k] = d;
   }
+  sift_big_free(semi); sift_big_free(parent);  /* before the results come */
+  semi = NULL; parent = NULL;
   /* into object numbers, retained sizes, dominated children */
   if (!HG_ALLOC(g->idom, n) || !HG_ALLOC(g->retained, n)
       || !HG_ALLOC(g->child_first, n + 2)) {
@@ -195,13 +211,16 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   g->model = model;
   sift_progress(pr, 2 * n);
 out:
-  sift_big_free(pre); sift_big_free(vertex); sift_big_free(parent); sift_big_free(next); sift_big_free(stack);
+  sift_big_free(pre); sift_big_free(vertex); sift_big_free(parent); sift_big_free(next); sift_big_free(rootpre);
   sift_big_free(pf); sift_big_free(pl); sift_big_free(semi); sift_big_free(label); sift_big_free(anc);
   if (s != SIFT_OK) {
     sift_big_free(g->idom); sift_big_free(g->retained);
     sift_big_free(g->child_first); sift_big_free(g->children);
     g->idom = NULL; g->retained = NULL;
     g->child_first = g->children = NULL;
+    /* the successors may hold preorder numbers: made again when needed */
+    sift_big_free(g->first); sift_big_free(g->succ);
+    g->first = NULL; g->succ = NULL;
   }
   return s;
 }
