@@ -33,18 +33,21 @@ static int out_gc (lua_State *L) {
   return 0;
 }
 
-static void put (lua_State *L, Out *o, const char *s, size_t n) {
-  if (o->cap - o->n < n) {
-    size_t cap = o->cap ? o->cap : 4096;
-    char *p;
-    while (cap - o->n < n) {
-      if (cap > ((size_t)-1) / 2) luaL_error(L, "not enough memory");
-      cap *= 2;
-    }
-    if ((p = (char *)realloc(o->p, cap)) == NULL) luaL_error(L, "not enough memory");
-    o->p = p;
-    o->cap = cap;
+/* make room for n more bytes */
+static void grow (lua_State *L, Out *o, size_t n) {
+  size_t cap = o->cap ? o->cap : 4096;
+  char *p;
+  while (cap - o->n < n) {
+    if (cap > ((size_t)-1) / 2) luaL_error(L, "not enough memory");
+    cap *= 2;
   }
+  if ((p = (char *)realloc(o->p, cap)) == NULL) luaL_error(L, "not enough memory");
+  o->p = p;
+  o->cap = cap;
+}
+
+static inline void put (lua_State *L, Out *o, const char *s, size_t n) {
+  if (o->cap - o->n < n) grow(L, o, n);
   memcpy(o->p + o->n, s, n);
   o->n += n;
 }
