@@ -183,12 +183,7 @@ typedef struct Actives {
   uint32_t n, cap;
   uint32_t *slot;       /* open addressing, at most half full */
   uint32_t slotcap;
-  uint64_t dense;       /* entries of the threads' own count arrays (Run.depth) */
 } Actives;
-
-/* a thread's own array of counts, one per method, while all of them
-   together stay under this many entries (else the table above) */
-#define DENSE_MAX ((uint64_t)16 << 20)
 
 static int actives_grow (Actives *x) {
   uint32_t cap = x->slotcap ? x->slotcap * 2 : 1024, i, s;
@@ -229,20 +224,7 @@ typedef struct Run {  /* a thread's state during the pass */
   uint32_t n, cap;
   int started;
   uint64_t last[2];     /* the times of its last event */
-  uint32_t *depth;      /* frames of each method on its stack, or NULL:
-                           then Actives has them */
 } Run;
-
-/* the count of method's frames on r's stack; *a is its Actives entry
-   (MT_NONE when the thread has its own counts); NULL without memory */
-static uint32_t *frames_of (Actives *x, Run *r, uint32_t i, uint32_t method, uint32_t *a) {
-  if (r->depth) {
-    *a = MT_NONE;
-    return &r->depth[method];
-  }
-  if ((*a = active(x, i, method)) == MT_NONE) return NULL;
-  return &x->a[*a].count;
-}
 
 /* the microseconds from then to now on a 32-bit counter that may wrap */
 static uint64_t since (uint64_t now, uint64_t then) {
@@ -252,7 +234,7 @@ static uint64_t since (uint64_t now, uint64_t then) {
 static void close_frame (mt_Trace *t, Actives *x, Run *r, const uint64_t now[2]) {
   Frame *f = &r->f[--r->n];
   mt_Method *m = &t->methods[f->method];
-  uint32_t *count = f->active == MT_NONE ? &r->depth[f->method] : &x->a[f->active].count;
+  uint32_t *count = &x->a[f->active].count;
   int k;
   for (k = 0; k < 2; k++) {
     uint64_t d = since(now[k], f->at[k]);
@@ -322,21 +304,17 @@ static sift_Status step (mt_Trace *t, Actives *x, uint32_t i, Run *r,
   sift_Status s;
   if (!r->started) {
     r->started = 1;
-    if (x->dense + t->nmethods <= DENSE_MAX
-        && (r->depth = (uint32_t *)calloc((size_t)t->nmethods + 1, sizeof *r->depth)) != NULL)
-      x->dense += t->nmethods;
     th->first[0] = r->last[0] = now[0];
     th->first[1] = r->last[1] = now[1];
   }
   if (action == 0) {  /* enter: the gap was the caller's */
     uint32_t parent = r->n ? r->f[r->n - 1].node : th->root;
-    uint32_t *count;
     node = child(t, parent, method);
     charge(t, r, parent, now, r->last);
-    if (node == MT_NONE || (count = frames_of(x, r, i, method, &a)) == NULL || !GROW(r->f, r->n, r->cap))
+    if (node == MT_NONE || (a = active(x, i, method)) == MT_NONE || !GROW(r->f, r->n, r->cap))
       return SIFT_ENOMEM;
     t->nodes[node].calls++;
-    if ((*count)++ > 0) t->methods[method].recursive++;
+    if (x->a[a].count++ > 0) t->methods[method].recursive++;
     else t->methods[method].calls++;
     r->f[r->n].node = node;
     r->f[r->n].method = method;
@@ -350,9 +328,8 @@ static sift_Status step (mt_Trace *t, Actives *x, uint32_t i, Run *r,
     if (d == 0 || r->f[d - 1].method != method) {
       /* the method's frame, when it has one: the scan pops what it passes,
          so it costs no more than the frames it closes */
-      uint32_t *count = frames_of(x, r, i, method, &a);
-      if (count == NULL) return SIFT_ENOMEM;
-      if (*count == 0) d = 0;
+      if ((a = active(x, i, method)) == MT_NONE) return SIFT_ENOMEM;
+      if (x->a[a].count == 0) d = 0;
       else while (d > 0 && r->f[d - 1].method != method) d--;
     }
     if (d == 0) {  /* the gap was the orphan's: it was running */
@@ -423,10 +400,7 @@ sift_Status mtb_call_trees (Ctx *c, sift_Progress *progress) {
 out:
   if (s == SIFT_ENOMEM) snprintf(err, errsize, "trace: out of memory");
   if (s == SIFT_ECANCEL) snprintf(err, errsize, "trace: cancelled");
-  for (i = 0; runs && i < t->nthreads; i++) {
-    free(runs[i].f);
-    free(runs[i].depth);
-  }
+  for (i = 0; runs && i < t->nthreads; i++) free(runs[i].f);
   free(runs);
   free(slot);
   free(x.a);
