@@ -230,8 +230,9 @@ sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
   uint64_t n = g->n, i, qh = 0, qt = 0;
   uint32_t *q;
   uint8_t *seen;
+  sift_Status s;
   if (g->idom == NULL) return SIFT_EUNSUPPORTED;
-  if (hg_build(g, NULL) != SIFT_OK) return SIFT_ENOMEM;
+  if ((s = hg_build(g, NULL)) != SIFT_OK) return s;
   HG_ALLOC(q, n);
   seen = (uint8_t *)sift_big_alloc((n / 8 + 1) * 1);
   if (!q || !seen) {

@@ -28,8 +28,7 @@ static int graph_dominators (lua_State *L) {
   s = hg_dominators(g, model, &progress);
   sift_progress_rethrow(&lp);
   if (s == SIFT_ECANCEL) return sift_pushfail(L, s, "cancelled");
-  if (s == SIFT_ETOOBIG) luaL_error(L, "too many references (over 4 G) for the dominator tree");
-  if (s != SIFT_OK) luaL_error(L, "not enough memory for the dominator tree");
+  if (s != SIFT_OK) sift_graph_error(L, s, "the dominator tree");
   lua_pushinteger(L, (lua_Integer)g->reachable);
   return 1;
 }
@@ -146,8 +145,8 @@ static int graph_unreachable (lua_State *L) {
 static int graph_unreachable_without (lua_State *L) {
   hg_Graph *g = checkdominators(L);
   uint64_t count, bytes;
-  if (hg_unreachable_without(g, sift_checkobj(L, g, 2), &count, &bytes) != SIFT_OK)
-    luaL_error(L, "not enough memory");
+  sift_Status s = hg_unreachable_without(g, sift_checkobj(L, g, 2), &count, &bytes);
+  if (s != SIFT_OK) sift_graph_error(L, s, "the heap graph");
   lua_pushinteger(L, (lua_Integer)count);
   lua_pushinteger(L, (lua_Integer)bytes);
   return 2;

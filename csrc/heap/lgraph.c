@@ -18,6 +18,11 @@ const char *const sift_ref_kinds[] = {
   "protection_domain", "defined_class"
 };
 
+void sift_graph_error (lua_State *L, sift_Status s, const char *what) {
+  if (s == SIFT_ETOOBIG) luaL_error(L, "too many references (over 4 G) for %s", what);
+  luaL_error(L, "not enough memory for %s", what);
+}
+
 /* the heap's graph, made on first use */
 hg_Graph *sift_checkgraph (lua_State *L) {
   LHeap *lh = sift_checkheap(L);
@@ -199,7 +204,8 @@ static int graph_shallow (lua_State *L) {
    arrays that heap:dominators() would build (for timing them apart) */
 static int graph_build (lua_State *L) {
   hg_Graph *g = sift_checkgraph(L);
-  if (hg_build(g, NULL) != SIFT_OK) luaL_error(L, "not enough memory for the heap graph");
+  sift_Status s = hg_build(g, NULL);
+  if (s != SIFT_OK) sift_graph_error(L, s, "the heap graph");
   lua_pushinteger(L, (lua_Integer)g->edges);
   return 1;
 }

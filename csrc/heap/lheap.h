@@ -46,6 +46,8 @@ uint32_t sift_checkobj (lua_State *L, hg_Graph *g, int i);  /* 0-based */
 int sift_checkmodel (lua_State *L, int i);  /* HG_SHARK, HG_JVM, HG_VISUALVM */
 extern const char *const sift_ref_kinds[];  /* by HG_* reference kind */
 uint64_t sift_class_slot (const hp_Heap *h, uint32_t num);
+/* raise the error of a graph pass that failed with s, for `what` */
+void sift_graph_error (lua_State *L, sift_Status s, const char *what);
 
 void sift_open_heap_values (lua_State *L);
 void sift_open_heap_passes (lua_State *L);
