@@ -25,11 +25,13 @@ end
 
 local kept, sub = {}, string.sub
 local matched = time(function() return true end)
--- (each element: its start tag's '<', the end of its value, its end tag or false)
+-- (each element: its start tag's '<' and its end tag or false; the value
+-- runs to the next '<')
+local find = string.find
 local strings = time(function(s, _, ...)
-  for i = 1, select("#", ...) - 2, 3 do
-    local at, value_end = select(i, ...)
-    kept[#kept + 1] = sub(s, at, value_end - 1)
+  for i = 1, select("#", ...) - 1, 2 do
+    local at = select(i, ...)
+    kept[#kept + 1] = sub(s, at, find(s, "<", at + 1, true) - 1)
   end
   return true
 end)

@@ -8,7 +8,8 @@
 ** array_mt or when its keys are exactly 1..#t (an empty table is `{}`,
 ** unless marked, or the value of a key in the set `arrays`), and a string
 ** that is not UTF-8 (Lua's strict utf8.len rules) has its bytes taken as
-** Latin-1, so the output is always valid JSON.
+** Latin-1, so the output is always valid JSON. A userdata whose metatable
+** has a __json hook (sift_JsonHook, lsift.h) writes itself.
 */
 
 #include <math.h>
@@ -21,10 +22,11 @@
 #define MAX_DEPTH 100
 
 /* the output, in a userdata so that an error frees it */
-typedef struct Out {
+struct sift_Json {
   char *p;
   size_t n, cap;
-} Out;
+};
+typedef struct sift_Json Out;
 
 static int out_gc (lua_State *L) {
   Out *o = (Out *)lua_touserdata(L, 1);
@@ -95,8 +97,18 @@ static void put_escaped (lua_State *L, Out *o, unsigned c) {
 
 static void put_string (lua_State *L, Out *o, const char *str, size_t n) {
   const unsigned char *s = (const unsigned char *)str;
-  int latin1 = !is_utf8(s, n);
+  int latin1;
   size_t i, run = 0;  /* bytes from s + run on are not written yet */
+  for (i = 0; i < n && s[i] >= 0x20 && s[i] < 0x7F && s[i] != '"' && s[i] != '\\'; i++) {}
+  if (i == n) {  /* the common case: printable ASCII, written as it is */
+    if (o->cap - o->n < n + 2) grow(L, o, n + 2);
+    o->p[o->n] = '"';
+    memcpy(o->p + o->n + 1, str, n);
+    o->p[o->n + n + 1] = '"';
+    o->n += n + 2;
+    return;
+  }
+  latin1 = !is_utf8(s, n);
   PUTS(L, o, "\"");
   for (i = 0; i < n; i++) {
     unsigned c = s[i];
@@ -252,6 +264,15 @@ static void encode (lua_State *L, Out *o, int depth, const char *key, size_t key
     case LUA_TTABLE:
       encode_table(L, o, depth, key, keylen);
       break;
+    case LUA_TUSERDATA:
+      if (luaL_getmetafield(L, -1, "__json") == LUA_TLIGHTUSERDATA) {
+        const sift_JsonHook *hook = (const sift_JsonHook *)lua_touserdata(L, -1);
+        lua_pop(L, 1);
+        if (depth > MAX_DEPTH) luaL_error(L, "sift.json: nesting too deep (a cycle?)");
+        hook->write(L, o, depth + 1);
+        break;
+      }
+      /* FALLTHROUGH */
     default:
       lua_pushfstring(L, "sift.json: cannot encode a %s", luaL_typename(L, -1));
       lua_error(L);
@@ -276,6 +297,18 @@ static int core_json_encode (lua_State *L) {
   free(o->p);
   o->p = NULL;
   return 1;
+}
+
+void sift_json_raw (lua_State *L, sift_Json *j, const char *s, size_t n) {
+  put(L, j, s, n);
+}
+
+void sift_json_string (lua_State *L, sift_Json *j, const char *s, size_t n) {
+  put_string(L, j, s, n);
+}
+
+void sift_json_value (lua_State *L, sift_Json *j, int depth) {
+  encode(L, j, depth, NULL, 0);
 }
 
 static const luaL_Reg json_functions[] = {

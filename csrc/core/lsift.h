@@ -61,6 +61,22 @@ void sift_progress_rethrow (sift_LuaProgress *lp);
    message, code) when it cannot be mapped. */
 int sift_push_tmpmap (lua_State *L, FILE *tmp);
 
+/*
+** JSON output (core.json_encode, ljson.c). A userdata writes itself when
+** its metatable's __json is a light userdata pointing at a sift_JsonHook:
+** write is called with the userdata on top of the stack (leaving the
+** stack as it found it) and writes one JSON value with the functions
+** below; sift_json_value encodes the Lua value on top of the stack.
+*/
+typedef struct sift_Json sift_Json;
+typedef struct sift_JsonHook {
+  void (*write) (lua_State *L, sift_Json *j, int depth);
+} sift_JsonHook;
+
+void sift_json_raw (lua_State *L, sift_Json *j, const char *s, size_t n);
+void sift_json_string (lua_State *L, sift_Json *j, const char *s, size_t n);
+void sift_json_value (lua_State *L, sift_Json *j, int depth);
+
 void sift_open_map (lua_State *L);
 void sift_open_reader (lua_State *L);
 void sift_open_sniff (lua_State *L);

@@ -54,4 +54,11 @@ int ofx_is_utf8 (const unsigned char *s, size_t n, int charset);
 size_t ofx_to_utf8 (const unsigned char *s, size_t n, int charset,
                     unsigned char *out, size_t *fixed);
 
+/* an amount's exact decimal text ("-1006.60") into out (48 bytes); its length */
+size_t ofx_format_decimal (int64_t units, int scale, char *out);
+
+/* a date's ISO 8601 text into out (40 bytes): "YYYY-MM-DD" for a date
+   alone, else the UTC time "YYYY-MM-DDTHH:MM:SSZ" */
+void ofx_format_iso (const ofx_Date *d, char *out);
+
 #endif

@@ -37,11 +37,7 @@ local function print_statement(out, st)
   for _, b in ipairs { { "ledger balance", st.ledger_balance }, { "available balance", st.available_balance } } do
     if b[2] then out:write(("    %-18s %s at %s\n"):format(b[1], b[2].amount, b[2].date or "?")) end
   end
-  local n, first, last = #st.transactions, nil, nil
-  for _, t in ipairs(st.transactions) do
-    if not first or t.posted < first then first = t.posted end
-    if not last or t.posted > last then last = t.posted end
-  end
+  local n, first, last = #st.transactions, require("sift.ofx").range(st.transactions, "posted")
   out:write(("    %-18s %d%s\n"):format("transactions", n, n > 0 and (" (" .. first .. " .. " .. last .. ")") or ""))
   if st.investment_transactions then
     out:write(("    %-18s %d\n"):format("investment trades", #st.investment_transactions))
@@ -57,7 +53,7 @@ function commands.ofx(args, out, err)
   local ofx = require "sift.ofx"
   local status, views, rows = EXIT_OK, {}, {}
   for _, path in ipairs(args.file) do
-    local doc, msg, code = ofx.read(path, { strict = args.strict })
+    local doc, msg, code = ofx.read(path, { strict = args.strict, lazy = true })
     if doc and not doc.tree:child("OFX") then  -- nothing of a statement: an error in every mode
       doc, msg, code = nil, path .. ": no <OFX> element: not an OFX file, or one cut before its body", "corrupt"
     end

@@ -20,23 +20,21 @@
 local lpeg = require "lpeg"
 local core = require "sift.core"
 
-local new_aggregate, append = core.ofx_aggregate, core.ofx_append
-
 local P, S, R, C, Cp, Ct, Cg, Cc = lpeg.P, lpeg.S, lpeg.R, lpeg.C, lpeg.Cp, lpeg.Ct, lpeg.Cg, lpeg.Cc
 
 local M = {}
 
 --- {======================================================
--- Nodes
+-- Nodes built in Lua
 -- =======================================================
 
--- An aggregate is a Node: `tag`, `pos` (its byte offset) and its children
--- in order in its array part, an aggregate child as its Node and an
--- element as two slots, its tag and then its value. (A statement of a
--- million transactions holds seven million elements: as pairs of slots
--- they cost a fifth of the memory and time of a table each.) `items`
--- walks the children without making anything; `child`, `children`,
--- `find` and `each` hand an element out as a Node with `tag` and `value`.
+-- A parsed document's tree is C's (sift.OfxNode handles on core.ofx_tree:
+-- csrc/ofx/ltree.c). A tree built in Lua (the writer's) is made of Nodes
+-- with the same methods: an aggregate is a Node with `tag` and its
+-- children in order in its array part, an aggregate child as its Node and
+-- an element as two slots, its tag and then its value. `items` walks the
+-- children without making anything; `child`, `children`, `find` and
+-- `each` hand an element out as a Node with `tag` and `value`.
 
 local Node = {}
 Node.__index = Node
@@ -255,225 +253,223 @@ function M.line_col(text, pos, cache)
   return lo, pos - starts[lo] + 1
 end
 
--- the tree builder: the token callbacks (LPeg match-time captures, called
--- with the subject and position first) and their state
-local function builder(text, strict)
-  local root = setmetatable({ tag = "#document", pos = 1 }, Node)
-  local stack, depth = { root }, 1
-  local pending, pending_pos  -- a start tag not yet known as element or aggregate
-  local last_at               -- where the value of the element just read is in stack[depth]
-  local problems = {}
-  local b = {}
+-- The tree builder: the state of the parse under way (one at a time; the
+-- tree is C's, core.ofx_tree: nodes are numbers here, and a run's values
+-- stay where they are in the text) and what each token does to it.
+local subject, strict, tree     -- the text, the mode, the tree being built
+local stack, tags, depth        -- the open aggregates' numbers and tags
+local pending, pending_pos      -- a start tag not yet known as element or aggregate
+local last_at                   -- the element just read (its number), while more of its value may come
+local problems, lines           -- what was found wrong; where lines start (for line_col)
 
-  local lines = {}
-  local function problem(pos, msg)
-    local line, col = M.line_col(text, pos, lines)
-    problems[#problems + 1] = { line = line, column = col, message = msg }
-    if strict then error({ ofx_problem = problems[#problems] }, 0) end
+-- the tree's methods, the same for every tree
+local new_aggregate, new_element, append, tag_of, value_of, set_value, has_element
+do
+  local t = core.ofx_tree("")
+  new_aggregate, new_element, append = t.aggregate, t.element, t.append
+  tag_of, value_of, set_value, has_element = t.tag, t.value, t.set_value, t.has_element
+end
+
+local function begin(text, is_strict)
+  subject, strict, tree = text, is_strict, core.ofx_tree(text)
+  stack, tags, depth = { 0 }, { "#document" }, 1
+  pending, pending_pos, last_at = nil, nil, nil
+  problems, lines = {}, {}
+end
+
+local function problem(pos, msg)
+  local line, col = M.line_col(subject, pos, lines)
+  problems[#problems + 1] = { line = line, column = col, message = msg }
+  if strict then error({ ofx_problem = problems[#problems] }, 0) end
+end
+
+local function add_element(tag, value)
+  return new_element(tree, stack[depth], tag, value)
+end
+
+local function open(tag, pos)
+  local node = new_aggregate(tree, stack[depth], tag, pos)
+  depth = depth + 1
+  stack[depth], tags[depth] = node, tag
+end
+
+-- the pending start tag becomes an element with this value
+local function leaf(value)
+  last_at = add_element(pending, value)
+  pending = nil
+end
+
+local function start(pos, tag, selfclosing)
+  if pending then open(pending, pending_pos) pending = nil end
+  last_at = nil
+  local members = LIST_MEMBERS[tags[depth]]
+  if members and not members[tag] and not tag:find(".", 1, true) then
+    problem(pos, ("<%s> has no end tag (closed before <%s>)"):format(tags[depth], tag))
+    depth = depth - 1
   end
-
-  local function add_element(tag, value)
-    local parent = stack[depth]
-    local n = #parent
-    parent[n + 1], parent[n + 2] = tag, value
-    return n + 2
+  if selfclosing then
+    add_element(tag, "")
+  else
+    pending, pending_pos = tag, pos
   end
+end
 
-  -- (room for size children slots when they are known)
-  local function aggregate(tag, pos, size)
-    return new_aggregate(stack[depth], tag, pos, size or 0, Node)
+local function text_token(pos, s)
+  if not s:find("[^ \t\r\n]") then return end
+  local value = s:match("^[ \t\r\n]*(.-)[ \t\r\n]*$")
+  if value:find("&", 1, true) then value = unescape:match(value) end
+  if pending then
+    leaf(value)
+  elseif last_at then  -- more of the same value, after a comment
+    set_value(tree, last_at, value_of(tree, last_at) .. value)
+  else
+    problem(pos, ("text outside any element: %q"):format(s:sub(1, 40)))
   end
+end
 
-  local function open(tag, pos, size)
-    local node = aggregate(tag, pos, size)
-    depth = depth + 1
-    stack[depth] = node
+-- a start tag and its text, trimmed ("" when there was only space)
+local function opened(pos, tag, s)
+  if s == "" or pending or LIST_MEMBERS[tags[depth]] then
+    start(pos, tag, false)
+    if s == "" then return end
   end
+  if s:find("&", 1, true) then s = unescape:match(s) end
+  last_at = add_element(tag, s)
+  pending = nil
+end
 
-  -- the pending start tag becomes an element with this value
-  local function leaf(value)
-    last_at = add_element(pending, value)
-    pending = nil
-  end
-
-  local function start(pos, tag, selfclosing)
-    if pending then open(pending, pending_pos) pending = nil end
-    last_at = nil
-    local members = LIST_MEMBERS[stack[depth].tag]
-    if members and not members[tag] and not tag:find(".", 1, true) then
-      problem(pos, ("<%s> has no end tag (closed before <%s>)"):format(stack[depth].tag, tag))
-      depth = depth - 1
-    end
-    if selfclosing then
-      add_element(tag, "")
-    else
-      pending, pending_pos = tag, pos
-    end
-  end
-
-  local function text_token(pos, s)
-    if not s:find("[^ \t\r\n]") then return end
-    local value = s:match("^[ \t\r\n]*(.-)[ \t\r\n]*$")
-    if value:find("&", 1, true) then value = unescape:match(value) end
-    if pending then
-      leaf(value)
-    elseif last_at then  -- more of the same value, after a comment
-      local parent = stack[depth]
-      parent[last_at] = parent[last_at] .. value
-    else
-      problem(pos, ("text outside any element: %q"):format(s:sub(1, 40)))
-    end
-  end
-
-  -- a start tag and its text, trimmed ("" when there was only space)
-  local function opened(pos, tag, s)
-    if s == "" or pending or LIST_MEMBERS[stack[depth].tag] then
-      start(pos, tag, false)
-      if s == "" then return end
-    end
-    if s:find("&", 1, true) then s = unescape:match(s) end
-    last_at = add_element(tag, s)
-    pending = nil
-  end
-
-  local function finish(pos, tag)
-    if pending then
-      if pending == tag then  -- <TAG></TAG>: an empty element or aggregate
-        if AGGREGATES[tag] then aggregate(tag, pending_pos) pending = nil
-        else leaf("") end
-        last_at = nil
-        return
-      end
-      if AGGREGATES[pending] then open(pending, pending_pos) pending = nil
-      else leaf("") end  -- <MEMO></STMTTRN>: an empty element
-    end
-    if last_at and stack[depth][last_at - 1] == tag then  -- the element's own end tag
+local function finish(pos, tag)
+  if pending then
+    if pending == tag then  -- <TAG></TAG>: an empty element or aggregate
+      if AGGREGATES[tag] then new_aggregate(tree, stack[depth], tag, pending_pos) pending = nil
+      else leaf("") end
       last_at = nil
       return
     end
+    if AGGREGATES[pending] then open(pending, pending_pos) pending = nil
+    else leaf("") end  -- <MEMO></STMTTRN>: an empty element
+  end
+  if last_at and tag_of(tree, last_at) == tag then  -- the element's own end tag
     last_at = nil
-    for d = depth, 2, -1 do
-      if stack[d].tag == tag then
-        for k = depth, d + 1, -1 do
-          problem(pos, ("<%s> has no end tag (closed by </%s>)"):format(stack[k].tag, tag))
-        end
-        depth = d - 1
-        return
+    return
+  end
+  last_at = nil
+  for d = depth, 2, -1 do
+    if tags[d] == tag then
+      for k = depth, d + 1, -1 do
+        problem(pos, ("<%s> has no end tag (closed by </%s>)"):format(tags[k], tag))
       end
-    end
-    -- closes nothing open: a leaf's end tag out of order, or a stray one
-    if type(first(stack[depth], tag)) == "string" then return end
-    problem(pos, ("</%s> closes nothing that is open"):format(tag))
-  end
-
-  -- a run of elements, as captured (three positions each, then perhaps
-  -- one more end tag's name). Outside a list, C appends them to the
-  -- parent until one is closed by another's end tag (the parent's, in
-  -- SGML); in a list each is checked, one per call with a tail call for
-  -- the rest.
-  local run
-  local function run_checked(at, value_end, close_at, ...)
-    local tag, from = text:match("^<([^>]*)>[ \t\r\n]*()", at)
-    opened(at, tag, text:sub(from, value_end - 1):match("^(.-)[ \t\r\n]*$"))
-    local close = close_at and text:match("^[^>]+", close_at)
-    if close == tag then
-      last_at = nil
-    elseif close then
-      finish(close_at - 2, close)
-    end
-    if (...) ~= nil then return run(...) end
-  end
-  run = function(...)
-    local n = select("#", ...)
-    if n == 1 then  -- the one more end tag
-      local at = ...
-      return finish(at - 2, text:match("^[^>]+", at))
-    end
-    local parent = stack[depth]
-    if LIST_MEMBERS[parent.tag] then return run_checked(...) end
-    local used, at, close, close_at = append(text, parent, ...)
-    last_at = at
-    if close then
-      finish(close_at, close)
-      if n > used then return run(select(used + 1, ...)) end
+      depth = d - 1
+      return
     end
   end
-
-  local function cdata(s)
-    s = s:gsub("^[ \t\r\n]+", ""):gsub("[ \t\r\n]+$", "")
-    if pending then leaf(s)
-    elseif last_at then
-      local parent = stack[depth]
-      parent[last_at] = parent[last_at] .. s
-    end
-  end
-
-  -- the file ends inside a tag: what was open stays open (and is named
-  -- by finish_document); a pending start tag was an aggregate
-  local function unfinished(pos, s)
-    if pending then open(pending, pending_pos) pending = nil end
-    problem(pos, ("the file ends inside a tag: %q"):format(s:sub(1, 40)))
-  end
-
-  b.start, b.text, b.opened, b.finish, b.cdata = start, text_token, opened, finish, cdata
-  b.unfinished = unfinished
-  -- (a run's elements open a pending aggregate with room for them)
-  function b.run(...)
-    if pending then open(pending, pending_pos, select("#", ...) // 3 * 2) pending = nil end
-    return run(...)
-  end
-  function b.opens_run(pos, tag, ...)
-    start(pos, tag, false)
-    open(tag, pos, select("#", ...) // 3 * 2)
-    pending = nil
-    return run(...)
-  end
-
-  function b.finish_document()
-    if pending then leaf("") end
-    for k = depth, 2, -1 do
-      problem(#text + 1, ("<%s> has no end tag (the file ends)"):format(stack[k].tag))
-    end
-    return root, problems
-  end
-
-  return b
+  -- closes nothing open: a leaf's end tag out of order, or a stray one
+  if has_element(tree, stack[depth], tag) then return end
+  problem(pos, ("</%s> closes nothing that is open"):format(tag))
 end
 
--- The body's tokens, each a match-time capture (Cmt) that hands its
--- captures to the builder of the parse under way, B, at once: nothing
--- piles up, so a file of millions of tags costs time in proportion.
-local B
-local function act(name)
-  return function(_, _, ...) B[name](...) return true end
+-- a run of elements, as captured (two positions each, then perhaps
+-- one more end tag's name). Outside a list, C appends them to the
+-- parent until one is closed by another's end tag (the parent's, in
+-- SGML); in a list each is checked, one per call with a tail call for
+-- the rest.
+local run
+local function run_checked(at, close_at, ...)
+  local tag, from = subject:match("^<([^>]*)>[ \t\r\n]*()", at)
+  local value_end = subject:find("<", from, true)
+  opened(at, tag, subject:sub(from, value_end - 1):match("^(.-)[ \t\r\n]*$"))
+  local close = close_at and subject:match("^[^>]+", close_at)
+  if close == tag then
+    last_at = nil
+  elseif close then
+    finish(close_at - 2, close)
+  end
+  if (...) ~= nil then return run(...) end
 end
+run = function(...)
+  local n = select("#", ...)
+  if n == 1 then  -- the one more end tag
+    local at = ...
+    return finish(at - 2, subject:match("^[^>]+", at))
+  end
+  if LIST_MEMBERS[tags[depth]] then return run_checked(...) end
+  local used, at, close, close_at = append(tree, stack[depth], ...)
+  last_at = at
+  if close then
+    finish(close_at, close)
+    if n > used then return run(select(used + 1, ...)) end
+  end
+end
+
+local function cdata(s)
+  s = s:gsub("^[ \t\r\n]+", ""):gsub("[ \t\r\n]+$", "")
+  if pending then leaf(s)
+  elseif last_at then set_value(tree, last_at, value_of(tree, last_at) .. s) end
+end
+
+-- the file ends inside a tag: what was open stays open (and is named
+-- by finish_document); a pending start tag was an aggregate
+local function unfinished(pos, s)
+  if pending then open(pending, pending_pos) pending = nil end
+  problem(pos, ("the file ends inside a tag: %q"):format(s:sub(1, 40)))
+end
+
+local function finish_document()
+  if pending then leaf("") end
+  for k = depth, 2, -1 do
+    problem(#subject + 1, ("<%s> has no end tag (the file ends)"):format(tags[k]))
+  end
+  local root, found = tree:node(0), problems
+  subject, tree, stack, tags, problems, lines = nil, nil, nil, nil, nil, nil
+  return root, found
+end
+
+-- The body's tokens, each a match-time capture (Cmt) whose function gets
+-- the subject, the position and the captures, acts on the tree at once
+-- and returns true: nothing piles up, so a file of millions of tags costs
+-- time in proportion.
+local function on(fn)
+  return function(_, _, ...) fn(...) return true end
+end
+
 -- most tags are a start tag and its text: one token for both
 local word = (1 - S"< \t\r\n")^1
 local opened = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * C((word * (space^1 * word)^0)^-1)
-  * space^0 * #P"<", act"opened")
+  * space^0 * #P"<", on(opened))
 -- and most of those come in runs (a transaction's fields): one token for
--- a run, whose elements are captured as three positions each (the start
--- tag's '<', the end of the value, the name of an end tag after it or
--- false) for C to make the strings (core.ofx_append). Values with
--- entities take the slower way.
-local elem = Cp() * P"<" * name * P">" * space^0 * (1 - S"<&")^1 * Cp() * #P"<"
+-- a run, whose elements are captured as two positions each (the start
+-- tag's '<', and the name of an end tag after it or false) for C to add
+-- to the tree (tree:append), the value running to the next '<'. Values
+-- with entities take the slower way.
+local elem = Cp() * P"<" * name * P">" * space^0 * (1 - S"<&")^1 * #P"<"
   * (P"</" * Cp() * name * P">" * space^0 + Cc(false))
 -- (bounded: the captures go on Lua's stack; an end tag after the run,
 -- the parent's in XML, comes with it)
 local elems = elem * elem^-80 * (P"</" * Cp() * name * P">" * space^0)^-1
 M.runs = elems  -- (for bench/ofx_floor.lua)
-local run = lpeg.Cmt(elems, act"run")
+-- (a run's elements open a pending aggregate)
+local run_token = lpeg.Cmt(elems, function(_, _, ...)
+  if pending then open(pending, pending_pos) pending = nil end
+  run(...)
+  return true
+end)
 -- an aggregate's start tag and the run of elements it begins with
-local opens_run = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * elems, act"opens_run")
-local start = lpeg.Cmt(Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">", act"start")
-local finish = lpeg.Cmt(Cp() * P"</" * space^0 * C(name) * space^0 * P">", act"finish")
-local cdata = lpeg.Cmt(P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>", act"cdata")
-local text = lpeg.Cmt(Cp() * C((1 - P"<")^1), act"text")
+local opens_run = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * elems, function(_, _, pos, tag, ...)
+  start(pos, tag, false)
+  open(tag, pos)
+  pending = nil
+  run(...)
+  return true
+end)
+local start = lpeg.Cmt(Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">", on(start))
+local finish = lpeg.Cmt(Cp() * P"</" * space^0 * C(name) * space^0 * P">", on(finish))
+local cdata = lpeg.Cmt(P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>", on(cdata))
+local text = lpeg.Cmt(Cp() * C((1 - P"<")^1), on(text_token))
 -- a tag the file ends in (a download cut short)
-local unfinished = lpeg.Cmt(Cp() * C(P"<" * (1 - S"<>")^0) * -P(1), act"unfinished")
-local stray = lpeg.Cmt(Cp() * C(P"<"), act"text")  -- a '<' that starts no tag is text
+local unfinished = lpeg.Cmt(Cp() * C(P"<" * (1 - S"<>")^0) * -P(1), on(unfinished))
+local stray = lpeg.Cmt(Cp() * C(P"<"), on(text_token))  -- a '<' that starts no tag is text
 -- (the common tokens first: a comment, `<!...>` or `<?...?>` is none of them)
-local body = (opens_run + run + opened + start + finish + comment + pi + cdata + decl + text + unfinished
+local body = (opens_run + run_token + opened + start + finish + comment + pi + cdata + decl + text + unfinished
   + stray)^0 * -P(1)
 
 --- Run fn(); a problem raised in strict mode becomes nil and
@@ -513,12 +509,11 @@ function M.parse(text, opts)
   end
   -- (the header is ASCII, so the body starts at the same byte once decoded)
   local decoded, fixed = core.ofx_utf8(text, charset)
-  B = builder(decoded, strict)
+  begin(decoded, strict)
   local root, problems = M.protect(function()
     body:match(decoded, start_at)
-    return B.finish_document()
+    return finish_document()
   end)
-  B = nil
   if not root then return nil, problems, "corrupt" end
   root.header = head
   root.charset = charset

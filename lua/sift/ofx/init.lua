@@ -86,8 +86,8 @@ end
 -- =======================================================
 
 -- the reader of one document: turns nodes into values, noting problems
-local function reader(doc, strict)
-  local r = { warnings = doc.warnings, dates = {} }  -- (dates: text -> ISO, read once)
+local function reader(doc, strict, lazy)
+  local r = { warnings = doc.warnings, records = core.ofx_reader(doc, M.TRANSACTION_FIELDS), lazy = lazy }
 
   -- (an element has no position of its own: its aggregate's is given)
   function r.problem(node, message)
@@ -156,8 +156,9 @@ local TXN_TEXT = { FITID = "fitid", NAME = "name", EXTDNAME = "extended_name", M
   CORRECTFITID = "correct_fitid", CORRECTACTION = "correct_action", INV401KSOURCE = "inv401k_source" }
 local TXN_DATES = { DTPOSTED = "posted", DTUSER = "user_date", DTAVAIL = "available_date" }
 
--- what C reads of a transaction's elements (core.ofx_record)
-local TXN_SPEC = { text = TXN_TEXT, date = TXN_DATES, amount = { TRNAMT = "amount" }, upper = { TRNTYPE = "type" } }
+-- what C reads of a transaction's elements (core.ofx_reader)
+M.TRANSACTION_FIELDS = { text = TXN_TEXT, date = TXN_DATES, amount = { TRNAMT = "amount" },
+  upper = { TRNTYPE = "type" }, fallback = { payee = "name" }, required = { "posted", "amount" } }
 
 -- the fields a transaction's aggregates give
 local function transaction_aggregate(r, t, tag, node)
@@ -174,7 +175,7 @@ end
 local function unreadable_transaction(r, node, where, n)
   local t, bad = {}, nil
   for tag, v in node:items() do
-    if type(v) == "table" then transaction_aggregate(r, t, tag, v)
+    if type(v) ~= "string" then transaction_aggregate(r, t, tag, v)
     elseif TXN_TEXT[tag] then
       if v ~= "" and t[TXN_TEXT[tag]] == nil then t[TXN_TEXT[tag]] = v end
     elseif TXN_DATES[tag] then
@@ -193,14 +194,15 @@ local function unreadable_transaction(r, node, where, n)
   return nil
 end
 
--- a bank or credit-card transaction (its elements read by C in one pass);
--- nil when it cannot be kept (no valid date or amount)
+-- a bank or credit-card transaction that C left to Lua (it holds an
+-- aggregate, or does not read); nil when it cannot be kept (no valid date
+-- or amount)
 local function transaction(r, node, where, n)
-  local t, aggregates = core.ofx_record(node, TXN_SPEC, r.dates)
+  local t, aggregates = core.ofx_record(r.records, node)
   if not t or not t.posted or not t.amount then return unreadable_transaction(r, node, where, n) end
   if aggregates then
     for tag, x in node:items() do
-      if type(x) == "table" then transaction_aggregate(r, t, tag, x) end
+      if type(x) ~= "string" then transaction_aggregate(r, t, tag, x) end
     end
   end
   t.payee = t.payee or t.name
@@ -292,24 +294,23 @@ local function statement(r, rs, shape, where, status, trnuid)
   if list then
     st.start = r.date(list, "DTSTART", where .. " DTSTART") or nil
     st["end"] = r.date(list, "DTEND", where .. " DTEND") or nil
-    local n, txns = 0, st.transactions
-    for tag, child in list:items() do
-      if type(child) ~= "table" then  -- DTSTART, DTEND: read above
-      elseif tag == "STMTTRN" then
-        n = n + 1
-        txns[#txns + 1] = transaction(r, child, where, n)
-      elseif tag == "INVBANKTRAN" and child:child("STMTTRN") then
-        n = n + 1
-        local t = transaction(r, child:child("STMTTRN"), where, n)
-        if t then
-          t.subaccount_fund = r.text(child, "SUBACCTFUND")
-          txns[#txns + 1] = t
-        end
+    -- (the transactions that read stay in the tree until read: C's; the
+    -- others come back in order)
+    local txns, others = core.ofx_transactions(r.records, list)
+    for _, o in ipairs(others) do
+      if o.tag == "STMTTRN" then
+        txns[o.k] = transaction(r, o.node, where, o.n)
+      elseif o.k then  -- INVBANKTRAN
+        local t = transaction(r, o.node:child("STMTTRN"), where, o.n)
+        if t then t.subaccount_fund = r.text(o.node, "SUBACCTFUND") end
+        txns[o.k] = t
       else  -- BUYSTOCK, INCOME, TRANSFER...
         st.investment_transactions = st.investment_transactions or {}
-        st.investment_transactions[#st.investment_transactions + 1] = investment_transaction(r, child, where)
+        st.investment_transactions[#st.investment_transactions + 1] = investment_transaction(r, o.node, where)
       end
     end
+    core.ofx_compact(txns)
+    st.transactions = r.lazy and txns or core.ofx_totable(txns)
   end
   if shape.kind == "investment" then
     st.as_of = r.date(rs, "DTASOF", where .. " DTASOF") or nil
@@ -378,8 +379,8 @@ local function accounts(r, ofx)
 end
 
 --- The typed content of a parsed document (see `parse`).
-local function typed(doc, strict)
-  local r = reader(doc, strict)
+local function typed(doc, strict, lazy)
+  local r = reader(doc, strict, lazy)
   local ofx = doc:child("OFX") or doc
   local head = doc.header
   local out = { header = head.fields, header_kind = head.kind, charset = doc.charset, statements = {},
@@ -422,7 +423,12 @@ end
 
 --- Parse OFX text into typed statements.
 -- @tparam string text the file's bytes
--- @tparam[opt] table opts `strict`
+-- @tparam[opt] table opts `strict`; `lazy`: each statement's
+--   `transactions` is a list that reads a transaction from the tree when
+--   it is indexed (`t[i]`, `#t`, `ipairs`, `pairs`, assigning and
+--   appending work; `next` does not) and whose JSON (`sift.json`) is
+--   written from the tree: what `sift ofx` uses, a million transactions
+--   being seven million strings otherwise. By default it is a table.
 -- @return `{ version, header, signon, statements, status, securities,
 --   accounts, warnings, discarded, tree }`, or nil, message, code
 function M.parse(text, opts)
@@ -432,7 +438,7 @@ function M.parse(text, opts)
   if strict and #doc.warnings > 0 then
     return nil, doc.warnings[1].message, "corrupt"
   end
-  local result, problem = grammar.protect(typed, doc, strict)
+  local result, problem = grammar.protect(typed, doc, strict, opts and opts.lazy)
   if not result then return nil, problem, "corrupt" end
   if not doc:child("OFX") and not strict then
     table.insert(result.warnings, 1, { message = "no <OFX> element: the file holds no statement" })
@@ -469,6 +475,19 @@ function M.read(path, opts)
   if not doc then return nil, path .. ": " .. msg, code end
   doc.path = path
   return doc
+end
+
+--- The smallest and largest value of key among a list of transactions
+-- (a table, or a lazy list: see `parse`), nil when none has it.
+function M.range(transactions, key)
+  if type(transactions) == "userdata" then return core.ofx_range(transactions, key) end
+  local low, high
+  for _, t in ipairs(transactions) do
+    local v = t[key]
+    if v ~= nil and (low == nil or v < low) then low = v end
+    if v ~= nil and (high == nil or v > high) then high = v end
+  end
+  return low, high
 end
 
 -- }======================================================
