@@ -6,7 +6,8 @@
 ** strictly. Either may refuse the input, with nil and a message; neither
 ** may raise an error, and a lenient tree must be well formed; its JSON view
 ** goes through sift.json's C encoder (hostile text in every string) and
-** must read back with Lua's own rules: valid UTF-8. Run from the project
+** must read back with Lua's own rules: valid UTF-8; and the lazy
+** transactions (what sift ofx reads) must write the same JSON. Run from the project
 ** root (the Lua modules come from lua/).
 */
 
@@ -20,16 +21,11 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 static const char check[] = LUA_CHECK_PRELUDE
   "local grammar, ofx, json = require 'sift.ofx.grammar', require 'sift.ofx', require 'sift.json'\n"
   "local function well_formed(node)\n"
-  "  local i = 1\n"
-  "  while node[i] ~= nil do\n"
-  "    local x = node[i]\n"
-  "    if type(x) == 'string' then\n"
-  "      assert(type(node[i + 1]) == 'string', 'an element without a value')\n"
-  "      i = i + 2\n"
-  "    else\n"
-  "      assert(getmetatable(x) == grammar.Node and type(x.tag) == 'string', 'a child that is no node')\n"
+  "  for tag, x in node:items() do\n"
+  "    assert(type(tag) == 'string', 'a child without a tag')\n"
+  "    if type(x) ~= 'string' then\n"
+  "      assert(x.tag == tag and x.value == nil and math.type(x.pos) == 'integer', 'a child that is no node')\n"
   "      well_formed(x)\n"
-  "      i = i + 1\n"
   "    end\n"
   "  end\n"
   "end\n"
@@ -40,6 +36,12 @@ static const char check[] = LUA_CHECK_PRELUDE
   "    well_formed(doc.tree)\n"
   "    local text = json.encode(ofx.view(doc), { arrays = ofx.view_arrays })\n"
   "    assert(utf8.len(text), 'JSON that is not UTF-8')\n"
+  "    local lazy = assert(ofx.parse(text, { lazy = true }) or true)\n"
+  "  end\n"
+  "  local plain, lazy = ofx.parse(text), ofx.parse(text, { lazy = true })\n"
+  "  if plain then\n"
+  "    assert(json.encode(ofx.view(plain), { arrays = ofx.view_arrays })\n"
+  "      == json.encode(ofx.view(lazy), { arrays = ofx.view_arrays }), 'lazy transactions write other JSON')\n"
   "  end\n"
   "  doc, msg = ofx.parse(text, { strict = true })\n"
   "  assert(doc or type(msg) == 'string', 'a strict refusal without a message')\n"

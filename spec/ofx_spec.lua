@@ -111,18 +111,13 @@ describe("OFX grammar", function()
     local tags = { "<OFX>", "</OFX>", "<A>", "</A>", "<B>", "x", "</B>", "<![CDATA[", "]]>", "<!--", "-->",
       "&amp;", "&", "<", ">", "<?", "?>", " ", "\n", "<STMTTRN>", "</STMTTRN>", "<TRNAMT>", "1.0", "</TRNAMT>",
       "<NAME>", "A B", "</NAME>", "<BANKTRANLIST>", "</BANKTRANLIST>", "<DTPOSTED>", "20240101" }
-    -- every aggregate's children: an aggregate (a Node with a tag) or an
-    -- element as a tag and a string value
+    -- every aggregate's children: an aggregate (a node whose tag is the one
+    -- items gives, with a position) or an element's string value
     local function well_formed(node)
-      local i = 1
-      while node[i] ~= nil do
-        local x = node[i]
-        if type(x) == "string" then
-          if type(node[i + 1]) ~= "string" then return false end
-          i = i + 2
-        elseif getmetatable(x) == grammar.Node and type(x.tag) == "string" and well_formed(x) then
-          i = i + 1
-        else
+      for tag, x in node:items() do
+        if type(tag) ~= "string" then return false end
+        if type(x) ~= "string" and not (x.tag == tag and x.value == nil and math.type(x.pos) == "integer"
+          and well_formed(x)) then
           return false
         end
       end
@@ -363,6 +358,69 @@ describe("OFX statements against the fixtures' source projects", function()
       assert.is_nil(ok, name)
       assert.are.equal("corrupt", code)
       assert.is_string(msg)
+    end
+  end)
+end)
+
+describe("OFX lazy transactions (what sift ofx reads)", function()
+  local json = require "sift.json"
+
+  it("read, iterate, range and write JSON exactly as the tables of every fixture", function()
+    local root = helper.fixtures()
+    if not root then return end
+    local p = io.popen(("find %s/ofx -type f \\( -name '*.ofx' -o -name '*.qfx' -o -name '*.xml' \\)"):format(helper.quote(root)))
+    local files, lists = 0, 0
+    for path in p:lines() do
+      local plain, lazy = ofx.read(path), ofx.read(path, { lazy = true })
+      if plain then
+        files = files + 1
+        assert.are.equal(json.encode(ofx.view(plain), { arrays = ofx.view_arrays }),
+          json.encode(ofx.view(lazy), { arrays = ofx.view_arrays }), path)
+        for i, st in ipairs(lazy.statements) do
+          local want, got = plain.statements[i].transactions, st.transactions
+          if #want > 0 then
+            lists = lists + 1
+            assert.are.equal("userdata", type(got))
+          end
+          assert.are.equal(#want, #got, path)
+          for k, t in pairs(got) do assert.are.same(want[k], t, path) end
+          assert.are.same({ ofx.range(want, "posted") }, { ofx.range(got, "posted") }, path)
+          assert.are.same({ ofx.range(want, "fitid") }, { ofx.range(got, "fitid") }, path)
+        end
+      end
+    end
+    p:close()
+    assert.is_true(files >= 80 and lists >= 40, ("%d files, %d lists"):format(files, lists))
+  end)
+
+  it("keep what is assigned and appended, and refuse what a list cannot hold", function()
+    local doc = read("ofxparse/bank_medium.ofx", { lazy = true })
+    if not doc then return end
+    local txns = doc.statements[1].transactions
+    local n, first = #txns, txns[1]
+    assert.are.equal(first, txns[1])  -- made once
+    first.category = "Books"
+    txns[2] = { fitid = "MINE", posted = "2009-04-02", amount = "1.00" }
+    table.insert(txns, { fitid = "LAST", posted = "2010-01-01", amount = "-2.50" })
+    assert.are.same({ n + 1, "Books", "MINE", "LAST" }, { #txns, txns[1].category, txns[2].fitid, txns[n + 1].fitid })
+    assert.are.same({ "2009-04-01T17:20:17Z", "2010-01-01" }, { ofx.range(txns, "posted") })
+    local text = json.encode(txns)
+    assert.truthy(text:find('"category":"Books"', 1, true) and text:find('"fitid":"MINE"', 1, true)
+      and text:find('"fitid":"LAST"', 1, true), text)
+    assert.are.same({ nil, nil, nil }, { txns[0], txns[n + 2], txns.fitid })
+    assert.has_error(function() txns[n + 3] = {} end)
+    assert.has_error(function() txns[1] = "a string" end)
+  end)
+
+  it("read a list or a transaction that is an element, not an aggregate, as holding nothing", function()
+    for _, lazy in ipairs { false, true } do
+      local doc = assert(ofx.parse("<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD<BANKTRANLIST>oops"
+        .. "</STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>", { lazy = lazy }))
+      assert.are.equal(0, #doc.statements[1].transactions)
+      doc = assert(ofx.parse("<OFX><INVSTMTMSGSRSV1><INVSTMTTRNRS><INVSTMTRS><CURDEF>USD<INVTRANLIST>"
+        .. "<INVBANKTRAN><STMTTRN>text<SUBACCTFUND>CASH</INVBANKTRAN></INVTRANLIST></INVSTMTRS>"
+        .. "</INVSTMTTRNRS></INVSTMTMSGSRSV1></OFX>", { lazy = lazy }))
+      assert.are.same({ 0, 1 }, { #doc.statements[1].transactions, doc.discarded })
     end
   end)
 end)

@@ -43,7 +43,8 @@ typedef struct Reader {
 
 typedef struct Txns {
   uint32_t n, cap;
-  uint32_t *node;  /* each transaction's node; 0: it is in the made table */
+  uint32_t *node;  /* each transaction's node, until it is made or assigned: then 0,
+                     and it is the table in L_MADE (none: left out) */
 } Txns;
 
 /* a transaction's fields as read: where each value's bytes are */
@@ -201,7 +202,8 @@ static int read_fields (lua_State *L, int tree, const ofx_Tree *t, const Reader 
   uint32_t c;
   int k, aggregates = 0;
   for (k = 0; k < r->nkeys; k++) fields[k].set = 0;
-  for (c = t->nodes[id].a; c; c = t->nodes[c].next) {
+  c = OFX_KIND(&t->nodes[id]) == OFX_AGGREGATE ? t->nodes[id].a : 0;
+  for (; c; c = t->nodes[c].next) {
     const ofx_Node *n = &t->nodes[c];
     uint32_t tag = OFX_TAG(n);
     Field *f;
@@ -301,13 +303,13 @@ static void push_record (lua_State *L, int reader, const Reader *r, const Field 
   lua_remove(L, -2);
 }
 
-/* the aggregate at 2, of the tree of the reader at 1 (pushed, at 3) */
+/* the node at 2, of the tree of the reader at 1 (pushed, at 3). (An
+   element has no children: as a record it reads as one with no fields.) */
 static ofx_Tree *reader_node (lua_State *L, uint32_t *id) {
   ofx_Tree *t = sift_checkofxnode(L, 2, id);
   lua_getiuservalue(L, 1, R_TREE);
   luaL_argcheck(L, lua_rawequal(L, 3, 4), 2, "a node of another tree");
   lua_pop(L, 1);
-  luaL_argcheck(L, OFX_KIND(&t->nodes[*id]) == OFX_AGGREGATE, 2, "not an aggregate");
   return t;
 }
 
@@ -472,6 +474,7 @@ static void push_transaction (lua_State *L, int idx, Txns *x, uint32_t i) {
   push_record(L, top + 2, r, fields);
   lua_pushvalue(L, -1);
   lua_rawseti(L, top + 1, (lua_Integer)i + 1);
+  x->node[i] = 0;  /* the table is the transaction now: what is done to it counts */
   lua_replace(L, top + 1);
   lua_settop(L, top + 1);
 }

@@ -137,6 +137,7 @@ int64_t ofx_tree_add (ofx_Tree *t, uint32_t parent, uint32_t tag, int kind,
 
 uint32_t ofx_tree_find (const ofx_Tree *t, uint32_t parent, uint32_t tag) {
   uint32_t c;
+  if (OFX_KIND(&t->nodes[parent]) != OFX_AGGREGATE) return 0;  /* (an element's a is its value) */
   for (c = t->nodes[parent].a; c; c = t->nodes[c].next)
     if (OFX_TAG(&t->nodes[c]) == tag) return c;
   return 0;

@@ -65,7 +65,7 @@ const char *ofx_tree_name (const ofx_Tree *t, uint32_t tag, size_t *n);
 int64_t ofx_tree_add (ofx_Tree *t, uint32_t parent, uint32_t tag, int kind,
                       uint32_t a, uint32_t b, uint32_t pos);
 
-/* parent's first child with this tag; 0 when none */
+/* parent's first child with this tag; 0 when none (or parent is an element) */
 uint32_t ofx_tree_find (const ofx_Tree *t, uint32_t parent, uint32_t tag);
 
 #endif
