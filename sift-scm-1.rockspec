@@ -46,7 +46,7 @@ build = {
         "csrc/heap/lbmd.c", "csrc/heap/ldominators.c", "csrc/heap/lgraph.c", "csrc/heap/lheap.c",
         "csrc/heap/lpasses.c", "csrc/heap/lpaths.c", "csrc/heap/lvalues.c",
         "csrc/trace/calls.c", "csrc/trace/calltree.c", "csrc/trace/ltrace.c", "csrc/trace/trace.c",
-        "csrc/ofx/lofx.c", "csrc/ofx/ltree.c", "csrc/ofx/ltxns.c", "csrc/ofx/ofx.c", "csrc/ofx/tree.c",
+        "csrc/ofx/lofx.c", "csrc/ofx/lrecord.c", "csrc/ofx/ltree.c", "csrc/ofx/ltxns.c", "csrc/ofx/ofx.c", "csrc/ofx/tree.c",
         "csrc/finance/lsqlite.c",
       },
       libraries = { "z", "bz2", "sqlite3" },

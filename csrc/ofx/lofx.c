@@ -1,7 +1,8 @@
 /*
 ** lofx.c
 ** The OFX helpers in Lua: core.ofx_amount, core.ofx_date, core.ofx_utf8;
-** and the tree (ltree.c) and transactions (ltxns.c), opened from here.
+** and the tree (ltree.c), records (lrecord.c) and transactions (ltxns.c),
+** opened from here.
 */
 
 #include <stdio.h>
@@ -91,5 +92,6 @@ static const luaL_Reg ofx_functions[] = {
 void sift_open_ofx (lua_State *L) {
   luaL_setfuncs(L, ofx_functions, 0);
   sift_open_ofxtree(L);
+  sift_open_ofxrecords(L);
   sift_open_ofxtxns(L);
 }

@@ -210,6 +210,11 @@ static size_t utf8_len (const unsigned char *s, size_t n) {
 int ofx_is_utf8 (const unsigned char *s, size_t n, int charset) {
   size_t i = 0, k;
   while (i < n) {
+    uint64_t w;
+    if (n - i >= 8 && (memcpy(&w, s + i, 8), (w & 0x8080808080808080u) == 0)) {
+      i += 8;  /* eight ASCII bytes at once: most files are all ASCII */
+      continue;
+    }
     if (s[i] < 0x80) { i++; continue; }
     if (charset != OFX_UTF8 || (k = utf8_len(s + i, n - i)) == 0) return 0;
     i += k;
