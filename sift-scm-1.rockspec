@@ -83,6 +83,7 @@ build = {
     ["sift.heap.object"] = "lua/sift/heap/object.lua",
     ["sift.heap.retained"] = "lua/sift/heap/retained.lua",
     ["sift.heap.suspects"] = "lua/sift/heap/suspects.lua",
+    ["sift.heap.views"] = "lua/sift/heap/views.lua",
     ["sift.json"] = "lua/sift/json.lua",
     ["sift.ofx"] = "lua/sift/ofx/init.lua",
     ["sift.ofx.direct"] = "lua/sift/ofx/direct.lua",

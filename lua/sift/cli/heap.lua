@@ -4,6 +4,7 @@
 
 local json = require "sift.json"
 local size = require "sift.size"
+local views = require "sift.heap.views"
 local common = require "sift.cli.common"
 
 local M = { define = {}, commands = {} }
@@ -11,6 +12,9 @@ local commands = M.commands
 
 local EXIT_OK, EXIT_BAD_INPUT, EXIT_USAGE, printable, with_progress, say_failure, open_heap, group_digits, budget_option =
   common.EXIT_OK, common.EXIT_BAD_INPUT, common.EXIT_USAGE, common.printable, common.with_progress, common.say_failure, common.open_heap, common.group_digits, common.budget_option
+
+local object_text, short, ref_label, root_text, merged_json, top_rows =
+  views.object_text, views.short, views.ref_label, views.root_text, views.merged_json, views.top_rows
 
 local function heap_options(cmd)
   cmd:argument("file", "A heap dump: HPROF (plain, .gz or .bz2) or BMD.")
@@ -151,20 +155,11 @@ end
 function commands.histogram(args, out, err)
   local heap = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
-  local info, all = heap:info(), heap:histogram(args.model)
+  local view, all = views.histogram_json(heap, args.model, args.top)
+  local info, rows = heap:info(), view.rows
   heap:close()
-  local rows, top = {}, args.top
-  for i, r in ipairs(all) do
-    if top and top > 0 and i > top then break end
-    rows[i] = r
-  end
   if args.json then
-    out:write(json.encode {
-      format = info.format, version = info.version, id_size = info.id_size,
-      instances = info.instances, classes = info.classes,
-      object_arrays = info.object_arrays, primitive_arrays = info.primitive_arrays,
-      roots = info.roots, rows = json.array(rows), model = args.model,
-    }, "\n")
+    out:write(json.encode(view), "\n")
   else
     local total_count, total_shallow = 0, 0
     for _, r in ipairs(all) do
@@ -184,52 +179,6 @@ function commands.repl(args, out, err)
   local heap = heap_or_report(args, err)
   if not heap then return EXIT_BAD_INPUT end
   return require("sift.repl").run(heap, { input = io.stdin, out = out, err = err })
-end
-
-local function hex(id) return ("0x%x"):format(id) end
-
--- how a path step is written in text and JSON: "static CACHE", "field
--- elementData", "[3]"
-local function ref_text(st)
-  if st.ref == "static" then return "static " .. st.name end
-  if st.ref == "field" then return "field " .. st.name end
-  if st.ref == "element" then return st.label end
-  return st.name  -- what the JVM keeps without a field: <class>, <loader>...
-end
-
-local function object_text(obj)
-  local cls = obj:as_class()
-  if cls then return "class " .. cls.name end
-  return tostring(obj)
-end
-
--- a path the way LeakCanary draws leak traces
--- a short name for a path step: "class Foo", "ArrayList", "Object[]"
-local function short(obj)
-  local cls = obj:as_class()
-  if cls then return "class " .. cls.name:match("[^.]+$") end
-  return (obj:class_name():match("[^.]+$"))
-end
-
--- how a step's reference from `holder` reads: "ArrayList.elementData",
--- "static LeakyApp.CACHE", "Object[][3]", "class Plugin.<loader>"
-local function ref_label(holder, st)
-  if st.ref == "element" then return short(holder) .. st.label end
-  if st.ref == "static" then return "static " .. holder:as_class().name:match("[^.]+$") .. "." .. st.name end
-  if st.ref == "field" then return holder:class_name():match("[^.]+$") .. "." .. (st.name or "?") end
-  return short(holder) .. "." .. (st.name or st.ref or "?")
-end
-
--- the root of a path, as Shark writes it, with the thread and frame
-local function root_text(first)
-  local text = "GC Root: " .. (first.root and first.root:gsub("_", " ") or "?")
-  if first.thread then text = text .. " (thread " .. first.thread .. ")" end
-  local f = first.frame_info
-  if f then
-    text = text .. (" in %s.%s(%s)"):format(f.class or "?", f.method or "?",
-      f.line and f.line > 0 and ((f.source or "?") .. ":" .. f.line) or (f.source or "unknown source"))
-  end
-  return text
 end
 
 -- a path the way LeakCanary draws leak traces; a run of objects held the
@@ -252,30 +201,6 @@ local function draw_path(out, path)
   end
 end
 
--- a path as JSON: steps { id, class, ref?, count?, last_id? }, the root's
--- kind, thread and frame
-local function path_json(path)
-  local steps = json.array {}
-  for k, st in ipairs(path) do
-    local nxt = path[k + 1]
-    local cls = st.object:as_class()
-    steps[k] = { id = hex(st.object:id()), class = cls and cls.name or st.object:class_name(),
-                 ref = nxt and ref_text(nxt) or nil }
-    if (st.count or 1) > 1 then  -- a run: count objects, each holding the next by run_ref
-      steps[k].count, steps[k].last_id, steps[k].run_ref = st.count, hex(st.last:id()), ref_text(st)
-    end
-  end
-  return steps
-end
-
--- the root of a path in JSON: its kind, and for a thread's roots the
--- thread's name and (a local variable's) frame
-local function root_json(r, first)
-  r.root, r.thread = first.root, first.thread
-  local f = first.frame_info
-  if f then r.frame = { method = f.method, class = f.class, source = f.source, line = f.line } end
-end
-
 -- the merged paths (MAT's "merge shortest paths to GC roots") as text
 local function draw_merged(out, trees, depth)
   for _, node in ipairs(trees) do
@@ -285,17 +210,6 @@ local function draw_merged(out, trees, depth)
       group_digits(node.count)))
     draw_merged(out, node.children, depth + 1)
   end
-end
-
-local function merged_json(trees)
-  local out = json.array {}
-  for i, node in ipairs(trees) do
-    local st = node.step
-    out[i] = { id = hex(st.object:id()), class = st.object:as_class() and st.object:as_class().name
-               or st.object:class_name(), ref = ref_text(st), root = st.root, count = node.count,
-               children = merged_json(node.children) }
-  end
-  return out
 end
 
 function commands.path(args, out, err)
@@ -325,13 +239,7 @@ function commands.path(args, out, err)
   heap:path_search(objs)
   if args.json then out:write("[") end
   for i, obj in ipairs(objs) do  -- one path at a time: printed, then dropped
-    local r = { id = hex(obj:id()), class = obj:class_name(), shallow = heap:shallow(obj, args.model) }
-    if args.retained then r.retained = heap:retained(obj) end
-    local path = heap:path_segments(obj, not args.full)
-    if path then
-      r.path = path_json(path)
-      root_json(r, path[1])
-    end
+    local r, path = views.object_path(heap, obj, { model = args.model, full = args.full, retained = args.retained })
     if args.json then
       out:write(i > 1 and "," or "", json.encode(r))
     else
@@ -347,32 +255,6 @@ function commands.path(args, out, err)
   return EXIT_OK
 end
 
--- the rows of `sift top`: the n largest retainers. Unless flat, each row is
--- an object only the GC roots dominate (so no row holds another: the top
--- of MAT's dominator tree), and `inside` is its chain folded: its largest
--- dominated object, that one's, and so on while they keep at least half of
--- the row's bytes (at most 6 steps)
-local function top_rows(heap, n, flat)
-  if flat then return heap:top(n) end
-  local tops = heap:dominated(nil)  -- largest first
-  local rows = {}
-  for i = 1, math.min(n, #tops) do
-    local obj = tops[i]
-    local row = { object = obj, class = obj:class_name(), shallow = heap:shallow(obj),
-                  retained = heap:retained(obj), inside = {} }
-    local v = obj
-    while #row.inside < 6 do
-      local child = heap:dominated(v)[1]
-      if not child or heap:retained(child) * 2 < row.retained then break end
-      row.inside[#row.inside + 1] = { object = child, class = child:class_name(), shallow = heap:shallow(child),
-                                      retained = heap:retained(child) }
-      v = child
-    end
-    rows[i] = row
-  end
-  return rows
-end
-
 function commands.top(args, out, err)
   local heap = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
@@ -381,17 +263,7 @@ function commands.top(args, out, err)
   end)
   local rows = top_rows(heap, args.n, args.flat)
   if args.json then
-    local list = json.array {}
-    for i, r in ipairs(rows) do
-      list[i] = { id = hex(r.object:id()), class = r.class, shallow = r.shallow, retained = r.retained }
-      if r.inside then
-        list[i].inside = json.array {}
-        for j, x in ipairs(r.inside) do
-          list[i].inside[j] = { id = hex(x.object:id()), class = x.class, shallow = x.shallow, retained = x.retained }
-        end
-      end
-    end
-    out:write(json.encode(list), "\n")
+    out:write(json.encode(views.top_json(rows)), "\n")
   else
     local objs = {}
     for i, r in ipairs(rows) do objs[i] = r.object end

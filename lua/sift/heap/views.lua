@@ -1,0 +1,168 @@
+--- The heap's views as people and programs read them: how an object, a
+-- reference and a GC root are named, and the JSON of a histogram, a path,
+-- the top retainers and an object, in the schemas of docs/schema/. The
+-- CLI (`sift.cli.heap`) and the server (`sift.serve`) both use them, so
+-- they always agree.
+-- @module sift.heap.views
+
+local json = require "sift.json"
+
+local M = {}
+
+--- An object id as JSON writes it: "0x1a2b".
+function M.hex(id) return ("0x%x"):format(id) end
+
+-- how a path step is written in text and JSON: "static CACHE", "field
+-- elementData", "[3]"
+function M.ref_text(st)
+  if st.ref == "static" then return "static " .. st.name end
+  if st.ref == "field" then return "field " .. st.name end
+  if st.ref == "element" then return st.label end
+  return st.name  -- what the JVM keeps without a field: <class>, <loader>...
+end
+
+function M.object_text(obj)
+  local cls = obj:as_class()
+  if cls then return "class " .. cls.name end
+  return tostring(obj)
+end
+
+-- a short name for a path step: "class Foo", "ArrayList", "Object[]"
+function M.short(obj)
+  local cls = obj:as_class()
+  if cls then return "class " .. cls.name:match("[^.]+$") end
+  return (obj:class_name():match("[^.]+$"))
+end
+
+-- how a step's reference from `holder` reads: "ArrayList.elementData",
+-- "static LeakyApp.CACHE", "Object[][3]", "class Plugin.<loader>"
+function M.ref_label(holder, st)
+  if st.ref == "element" then return M.short(holder) .. st.label end
+  if st.ref == "static" then return "static " .. holder:as_class().name:match("[^.]+$") .. "." .. st.name end
+  if st.ref == "field" then return holder:class_name():match("[^.]+$") .. "." .. (st.name or "?") end
+  return M.short(holder) .. "." .. (st.name or st.ref or "?")
+end
+
+-- the root of a path, as Shark writes it, with the thread and frame
+function M.root_text(first)
+  local text = "GC Root: " .. (first.root and first.root:gsub("_", " ") or "?")
+  if first.thread then text = text .. " (thread " .. first.thread .. ")" end
+  local f = first.frame_info
+  if f then
+    text = text .. (" in %s.%s(%s)"):format(f.class or "?", f.method or "?",
+      f.line and f.line > 0 and ((f.source or "?") .. ":" .. f.line) or (f.source or "unknown source"))
+  end
+  return text
+end
+
+-- a path as JSON: steps { id, class, ref?, count?, last_id? }, the root's
+-- kind, thread and frame
+function M.path_json(path)
+  local steps = json.array {}
+  for k, st in ipairs(path) do
+    local nxt = path[k + 1]
+    local cls = st.object:as_class()
+    steps[k] = { id = M.hex(st.object:id()), class = cls and cls.name or st.object:class_name(),
+                 ref = nxt and M.ref_text(nxt) or nil }
+    if (st.count or 1) > 1 then  -- a run: count objects, each holding the next by run_ref
+      steps[k].count, steps[k].last_id, steps[k].run_ref = st.count, M.hex(st.last:id()), M.ref_text(st)
+    end
+  end
+  return steps
+end
+
+-- the root of a path in JSON: its kind, and for a thread's roots the
+-- thread's name and (a local variable's) frame
+function M.root_json(r, first)
+  r.root, r.thread = first.root, first.thread
+  local f = first.frame_info
+  if f then r.frame = { method = f.method, class = f.class, source = f.source, line = f.line } end
+end
+
+function M.merged_json(trees)
+  local out = json.array {}
+  for i, node in ipairs(trees) do
+    local st = node.step
+    out[i] = { id = M.hex(st.object:id()), class = st.object:as_class() and st.object:as_class().name
+               or st.object:class_name(), ref = M.ref_text(st), root = st.root, count = node.count,
+               children = M.merged_json(node.children) }
+  end
+  return out
+end
+
+-- the rows of `sift top`: the n largest retainers. Unless flat, each row is
+-- an object only the GC roots dominate (so no row holds another: the top
+-- of MAT's dominator tree), and `inside` is its chain folded: its largest
+-- dominated object, that one's, and so on while they keep at least half of
+-- the row's bytes (at most 6 steps)
+function M.top_rows(heap, n, flat)
+  if flat then return heap:top(n) end
+  local tops = heap:dominated(nil)  -- largest first
+  local rows = {}
+  for i = 1, math.min(n, #tops) do
+    local obj = tops[i]
+    local row = { object = obj, class = obj:class_name(), shallow = heap:shallow(obj),
+                  retained = heap:retained(obj), inside = {} }
+    local v = obj
+    while #row.inside < 6 do
+      local child = heap:dominated(v)[1]
+      if not child or heap:retained(child) * 2 < row.retained then break end
+      row.inside[#row.inside + 1] = { object = child, class = child:class_name(), shallow = heap:shallow(child),
+                                      retained = heap:retained(child) }
+      v = child
+    end
+    rows[i] = row
+  end
+  return rows
+end
+
+
+--- The histogram's JSON (`sift histogram --json`): the dump's counts and
+-- the rows, the largest shallow size first (at most top of them).
+function M.histogram_json(heap, model, top)
+  local info, all = heap:info(), heap:histogram(model)
+  local rows = json.array {}
+  for i, r in ipairs(all) do
+    if top and top > 0 and i > top then break end
+    rows[i] = r
+  end
+  return {
+    format = info.format, version = info.version, id_size = info.id_size,
+    instances = info.instances, classes = info.classes,
+    object_arrays = info.object_arrays, primitive_arrays = info.primitive_arrays,
+    roots = info.roots, rows = rows, model = model,
+  }, all
+end
+
+--- The JSON of `sift top`'s rows (see top_rows).
+function M.top_json(rows)
+  local list = json.array {}
+  for i, r in ipairs(rows) do
+    list[i] = { id = M.hex(r.object:id()), class = r.class, shallow = r.shallow, retained = r.retained }
+    if r.inside then
+      list[i].inside = json.array {}
+      for j, x in ipairs(r.inside) do
+        list[i].inside[j] = { id = M.hex(x.object:id()), class = x.class, shallow = x.shallow, retained = x.retained }
+      end
+    end
+  end
+  return list
+end
+
+--- An object and its shortest strong path from a GC root (one entry of
+-- `sift path --json`): id, class, shallow, retained (opts.retained), root,
+-- thread, frame and path (runs of one class folded unless opts.full); and
+-- the path's steps. The heap's path search must have been run for it
+-- (heap:path_search).
+function M.object_path(heap, obj, opts)
+  local r = { id = M.hex(obj:id()), class = obj:class_name(), shallow = heap:shallow(obj, opts.model) }
+  if opts.retained then r.retained = heap:retained(obj) end
+  local path = heap:path_segments(obj, not opts.full)
+  if path then
+    r.path = M.path_json(path)
+    M.root_json(r, path[1])
+  end
+  return r, path
+end
+
+return M
