@@ -141,11 +141,20 @@ static int write_all (int fd, const unsigned char *buf, size_t n) {
 
 #define OUTBUF ((size_t)1 << 18)
 
+/* count k more output bytes against max (0: none); 0 when over */
+static int within (uint64_t *written, size_t k, uint64_t max, char *err, size_t errsize) {
+  *written += k;
+  if (max == 0 || *written <= max) return 1;
+  snprintf(err, errsize, "decompresses to more than %llu bytes (the limit)", (unsigned long long)max);
+  return 0;
+}
+
 static sift_Status gunzip_all (const unsigned char *in, size_t n, int out,
-                               sift_Progress *pr, unsigned char *buf,
+                               sift_Progress *pr, uint64_t max, unsigned char *buf,
                                char *err, size_t errsize) {
   z_stream z;
   size_t fed = 0;
+  uint64_t written = 0;
   int rc = Z_OK;
   memset(&z, 0, sizeof z);
   if (inflateInit2(&z, 15 + 32) != Z_OK) {
@@ -175,6 +184,10 @@ static sift_Status gunzip_all (const unsigned char *in, size_t n, int out,
       inflateEnd(&z);
       return rc == Z_BUF_ERROR ? SIFT_ETRUNC : SIFT_ECORRUPT;
     }
+    if (!within(&written, OUTBUF - z.avail_out, max, err, errsize)) {
+      inflateEnd(&z);
+      return SIFT_ETOOBIG;
+    }
     if (!write_all(out, buf, OUTBUF - z.avail_out)) {
       snprintf(err, errsize, "cannot write the decompressed dump: %s",
                strerror(errno));
@@ -192,10 +205,11 @@ static sift_Status gunzip_all (const unsigned char *in, size_t n, int out,
 }
 
 static sift_Status bunzip2_all (const unsigned char *in, size_t n, int out,
-                                sift_Progress *pr, unsigned char *buf,
+                                sift_Progress *pr, uint64_t max, unsigned char *buf,
                                 char *err, size_t errsize) {
   bz_stream b;
   size_t fed = 0;
+  uint64_t written = 0;
   int rc = BZ_OK;
   memset(&b, 0, sizeof b);
   if (BZ2_bzDecompressInit(&b, 0, 0) != BZ_OK) {
@@ -225,6 +239,10 @@ static sift_Status bunzip2_all (const unsigned char *in, size_t n, int out,
       BZ2_bzDecompressEnd(&b);
       return SIFT_ETRUNC;
     }
+    if (!within(&written, OUTBUF - b.avail_out, max, err, errsize)) {
+      BZ2_bzDecompressEnd(&b);
+      return SIFT_ETOOBIG;
+    }
     if (!write_all(out, buf, OUTBUF - b.avail_out)) {
       snprintf(err, errsize, "cannot write the decompressed dump: %s",
                strerror(errno));
@@ -245,7 +263,7 @@ static sift_Status bunzip2_all (const unsigned char *in, size_t n, int out,
 /* the progress callback must not longjmp (the codec's state is malloc'd):
    Lua callers protect it (lsift.c) */
 sift_Status sift_inflate_all (sift_Compression c, const unsigned char *in,
-                              size_t n, int out, sift_Progress *pr,
+                              size_t n, int out, sift_Progress *pr, uint64_t max,
                               char *err, size_t errsize) {
   unsigned char *buf = (unsigned char *)malloc(OUTBUF);
   sift_Status s;
@@ -253,8 +271,8 @@ sift_Status sift_inflate_all (sift_Compression c, const unsigned char *in,
     snprintf(err, errsize, "not enough memory to decompress");
     return SIFT_ENOMEM;
   }
-  if (c == SIFT_GZIP) s = gunzip_all(in, n, out, pr, buf, err, errsize);
-  else if (c == SIFT_BZIP2) s = bunzip2_all(in, n, out, pr, buf, err, errsize);
+  if (c == SIFT_GZIP) s = gunzip_all(in, n, out, pr, max, buf, err, errsize);
+  else if (c == SIFT_BZIP2) s = bunzip2_all(in, n, out, pr, max, buf, err, errsize);
   else {
     snprintf(err, errsize, "not compressed");
     s = SIFT_ECORRUPT;

@@ -34,9 +34,10 @@ sift_Status sift_inflate_head (sift_Compression c, const unsigned char *in,
 /*
 ** Decompress the whole stream into the file `out` (a temporary file the
 ** caller maps afterwards), reporting progress over the compressed bytes.
+** More than max bytes out (0: no limit) is SIFT_ETOOBIG (a gzip bomb).
 */
 sift_Status sift_inflate_all (sift_Compression c, const unsigned char *in,
-                              size_t n, int out, sift_Progress *pr,
+                              size_t n, int out, sift_Progress *pr, uint64_t max,
                               char *err, size_t errsize);
 
 #endif

@@ -93,10 +93,11 @@ static int map_open (lua_State *L) {
 
 
 /*
-** core.inflate(source [, progress]) -> map | nil, message, code
+** core.inflate(source [, progress [, max]]) -> map | nil, message, code
 ** The whole gzip or bzip2 stream of source (a map or a string) decompressed
 ** into an unlinked temporary file and mapped, so a compressed dump is
-** indexed like any other without holding it in memory.
+** indexed like any other without holding it in memory. More than max
+** bytes out (a gzip bomb) fails with "too_big".
 */
 static int map_inflate (lua_State *L) {
   size_t n;
@@ -108,6 +109,8 @@ static int map_inflate (lua_State *L) {
   sift_Status s;
   char err[200];
   FILE *tmp;
+  lua_Integer max = luaL_optinteger(L, 3, 0);
+  luaL_argcheck(L, max >= 0, 3, "a limit is not negative");
   sift_progress_lua(L, 2, &lp, &progress, n);
   if (c == SIFT_PLAIN)
     return sift_pushfail(L, SIFT_EUNSUPPORTED, "not gzip or bzip2 data");
@@ -115,7 +118,7 @@ static int map_inflate (lua_State *L) {
   if (tmp == NULL)
     return sift_pushfail(L, SIFT_EIO, "cannot create a temporary file: %s",
                          strerror(errno));
-  s = sift_inflate_all(c, p, n, fileno(tmp), &progress, err, sizeof err);
+  s = sift_inflate_all(c, p, n, fileno(tmp), &progress, (uint64_t)max, err, sizeof err);
   if (s != SIFT_OK) {
     fclose(tmp);
     sift_progress_rethrow(&lp);

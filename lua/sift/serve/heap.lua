@@ -1,0 +1,330 @@
+--- The heap's pages (HPROF and BMD): overview, histogram, class, object,
+-- dominator tree, leaks. Each page is a view, a table in the CLI's JSON
+-- schemas (`sift.heap.views`), and the HTML made from it.
+-- @module sift.serve.heap
+
+local json = require "sift.json"
+local views = require "sift.heap.views"
+local html = require "sift.serve.html"
+
+local esc, num, a = html.escape, html.num, html.a
+local hex = views.hex
+
+local M = {}
+
+local PAGE = 100  -- instances, elements, referrers per page
+
+-- the link of a page of this file
+local function href(ctx, page, query)
+  local q = {}
+  for k, v in pairs(query or {}) do q[#q + 1] = k .. "=" .. html.encode(v) end
+  table.sort(q)
+  return ("/f/%s/%s%s"):format(ctx.entry.id, page, #q > 0 and ("?" .. table.concat(q, "&")) or "")
+end
+
+local function object_link(ctx, obj)
+  return a(href(ctx, "object/" .. hex(obj:id())), views.object_text(obj))
+end
+
+local function class_link(ctx, name)
+  return a(href(ctx, "class", { name = name }), name)
+end
+
+local function nav(ctx)
+  return { { href(ctx, ""), ctx.entry.name }, { href(ctx, "histogram"), "histogram" },
+    { href(ctx, "dominators"), "dominator tree" }, { href(ctx, "leaks"), "leaks" } }
+end
+
+-- the dominator tree, built once per heap (the first page that needs it)
+local function dominators(ctx)
+  local heap = ctx.doc
+  if not heap._served_tree then
+    heap._served_tree = heap:dominators { model = ctx.model }
+  end
+  return heap._served_tree
+end
+
+--- Overview: the dump's facts, roots by kind, the largest retainers.
+function M.overview(ctx)
+  local heap = ctx.doc
+  local info = heap:info()
+  local summary = dominators(ctx)
+  local top = views.top_json(views.top_rows(heap, 10, false))
+  local view = { file = ctx.entry.name, format = info.format, version = info.version, id_size = info.id_size,
+    instances = info.instances, classes = info.classes, object_arrays = info.object_arrays,
+    primitive_arrays = info.primitive_arrays, roots = info.roots, warnings = json.array(info.warnings or {}),
+    reachable = summary.reachable, unreachable = summary.unreachable,
+    unreachable_bytes = summary.unreachable_bytes, top = top }
+  return view, function()
+    local roots = {}
+    for kind, n in pairs(info.roots or {}) do roots[#roots + 1] = { esc(kind), num(n) } end
+    table.sort(roots, function(x, y) return x[1] < y[1] end)
+    local rows = {}
+    for _, r in ipairs(top) do
+      rows[#rows + 1] = { num(r.retained), num(r.shallow),
+        a(href(ctx, "object/" .. r.id), r.class .. " " .. r.id) }
+    end
+    local warn = {}
+    for _, w in ipairs(info.warnings or {}) do warn[#warn + 1] = '<p class="err">' .. esc(w) .. "</p>" end
+    return html.page(ctx.entry.name, nav(ctx), table.concat {
+      table.concat(warn),
+      html.facts { { "format", ("%s %s"):format(info.format, info.version or "") }, { "file", ctx.entry.description },
+        { "instances", info.instances }, { "classes", info.classes }, { "object arrays", info.object_arrays },
+        { "primitive arrays", info.primitive_arrays }, { "reachable objects", summary.reachable },
+        { "unreachable objects", summary.unreachable }, { "unreachable bytes", summary.unreachable_bytes } },
+      "<h2>GC roots by kind</h2>", html.table({ "kind", "#roots" }, roots),
+      "<h2>Largest retainers</h2>", html.table({ "#retained", "#shallow", "object" }, rows, "top"),
+    })
+  end
+end
+
+local SORTS = { count = true, shallow = true, retained = true }
+
+--- Histogram: per class, count, shallow and retained bytes; sortable,
+-- filtered by a class or package name (a substring).
+function M.histogram(ctx)
+  local heap, q = ctx.doc, ctx.query
+  dominators(ctx)
+  local sort = SORTS[q.sort] and q.sort or "retained"
+  local filter = q.filter and q.filter ~= "" and q.filter or nil
+  local view = views.histogram_json(heap, ctx.model)
+  local retained = {}
+  for _, r in ipairs(heap:retained_by_class()) do retained[r.class] = r.retained end
+  local rows = json.array {}
+  for _, r in ipairs(view.rows) do
+    if not filter or r.class:find(filter, 1, true) then
+      r.retained = retained[r.class] or 0
+      rows[#rows + 1] = r
+    end
+  end
+  table.sort(rows, function(x, y)
+    if x[sort] ~= y[sort] then return x[sort] > y[sort] end
+    return x.class < y.class
+  end)
+  view.rows, view.sort, view.filter = rows, sort, filter
+  return view, function()
+    local out = {}
+    for i, r in ipairs(rows) do
+      if i > 2000 then break end
+      out[i] = { class_link(ctx, r.class), num(r.count), num(r.shallow), num(r.retained) }
+    end
+    local heads = {}
+    for _, s in ipairs { "count", "shallow", "retained" } do
+      heads[#heads + 1] = a(href(ctx, "histogram", { sort = s, filter = filter }), s)
+    end
+    return html.page("Histogram", nav(ctx), table.concat {
+      ('<form class="inline" method="get"><input type="text" name="filter" value="%s" '
+        .. 'placeholder="class or package"><input type="hidden" name="sort" value="%s"> '
+        .. '<button>filter</button></form>'):format(esc(filter), esc(sort)),
+      ("<p>%s classes%s; sort by %s</p>"):format(num(#rows), filter and (" matching " .. esc(filter)) or "",
+        table.concat(heads, ", ")),
+      html.table({ "class", "#instances", "#shallow", "#retained" }, out, "histogram"),
+    })
+  end
+end
+
+--- Class: its facts, statics, and its instances a page at a time.
+function M.class(ctx)
+  local heap, q = ctx.doc, ctx.query
+  local cls = q.name and heap:class(q.name)
+  if not cls then return nil, 404, ("no class named %q"):format(tostring(q.name)) end
+  local tree = dominators(ctx)
+  local page = math.max(1, math.tointeger(tonumber(q.page)) or 1)
+  local instances, n = json.array {}, 0
+  for obj in cls:instances() do
+    n = n + 1
+    if n > (page - 1) * PAGE and n <= page * PAGE then
+      instances[#instances + 1] = { id = hex(obj:id()), shallow = heap:shallow(obj, ctx.model),
+        retained = tree and heap:retained(obj) or nil }
+    end
+  end
+  local statics = {}
+  for name, v in pairs(cls:statics()) do
+    statics[#statics + 1] = { name = name, value = type(v) == "table" and hex(v:id()) or v }
+  end
+  table.sort(statics, function(x, y) return x.name < y.name end)
+  local super = cls.super
+  local view = { name = cls.name, id = hex(cls.id), instances = n, page = page, pages = math.max(1, (n + PAGE - 1) // PAGE),
+    super = super and super.name or nil, statics = json.array(statics), rows = instances }
+  return view, function()
+    local rows = {}
+    for i, r in ipairs(instances) do
+      rows[i] = { a(href(ctx, "object/" .. r.id), r.id), num(r.shallow), num(r.retained) }
+    end
+    local st = {}
+    for i, s in ipairs(statics) do
+      local v = type(s.value) == "string" and s.value:match("^0x%x+$") and a(href(ctx, "object/" .. s.value), s.value)
+        or esc(s.value)
+      st[i] = { esc(s.name), v }
+    end
+    local pager = {}
+    if page > 1 then pager[#pager + 1] = a(href(ctx, "class", { name = cls.name, page = page - 1 }), "← previous") end
+    if page < view.pages then pager[#pager + 1] = a(href(ctx, "class", { name = cls.name, page = page + 1 }), "next →") end
+    return html.page("class " .. cls.name, nav(ctx), table.concat {
+      html.facts { { "instances", n }, { "superclass", view.super }, { "class object", view.id } },
+      #st > 0 and ("<h2>Static fields</h2>" .. html.table({ "name", "value" }, st)) or "",
+      ("<h2>Instances (page %d of %d)</h2>"):format(page, view.pages), table.concat(pager, " "),
+      html.table({ "object", "#shallow", "#retained" }, rows, "instances"),
+    })
+  end
+end
+
+-- a value as a view (objects as their id and class) and as HTML
+local function value_view(ctx, v)
+  if type(v) == "table" and v.id then return { id = hex(v:id()), class = v:class_name() } end
+  return v
+end
+
+local function value_html(ctx, v)
+  if type(v) == "table" and v.id then return object_link(ctx, v) end
+  if v == nil then return '<span class="muted">null</span>' end
+  return esc(v)
+end
+
+--- Object: fields or elements (paged), its string, referrers, the path
+-- from a GC root, retained size, dominator and what it dominates.
+function M.object(ctx, id_text)
+  local heap, q = ctx.doc, ctx.query
+  local id = tonumber(id_text, 16) or tonumber((id_text or ""):match("^0x(%x+)$") or "", 16)
+  local obj = id and heap:object(id)
+  if not obj then return nil, 404, ("no object %s in this dump"):format(tostring(id_text)) end
+  dominators(ctx)
+  local page = math.max(1, math.tointeger(tonumber(q.page)) or 1)
+  heap:path_search({ obj })
+  local view, path = views.object_path(heap, obj, { model = ctx.model, retained = true })
+  view.kind = obj:kind()
+  local fields, elements = json.array {}, nil
+  if view.kind == "instance" then
+    for name, v, decl in obj:fields() do
+      fields[#fields + 1] = { name = name, declared_by = decl and decl.name, value = value_view(ctx, v), raw = v }
+    end
+    local s = obj:class_name() == "java.lang.String" and obj:string(4096)
+    if s then view.string = s end
+  elseif view.kind ~= "class" then
+    local len = obj:length() or 0
+    view.length = len
+    elements = json.array {}
+    for i = (page - 1) * PAGE + 1, math.min(len, page * PAGE) do
+      local v = obj:get(i)
+      elements[#elements + 1] = { index = i - 1, value = value_view(ctx, v), raw = v }
+    end
+    view.page, view.pages = page, math.max(1, (len + PAGE - 1) // PAGE)
+  end
+  local referrers = json.array {}
+  for i, r in ipairs(heap:referrers(obj)) do
+    if i > PAGE then break end
+    referrers[i] = { id = hex(r:id()), class = r:class_name(), obj = r }
+  end
+  local idom = heap:idom(obj)
+  local dominated = json.array {}
+  for i, d in ipairs(heap:dominated(obj)) do
+    if i > PAGE then break end
+    dominated[i] = { id = hex(d:id()), class = d:class_name(), retained = heap:retained(d), obj = d }
+  end
+  view.fields = view.kind == "instance" and fields or nil
+  view.elements = elements
+  view.referrers = referrers
+  view.dominator = idom and { id = hex(idom:id()), class = idom:class_name() } or nil
+  view.dominated = dominated
+  local function strip(list)  -- (the Objects stay out of the JSON)
+    local out = json.array {}
+    for i, x in ipairs(list or {}) do
+      local c = {}
+      for k, v in pairs(x) do if k ~= "obj" and k ~= "raw" then c[k] = v end end
+      out[i] = c
+    end
+    return out
+  end
+  local render = function()
+    local parts = { html.facts { { "class", view.class }, { "kind", view.kind }, { "shallow", view.shallow },
+      { "retained", view.retained }, { "length", view.length } } }
+    if view.string then parts[#parts + 1] = "<h2>String value</h2><pre>" .. esc(view.string) .. "</pre>" end
+    if view.kind == "instance" then
+      local rows = {}
+      for i, f in ipairs(fields) do rows[i] = { esc(f.name), esc(f.declared_by), value_html(ctx, f.raw) } end
+      parts[#parts + 1] = "<h2>Fields</h2>" .. html.table({ "field", "declared by", "value" }, rows, "fields")
+    elseif elements then
+      local rows = {}
+      for i, e in ipairs(elements) do rows[i] = { num(e.index), value_html(ctx, e.raw) } end
+      parts[#parts + 1] = ("<h2>Elements (page %d of %d)</h2>"):format(view.page, view.pages)
+        .. (view.page < view.pages and a(href(ctx, "object/" .. view.id, { page = view.page + 1 }), "next →") or "")
+        .. html.table({ "#index", "value" }, rows, "elements")
+    end
+    if path then
+      local steps = {}
+      steps[1] = "<li>" .. esc(views.root_text(path[1])) .. "</li>"
+      for k, st in ipairs(path) do
+        local shown = (st.count or 1) > 1 and st.last or st.object
+        local via = path[k + 1] and (" ↓ " .. esc(views.ref_label(shown, path[k + 1]))) or ""
+        local run = (st.count or 1) > 1 and (" … %s the same way"):format(num(st.count - 1)) or ""
+        steps[#steps + 1] = "<li>" .. object_link(ctx, st.object) .. run .. via .. "</li>"
+      end
+      parts[#parts + 1] = '<h2>Shortest path from a GC root</h2><ol id="path">' .. table.concat(steps) .. "</ol>"
+    else
+      parts[#parts + 1] = '<h2>Shortest path from a GC root</h2><p class="muted">no strong path</p>'
+    end
+    if idom then parts[#parts + 1] = "<h2>Immediate dominator</h2><p>" .. object_link(ctx, idom) .. "</p>" end
+    local rows = {}
+    for i, d in ipairs(dominated) do rows[i] = { object_link(ctx, d.obj), num(d.retained) } end
+    parts[#parts + 1] = "<h2>Dominates</h2>" .. html.table({ "object", "#retained" }, rows, "dominated")
+    rows = {}
+    for i, r in ipairs(referrers) do rows[i] = { object_link(ctx, r.obj) } end
+    parts[#parts + 1] = "<h2>Referrers</h2>" .. html.table({ "object" }, rows, "referrers")
+    return html.page(views.object_text(obj), nav(ctx), table.concat(parts))
+  end
+  view.fields, view.elements = view.fields and strip(view.fields), elements and strip(elements)
+  view.referrers, view.dominated = strip(referrers), strip(dominated)
+  return view, render
+end
+
+--- Dominator tree: the children of a node (the roots' when none), largest
+-- first, each a link to expand it.
+function M.dominators(ctx)
+  local heap, q = ctx.doc, ctx.query
+  dominators(ctx)
+  local parent = q.of and heap:object(tonumber((q.of:match("^0x(%x+)$") or q.of), 16) or -1)
+  if q.of and not parent then return nil, 404, "no such object: " .. q.of end
+  local total = 0
+  for _, o in ipairs(heap:dominated(nil)) do total = total + heap:retained(o) end
+  local children = json.array {}
+  for i, o in ipairs(heap:dominated(parent)) do
+    if i > PAGE then break end
+    children[i] = { id = hex(o:id()), class = o:class_name(), retained = heap:retained(o), shallow = heap:shallow(o),
+      children = #heap:dominated(o), obj = o }
+  end
+  local view = { of = parent and hex(parent:id()) or nil, total = total, children = json.array {} }
+  for i, c in ipairs(children) do
+    view.children[i] = { id = c.id, class = c.class, retained = c.retained, shallow = c.shallow, children = c.children }
+  end
+  return view, function()
+    local rows = {}
+    for i, c in ipairs(children) do
+      local pct = total > 0 and ("%.2f%%"):format(100 * c.retained / total) or "-"
+      rows[i] = { esc(pct), num(c.retained), object_link(ctx, c.obj),
+        c.children > 0 and a(href(ctx, "dominators", { of = c.id }), ("expand (%d)"):format(c.children)) or "" }
+    end
+    local up = parent and heap:idom(parent)
+    local title = parent and ("dominated by " .. views.object_text(parent)) or "Dominator tree"
+    return html.page(title, nav(ctx), table.concat {
+      parent and ("<p>" .. (up and a(href(ctx, "dominators", { of = hex(up:id()) }), "↑ up")
+        or a(href(ctx, "dominators"), "↑ the roots")) .. "</p>") or "",
+      html.table({ "#%", "#retained", "object", "" }, rows, "dominators"),
+    })
+  end
+end
+
+--- Leaks: LeakCanary's traces, library leaks, suspects (`sift leaks`).
+function M.leaks(ctx)
+  local leaks = require "sift.heap.leaks"
+  local heap = ctx.doc
+  if not heap._served_leaks then heap._served_leaks = leaks.analyze(heap, {}) end
+  local report = heap._served_leaks
+  return leaks.to_json(report), function()
+    return leaks.html(report, "sift leaks: " .. ctx.entry.name)
+  end
+end
+
+M.pages = { [""] = M.overview, histogram = M.histogram, class = M.class, object = M.object,
+  dominators = M.dominators, leaks = M.leaks }
+
+return M
