@@ -21,6 +21,7 @@ for _, part in ipairs {
   { "sift.cli.heap", "dominators" },
   { "sift.cli.finance", "import", "categorize", "transactions", "transfers", "duplicates", "report", "fetch",
     "journal" },
+  { "sift.cli.serve", "serve" },
 } do
   local module = require(part[1])
   for i = 2, #part do COMMANDS[#COMMANDS + 1] = { name = part[i], module = module } end

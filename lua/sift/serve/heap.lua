@@ -140,7 +140,7 @@ function M.class(ctx)
   end
   local statics = {}
   for name, v in pairs(cls:statics()) do
-    statics[#statics + 1] = { name = name, value = type(v) == "table" and hex(v:id()) or v }
+    statics[#statics + 1] = { name = name, value = type(v) == "userdata" and hex(v:id()) or v }
   end
   table.sort(statics, function(x, y) return x.name < y.name end)
   local super = cls.super
@@ -169,14 +169,15 @@ function M.class(ctx)
   end
 end
 
--- a value as a view (objects as their id and class) and as HTML
-local function value_view(ctx, v)
-  if type(v) == "table" and v.id then return { id = hex(v:id()), class = v:class_name() } end
+-- a value as a view (objects, which are userdata, as their id and class)
+-- and as HTML
+local function value_view(v)
+  if type(v) == "userdata" then return { id = hex(v:id()), class = v:class_name() } end
   return v
 end
 
 local function value_html(ctx, v)
-  if type(v) == "table" and v.id then return object_link(ctx, v) end
+  if type(v) == "userdata" then return object_link(ctx, v) end
   if v == nil then return '<span class="muted">null</span>' end
   return esc(v)
 end
@@ -196,7 +197,7 @@ function M.object(ctx, id_text)
   local fields, elements = json.array {}, nil
   if view.kind == "instance" then
     for name, v, decl in obj:fields() do
-      fields[#fields + 1] = { name = name, declared_by = decl and decl.name, value = value_view(ctx, v), raw = v }
+      fields[#fields + 1] = { name = name, declared_by = decl and decl.name, value = value_view(v), raw = v }
     end
     local s = obj:class_name() == "java.lang.String" and obj:string(4096)
     if s then view.string = s end
@@ -206,7 +207,7 @@ function M.object(ctx, id_text)
     elements = json.array {}
     for i = (page - 1) * PAGE + 1, math.min(len, page * PAGE) do
       local v = obj:get(i)
-      elements[#elements + 1] = { index = i - 1, value = value_view(ctx, v), raw = v }
+      elements[#elements + 1] = { index = i - 1, value = value_view(v), raw = v }
     end
     view.page, view.pages = page, math.max(1, (len + PAGE - 1) // PAGE)
   end

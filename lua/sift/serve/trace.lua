@@ -41,18 +41,21 @@ function M.overview(ctx)
   local trace = ctx.doc
   local info = trace:info()
   local threads = json.array {}
-  for i, th in ipairs(trace:threads()) do threads[i] = { id = th.id, name = th.name, records = th.records } end
+  for i, th in ipairs(trace:threads()) do
+    threads[i] = { tid = th.tid, name = th.name, records = th.records, cpu = th.cpu, wall = th.wall }
+  end
   local view = { file = ctx.entry.name, format = "trace", version = info.version, clock = info.clock,
     records = info.records, methods = info.methods, threads = threads, streaming = info.streaming }
   return view, function()
     local rows = {}
     for i, th in ipairs(threads) do
-      rows[i] = { num(th.id), a(href(ctx, "flame", { thread = th.id }), th.name or "?"), num(th.records) }
+      rows[i] = { num(th.tid), a(href(ctx, "flame", { thread = th.tid }), th.name or "?"), num(th.records),
+        num(th.cpu), num(th.wall) }
     end
     return html.page(ctx.entry.name, nav(ctx), table.concat {
       html.facts { { "file", ctx.entry.description }, { "clock", info.clock }, { "records", info.records },
         { "methods", info.methods } },
-      "<h2>Threads</h2>", html.table({ "#id", "thread (its flame graph)", "#records" }, rows, "threads"),
+      "<h2>Threads</h2>", html.table({ "#tid", "thread (its flame graph)", "#records", "#cpu µs", "#wall µs" }, rows, "threads"),
     })
   end
 end
@@ -100,6 +103,9 @@ end
 local function svg(ctx)
   local q = ctx.query
   local thread = q.thread and (math.tointeger(tonumber(q.thread)) or q.thread) or nil
+  if thread and #require("sift.trace").chosen_threads(ctx.doc, thread) == 0 then
+    return nil, "no thread " .. tostring(thread) .. " in this trace", 404
+  end
   local clock = clock_of(ctx)
   local ok, tree = pcall(flame.from_trace, ctx.doc, { clock = clock, thread = thread })
   if not ok then return nil, tostring(tree):gsub("^.-:%d+: ", "") end
@@ -111,8 +117,8 @@ end
 -- choices. Its JSON twin is the folded stacks' tree total.
 function M.flame(ctx)
   local q = ctx.query
-  local image, why = svg(ctx)
-  if not image then return nil, 400, why end
+  local image, why, status = svg(ctx)
+  if not image then return nil, status or 400, why end
   local clock = clock_of(ctx)
   local view = { clock = clock, thread = q.thread, icicle = q.icicle == "1", svg = href(ctx, "flame.svg", q) }
   return view, function()
@@ -124,7 +130,7 @@ function M.flame(ctx)
       q.icicle == "1" and "flame" or "icicle")
     choices[#choices + 1] = a(href(ctx, "flame", { clock = clock }), "all threads")
     for _, th in ipairs(ctx.doc:threads()) do
-      choices[#choices + 1] = a(href(ctx, "flame", { thread = th.id, clock = clock, icicle = q.icicle }), th.name or th.id)
+      choices[#choices + 1] = a(href(ctx, "flame", { thread = th.tid, clock = clock, icicle = q.icicle }), th.name or th.tid)
     end
     return html.page("Flame graph", nav(ctx), "<p>" .. table.concat(choices, " · ") .. "</p>"
       .. '<div id="flame">' .. image:gsub("^<%?xml[^>]*>%s*", ""):gsub("<!DOCTYPE[^>]*>%s*", "") .. "</div>")
@@ -133,8 +139,8 @@ end
 
 --- The SVG alone (image/svg+xml).
 function M.flame_svg(ctx)
-  local image, why = svg(ctx)
-  if not image then return nil, 400, why end
+  local image, why, status = svg(ctx)
+  if not image then return nil, status or 400, why end
   return nil, nil, nil, { type = "image/svg+xml", body = image }
 end
 

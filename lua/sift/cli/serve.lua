@@ -1,0 +1,54 @@
+--- `sift serve`: the web UI and upload endpoint (`sift.serve`).
+-- @module sift.cli.serve
+
+local size = require "sift.size"
+local common = require "sift.cli.common"
+
+local M = { define = {}, commands = {} }
+
+function M.define.serve(parser)
+  local serve = parser:command("serve", "Serve a web UI over FILEs (heap dumps, BMD, traces, OFX) and uploads.")
+    :description("Serve a local web UI over each FILE and over what is uploaded to --data: heap pages "
+      .. "(histogram, classes, objects, paths from GC roots, dominator tree, leaks), trace pages (hot methods, "
+      .. "flame graph and icicle per thread and clock) and OFX statements. Every page has a JSON twin: add "
+      .. ".json to its path or send Accept: application/json. POST /upload takes a file as the request body "
+      .. "(curl --data-binary @app.hprof 'http://127.0.0.1:PORT/upload?name=app.hprof').")
+  serve:argument("file", "Files to serve."):args("*")
+  serve:option("--port", "The port (0: any free one).", "8080"):convert(tonumber)
+  serve:option("--bind", "The address to listen on; other than loopback needs --token.", "127.0.0.1")
+  serve:option("--token", "A token every request must carry (Authorization: Bearer TOKEN, or open "
+    .. "/?token=TOKEN once in the browser).")
+  serve:option("--data", "The directory uploads go to (kept between runs).")
+  serve:option("--max-upload", "The largest upload (e.g. 512M, 2G).", "2G")
+  serve:option("--strings", "For BMD dumps: a jar, apk, dex or class file to recover names from."):count("*")
+  serve:option("--model", "Size model for heaps: shark, jvm or visualvm.", "shark")
+    :choices { "shark", "jvm", "visualvm" }
+end
+
+function M.commands.serve(args, out, err)
+  local max = size.parse(args.max_upload)
+  if not max or max <= 0 then
+    err:write("sift: --max-upload: not a size: ", common.printable(args.max_upload), "\n")
+    return common.EXIT_USAGE
+  end
+  local token = args.token or os.getenv("SIFT_TOKEN")
+  local server, msg = require("sift.serve").new { files = args.file, data = args.data, host = args.bind,
+    port = args.port, token = token, max_upload = max, strings = #args.strings > 0 and args.strings or nil,
+    model = args.model }
+  if not server then
+    err:write("sift: ", common.printable(msg), "\n")
+    return common.EXIT_USAGE
+  end
+  local ok, why = pcall(server.listen, server)
+  if not ok then
+    err:write("sift: cannot listen on ", args.bind, ":", tostring(args.port), ": ",
+      tostring(why):gsub("^.-:%d+: ", ""), "\n")
+    return common.EXIT_USAGE
+  end
+  out:write("sift serve: ", server:url(), token and " (with a token)" or "", "\n")
+  out:flush()
+  server:run()
+  return common.EXIT_OK
+end
+
+return M

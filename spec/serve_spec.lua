@@ -1,0 +1,235 @@
+-- sift serve: a real lua-http server on a free loopback port, driven by
+-- lua-http's client in the same cqueues loop. Pages and their JSON twins
+-- on real fixtures (Android and JVM HPROF, BMD, streaming trace, OFX)
+-- against what the CLI prints; uploads (good, twice, truncated, wrong
+-- type, oversized, a gzip bomb, a name with ../); 50 clients at once; a
+-- token; a second server over the same data directory.
+require("sift.paths").older_lua()
+local cqueues = require "cqueues"
+local request = require "http.request"
+local cjson = require "cjson"
+local serve = require "sift.serve"
+local helper = require "spec.helper"
+
+local ANDROID = "hprof/android/ahat/test-dump.hprof"
+local JVM = "hprof/generated-jdk17/leaky_jdk17_all.hprof"
+local BMD = "bmd/jdk17-sample.id4.bmd"
+local TRACE = "trace/firefox-art-trace-streaming.trace"
+local OFX = "ofx/ofxparse/bank_medium.ofx"
+
+local function tmpdir()
+  local p = io.popen("mktemp -d")
+  local d = p:read("l")
+  p:close()
+  return d
+end
+
+-- run fn(get, post, server) against a listening server (opts for serve.new)
+local function with_server(opts, fn)
+  local server = assert(serve.new(opts))
+  server:listen()
+  local url = server:url()
+  local function call(method, path, body, headers)
+    local req = request.new_from_uri(url .. path:gsub("^/", ""))
+    req.follow_redirects = false
+    req.headers:upsert(":method", method)
+    for k, v in pairs(headers or {}) do req.headers:upsert(k, v) end
+    if body then req:set_body(body) end
+    local h, st = req:go(120)
+    assert(h, st)
+    local text = st:get_body_as_string()
+    local status = tonumber(h:get(":status"))
+    local ok, value = pcall(cjson.decode, text)
+    return status, ok and value or text, h
+  end
+  local function get(path, headers) return call("GET", path, nil, headers) end
+  local function post(path, body, headers) return call("POST", path, body, headers) end
+  local cq = cqueues.new()
+  local failure
+  cq:wrap(function() server:run() end)
+  cq:wrap(function()
+    local ok, err = pcall(fn, get, post, server)
+    if not ok then failure = err end
+    server.http:close()
+  end)
+  assert(cq:loop())
+  server:close()
+  if failure then error(failure, 0) end
+end
+
+local function cli_json(args)
+  local out, err, code = helper.sift(args)
+  assert(code == 0, err)
+  return cjson.decode(out)
+end
+
+describe("sift serve", function()
+  it("serves heap, BMD, trace and OFX pages whose JSON is the CLI's", function()
+    local files = {}
+    for _, rel in ipairs { ANDROID, JVM, BMD, TRACE, OFX } do
+      local path = helper.fixture(rel)
+      if not path then return end
+      files[#files + 1] = path
+    end
+    with_server({ files = files, data = tmpdir() }, function(get)
+      local status, index = get("/index.json")
+      assert.are.equal(200, status)
+      assert.are.equal(5, #index.files)
+      local by_name = {}
+      for _, f in ipairs(index.files) do by_name[f.name] = f end
+      -- heaps: the histogram is sift histogram's, with retained bytes added
+      for _, rel in ipairs { ANDROID, JVM, BMD } do
+        local f = by_name[rel:match("[^/]+$")]
+        local s, view = get(f.url .. "histogram.json?sort=shallow")
+        assert.are.equal(200, s)
+        local cli = cli_json { "histogram", "--json", "-q", "--top", "0", helper.fixture(rel) }
+        assert.are.same({ cli.instances, cli.classes, #cli.rows }, { view.instances, view.classes, #view.rows })
+        for i = 1, 5 do
+          assert.are.same({ cli.rows[i].class, cli.rows[i].count, cli.rows[i].shallow },
+            { view.rows[i].class, view.rows[i].count, view.rows[i].shallow })
+          assert.is_true(view.rows[i].retained >= 0)
+        end
+        -- the overview's largest retainers are sift top's
+        local _, overview = get(f.url .. "index.json")
+        local top = cli_json { "top", "--json", "-q", "-n", "10", helper.fixture(rel) }
+        assert.are.same(top, overview.top)
+        -- the object page of the largest retainer: its path is sift path's
+        local id = overview.top[1].id
+        local _, obj = get(f.url .. "object/" .. id .. ".json")
+        assert.are.same({ id, top[1].retained }, { obj.id, obj.retained })
+        local paths = cli_json { "path", "--json", "-q", "--retained", "--limit", "0", "--class", obj.class, helper.fixture(rel) }
+        local mine
+        for _, p in ipairs(paths) do if p.id == id then mine = p end end
+        if mine then assert.are.same(mine.path, obj.path) end
+        -- the dominator tree's children of it add up to less than it retains
+        local _, tree = get(f.url .. "dominators.json?of=" .. id)
+        local sum = 0
+        for _, c in ipairs(tree.children) do sum = sum + c.retained end
+        assert.is_true(sum <= obj.retained)
+        -- the class page, paged
+        local _, cls = get(f.url .. "class.json?name=java.lang.String&page=2")
+        assert.are.same({ "java.lang.String", 2 }, { cls.name, cls.page })
+        assert.is_true(#cls.rows > 0 and cls.instances > 100)
+        -- leaks: sift leaks's JSON
+        local _, leaks = get(f.url .. "leaks.json")
+        assert.are.same(cli_json { "leaks", "--json", "-q", helper.fixture(rel) }.application_leaks, leaks.application_leaks)
+      end
+      -- the JVM dump's planted leak is in the histogram, filtered by name
+      local _, leaky = get(by_name["leaky_jdk17_all.hprof"].url .. "histogram.json?filter=LeakyApp")
+      assert.is_true(#leaky.rows > 0)
+      for _, r in ipairs(leaky.rows) do assert.truthy(r.class:find("LeakyApp", 1, true)) end
+      -- the trace: sift profile's methods; flame graph and icicle as SVG
+      local t = by_name["firefox-art-trace-streaming.trace"]
+      local _, profile = get(t.url .. "profile.json?clock=wall")
+      local cli = cli_json { "profile", "--json", "--clock", "wall", helper.fixture(TRACE) }
+      assert.are.same({ cli.records, #cli.methods, cli.methods[1] }, { profile.records, #profile.methods, profile.methods[1] })
+      local _, trace_view = get(t.url .. "index.json")
+      local s, svg, h = get(t.url .. "flame.svg?icicle=1&thread=" .. trace_view.threads[1].tid)
+      assert.are.equal(200, s)
+      assert.are.equal("image/svg+xml", h:get("content-type"))
+      assert.truthy(type(svg) == "string" and svg:find("<svg", 1, true))
+      assert.are.equal(404, (get(t.url .. "flame.json?thread=no-such-thread")))
+      local _, page = get(t.url .. "flame")
+      assert.truthy(page:find('<div id="flame"><svg', 1, true))
+      -- the statement: sift ofx's JSON
+      local _, ofx = get(by_name["bank_medium.ofx"].url .. "index.json")
+      local cli_ofx = cli_json { "ofx", "--json", helper.fixture(OFX) }
+      assert.are.same(cli_ofx.statements, ofx.statements)
+      -- errors: clean, in the format asked for
+      local s0, none = get("/f/0000000000000000/.json")
+      assert.are.same({ 404, "no such file here" }, { s0, none.error })
+      local s404, missing = get(by_name["test-dump.hprof"].url .. "object/0x1.json")
+      assert.are.same({ 404, "no object 0x1 in this dump" }, { s404, missing.error })
+      local s2, html = get(by_name["test-dump.hprof"].url .. "nosuchpage")
+      assert.are.equal(404, s2)
+      assert.truthy(html:find('id="error"', 1, true))
+    end)
+  end)
+
+  it("takes uploads by SHA-256, once, and refuses what it should, deleting it", function()
+    local jvm = helper.fixture(JVM)
+    if not jvm then return end
+    local data = tmpdir()
+    local bytes = helper.read(jvm)
+    local gz = tmpdir() .. "/bomb.gz"
+    assert(os.execute(("head -c 400000000 /dev/zero | gzip -1 > %s"):format(gz)))
+    local function files_in(dir)
+      local p = io.popen("ls -A " .. helper.quote(dir))
+      local list = {}
+      for name in p:lines() do list[#list + 1] = name end
+      p:close()
+      table.sort(list)
+      return list
+    end
+    with_server({ data = data, max_upload = 64 << 20, max_decompressed = 100 << 20 }, function(get, post)
+      local json_h = { accept = "application/json" }
+      local s, up = post("/upload?name=../../etc/app.hprof", bytes, json_h)
+      assert.are.equal(201, s)
+      assert.are.same({ "app.hprof", "hprof", false }, { up.name, up.format, up.duplicate })
+      assert.are.equal(64, #up.sha256)
+      local s2, again = post("/upload", bytes, { accept = "application/json", ["x-filename"] = "copy.hprof" })
+      assert.are.same({ 200, true, up.id }, { s2, again.duplicate, again.id })
+      assert.are.same({ up.sha256 .. ".hprof", up.sha256 .. ".meta.json" }, files_in(data))
+      local _, page = get(up.url .. "histogram.json")
+      assert.are.equal(13521, page.instances)
+      -- a truncated dump is taken; its page says what was cut
+      local s3, cut = post("/upload?name=cut.hprof", bytes:sub(1, #bytes // 2), json_h)
+      assert.are.equal(201, s3)
+      local _, overview = get(cut.url .. "index.json")
+      assert.is_true(#overview.warnings > 0)
+      -- refused, and nothing left behind
+      local before = #files_in(data)
+      assert.are.equal(415, (post("/upload?name=notes.txt", "just some text\n", json_h)))
+      assert.are.equal(400, (post("/upload", "", json_h)))
+      local s4, big = post("/upload", ("\0"):rep(65 << 20), json_h)
+      assert.are.same({ 413, true }, { s4, big.error:find("limit", 1, true) ~= nil })
+      local s5, bomb = post("/upload?name=bomb.hprof.gz", helper.read(gz), json_h)
+      assert.are.equal(415, s5)  -- zeros are not a dump: refused before inflating
+      local hprof_gz = tmpdir() .. "/dump.hprof.gz"
+      local f = assert(io.open(hprof_gz:gsub("%.gz$", ""), "wb"))
+      f:write(bytes:sub(1, 31), ("\0"):rep(200 << 20))  -- an HPROF header, then 200 MB of zeros
+      f:close()
+      assert(os.execute("gzip -1 " .. helper.quote(hprof_gz:gsub("%.gz$", ""))))
+      s5, bomb = post("/upload?name=dump.hprof.gz", helper.read(hprof_gz), json_h)
+      assert.are.same({ 413, true }, { s5, bomb.error:find("decompresses to more than", 1, true) ~= nil })
+      assert.are.equal(before, #files_in(data))
+      -- fifty clients at once
+      local cq, statuses = cqueues.running(), {}
+      local done = require("cqueues.condition").new()
+      local left = 50
+      for i = 1, 50 do
+        cq:wrap(function()
+          local st = get(i % 2 == 0 and (up.url .. "histogram.json") or "/index.json")
+          statuses[#statuses + 1] = st
+          left = left - 1
+          if left == 0 then done:signal() end
+        end)
+      end
+      while left > 0 do done:wait() end
+      for _, st in ipairs(statuses) do assert.are.equal(200, st) end
+      assert.are.equal(50, #statuses)
+    end)
+    -- a second server over the same directory finds the uploads
+    with_server({ data = data }, function(get)
+      local _, index = get("/index.json")
+      local names = {}
+      for _, f in ipairs(index.files) do names[#names + 1] = f.name end
+      table.sort(names)
+      assert.are.same({ "app.hprof", "cut.hprof" }, names)
+    end)
+  end)
+
+  it("binds elsewhere only with a token, and asks every request for it", function()
+    assert.are.same({ nil, "binding to 0.0.0.0 needs --token: anyone who reaches the port could read the dumps" },
+      { serve.new { host = "0.0.0.0", data = tmpdir() } })
+    with_server({ data = tmpdir(), token = "s3cret" }, function(get)
+      assert.are.equal(401, (get("/index.json")))
+      assert.are.equal(401, (get("/index.json", { authorization = "Bearer wrong" })))
+      assert.are.equal(200, (get("/index.json", { authorization = "Bearer s3cret" })))
+      local s, _, h = get("/?token=s3cret")
+      assert.are.equal(303, s)
+      assert.truthy(h:get("set-cookie"):find("sift_token=s3cret; HttpOnly", 1, true))
+      assert.are.equal(200, (get("/index.json", { cookie = "sift_token=s3cret" })))
+    end)
+  end)
+end)
