@@ -169,7 +169,7 @@ describe("sift serve", function()
       assert.are.equal(64, #up.sha256)
       local s2, again = post("/upload", bytes, { accept = "application/json", ["x-filename"] = "copy.hprof" })
       assert.are.same({ 200, true, up.id }, { s2, again.duplicate, again.id })
-      assert.are.same({ up.sha256 .. ".hprof", up.sha256 .. ".meta.json" }, files_in(data))
+      assert.are.same({ up.sha256 .. ".hprof", up.sha256 .. ".meta" }, files_in(data))
       local _, page = get(up.url .. "histogram.json")
       assert.are.equal(13521, page.instances)
       -- a truncated dump is taken; its page says what was cut

@@ -8,9 +8,7 @@
 
 local core = require "sift.core"
 local detect = require "sift.detect"
-local json = require "sift.json"
 local digest = require "openssl.digest"
-local cjson = require "cjson"
 
 local M = {}
 
@@ -49,10 +47,11 @@ function M.new(dir, opts)
   local self = setmetatable({ dir = dir, files = {}, order = {}, opts = opts or {} }, Store)
   local p = io.popen(("ls -1 '%s'"):format(dir:gsub("'", "'\\''")))
   for name in p:lines() do
-    local sha = name:match("^(%x+)%.meta%.json$")
+    local sha = name:match("^(%x+)%.meta$")
     if sha and #sha == 64 then
-      local ok, meta = pcall(cjson.decode, read_file(dir .. "/" .. name) or "")
-      if ok and type(meta) == "table" and io.open(dir .. "/" .. sha .. (UPLOADABLE[meta.format] or ""), "rb") then
+      local meta = {}
+      for k, v in (read_file(dir .. "/" .. name) or ""):gmatch("([%w_]+)\t([^\n]*)") do meta[k] = v end
+      if UPLOADABLE[meta.format] and io.open(dir .. "/" .. sha .. UPLOADABLE[meta.format], "rb") then
         self:add(dir .. "/" .. sha .. UPLOADABLE[meta.format], { id = sha:sub(1, 16), name = meta.name,
           sha256 = sha, uploaded = true })
       end
@@ -138,8 +137,10 @@ function Store:upload(next_chunk, name)
     return self.files[id], true
   end
   assert(os.rename(tmp, path))
-  local meta = assert(io.open(("%s/%s.meta.json"):format(self.dir, digest_hex), "w"))
-  meta:write(json.encode { name = display_name(name), format = info.format, size = n, uploaded_at = os.time() })
+  -- what the file was called and when it came: tab-separated lines
+  local meta = assert(io.open(("%s/%s.meta"):format(self.dir, digest_hex), "w"))
+  meta:write(("name\t%s\nformat\t%s\nsize\t%d\nuploaded_at\t%d\n"):format(display_name(name), info.format, n,
+    os.time()))
   meta:close()
   return self:add(path, { id = id, name = display_name(name), sha256 = digest_hex, uploaded = true }), false
 end
