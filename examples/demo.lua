@@ -249,3 +249,17 @@ if io.open(dump) then
   sh("lua5.4 examples/hprof_records.lua " .. cut)
 end
 os.execute("rm -rf " .. dir)
+
+-- the web UI: sift serve on a heap, a trace and a statement; one page's
+-- JSON twin fetched the way a script would, then the server stops
+section("sift serve: heap, trace and OFX pages in the browser, each with a JSON twin")
+local served = {}
+for _, rel in ipairs { "hprof/generated-jdk17/leaky_jdk17_all.hprof", "trace/amp-legacy.trace",
+    "ofx/ofxparse/bank_medium.ofx" } do
+  if io.open(fixtures .. "/" .. rel) then served[#served + 1] = fixtures .. "/" .. rel end
+end
+if #served > 0 then
+  sh("lua5.4 examples/serve.lua " .. table.concat(served, " ") .. " --for 1")
+  print("(docs/serve.md: `sift serve FILE...` serves the same pages until ^C; uploads go to --data)")
+end
+
