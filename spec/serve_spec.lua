@@ -232,4 +232,31 @@ describe("sift serve", function()
       assert.are.equal(200, (get("/index.json", { cookie = "sift_token=s3cret" })))
     end)
   end)
+  it("diffs a dump with its baseline, on the page and as sift diff-heap", function()
+    local base, now = helper.fixture("hprof/android/ahat/test-dump-base.hprof"), helper.fixture(ANDROID)
+    if not base then return end
+    local cli = cli_json { "diff-heap", "--json", "-q", "--top", "0", base, now }
+    -- ahat's test program adds 10,000 instances of one (obfuscated) class
+    -- and a 1 MB byte[] over its baseline
+    local by_class = {}
+    for _, r in ipairs(cli.classes) do by_class[r.class] = r end
+    assert.are.same({ 10000, 120000 }, { by_class.o.count_delta, by_class.o.shallow_delta })
+    assert.are.same({ 12096, 22094 }, { cli.base_instances, cli.instances })
+    assert.is_true(cli.new_objects.count >= 10000 and #cli.new_objects.first == 100)
+    for i = 2, #cli.classes do
+      assert.is_true(math.abs(cli.classes[i - 1].shallow_delta) >= math.abs(cli.classes[i].shallow_delta))
+    end
+    with_server({ files = { now }, data = tmpdir(), baseline = base }, function(get)
+      local _, index = get("/index.json")
+      local s, page = get(index.files[1].url .. "diff.json")
+      assert.are.equal(200, s)
+      assert.are.same(cli.classes, page.classes)
+      assert.are.same(cli.new_objects.count, page.new_objects.count)
+    end)
+    with_server({ files = { now }, data = tmpdir() }, function(get)
+      local _, index = get("/index.json")
+      local s, page = get(index.files[1].url .. "diff.json")
+      assert.are.same({ 404, "no baseline: start the server with --baseline FILE" }, { s, page.error })
+    end)
+  end)
 end)

@@ -279,6 +279,40 @@ static int heap_class_by_serial (lua_State *L) {
   return 1;
 }
 
+/*
+** heap:new_since(base, max) -> count, bytes, {object numbers}
+** The objects whose ids the baseline dump base does not have (as ahat
+** marks objects new since a baseline: ids are addresses, so an object the
+** GC moved counts as new). bytes: their shallow sizes (the dump's); the
+** list: the first max of them, in id order. One merge of the two sorted id
+** arrays.
+*/
+static int heap_new_since (lua_State *L) {
+  hp_Heap *h = &sift_checkheap(L)->h;
+  const hp_Heap *b = &((LHeap *)luaL_checkudata(L, 2, SIFT_HEAP_T))->h;
+  lua_Integer max = luaL_optinteger(L, 3, 100);
+  uint64_t i, j = 0, count = 0, bytes = 0;
+  lua_Integer listed = 0;
+  lua_createtable(L, max > 0 && max < 1024 ? (int)max : 0, 0);
+  for (i = 0; i < h->nobjs; i++) {
+    uint64_t id = hp_obj_id(h, i);
+    hp_ObjInfo o;
+    while (j < b->nobjs && hp_obj_id(b, j) < id) j++;
+    if (j < b->nobjs && hp_obj_id(b, j) == id) continue;
+    hp_object(h, i, &o);
+    count++;
+    bytes += o.shallow;
+    if (listed < max) {
+      lua_pushinteger(L, (lua_Integer)i + 1);
+      lua_rawseti(L, -2, ++listed);
+    }
+  }
+  lua_pushinteger(L, (lua_Integer)count);
+  lua_pushinteger(L, (lua_Integer)bytes);
+  lua_rotate(L, -3, 2);
+  return 3;
+}
+
 /* }====================================================== */
 
 
@@ -292,6 +326,7 @@ static const luaL_Reg pass_methods[] = {
   {"threads", heap_threads},
   {"trace", heap_trace},
   {"class_by_serial", heap_class_by_serial},
+  {"new_since", heap_new_since},
   {NULL, NULL}
 };
 

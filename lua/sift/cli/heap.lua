@@ -118,6 +118,18 @@ function M.define.decrunch(parser)
     .. "Default: 256M plus 1000 times the BMD's size (BMD drops primitive arrays, written back as zeros).")
 end
 
+M.define["diff-heap"] = function(parser)
+  local diff = parser:command("diff-heap", "Compare a heap dump with a baseline dump of the same process.")
+    :description("Compare FILE with BASE, a dump of the same process taken earlier (ahat's baseline): "
+      .. "per class, the change in instances and shallow bytes, largest first; and the objects new since "
+      .. "BASE (ids BASE does not have: an object the GC moved counts as new).")
+  diff:argument("base", "The baseline dump.")
+  heap_options(diff)
+  model_option(diff)
+  diff:option("--top", "Show only the N largest changes (0: all).", "20"):convert(tonumber)
+  diff:flag("--json", "Print JSON: {model, base_instances, instances, classes, new_objects}.")
+end
+
 function M.define.dominators(parser)
   local doms = parser:command("dominators", "Print the dominator tree: what holds the memory, indented.")
   heap_options(doms)
@@ -299,6 +311,37 @@ function commands.top(args, out, err)
       summary.model))
   end
   heap:close()
+  return EXIT_OK
+end
+
+commands["diff-heap"] = function(args, out, err)
+  local base = heap_or_report({ file = args.base, mapping = args.mapping, strings = args.strings, dump = args.dump,
+    quiet_here = args.quiet_here, quiet = args.quiet }, err, true)
+  if not base then return EXIT_BAD_INPUT end
+  local heap = heap_or_report(args, err, true)
+  if not heap then
+    base:close()
+    return EXIT_BAD_INPUT
+  end
+  local view = views.diff_json(base, heap, args.model, 100)
+  base:close()
+  heap:close()
+  if args.top and args.top > 0 then
+    for i = #view.classes, args.top + 1, -1 do view.classes[i] = nil end
+  end
+  if args.json then
+    out:write(json.encode(view), "\n")
+    return EXIT_OK
+  end
+  local function signed(n) return (n > 0 and "+" or "") .. group_digits(n) end
+  out:write(("%s -> %s: %s -> %s instances (model %s)\n"):format(printable(args.base), printable(args.file),
+    group_digits(view.base_instances), group_digits(view.instances), view.model))
+  out:write(("%14s %12s  %s\n"):format("bytes", "instances", "class"))
+  for _, r in ipairs(view.classes) do
+    out:write(("%14s %12s  %s\n"):format(signed(r.shallow_delta), signed(r.count_delta), printable(r.class)))
+  end
+  local new = view.new_objects
+  out:write(("new since the baseline: %s objects, %s bytes\n"):format(group_digits(new.count), group_digits(new.bytes)))
   return EXIT_OK
 end
 

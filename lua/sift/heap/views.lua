@@ -165,4 +165,43 @@ function M.object_path(heap, obj, opts)
   return r, path
 end
 
+--- What changed from a baseline dump of the same process (`sift diff-heap
+-- BASE HEAP --json`, ahat's baseline): per class, instances and shallow
+-- bytes in each dump and the change, the largest change in bytes first
+-- (classes that did not change are left out); and the objects new since
+-- the baseline (ids it does not have), their count, bytes and the first
+-- max of them.
+function M.diff_json(base, heap, model, max)
+  local before, seen, rows = {}, {}, json.array {}
+  for _, r in ipairs(base:histogram(model)) do before[r.class] = r end
+  local function row(class, now, was)
+    if now.count ~= was.count or now.shallow ~= was.shallow then
+      rows[#rows + 1] = { class = class, count = now.count, shallow = now.shallow, base_count = was.count,
+        base_shallow = was.shallow, count_delta = now.count - was.count, shallow_delta = now.shallow - was.shallow }
+    end
+  end
+  local none = { count = 0, shallow = 0 }
+  for _, r in ipairs(heap:histogram(model)) do
+    seen[r.class] = true
+    row(r.class, r, before[r.class] or none)
+  end
+  for class, r in pairs(before) do
+    if not seen[class] then row(class, none, r) end
+  end
+  table.sort(rows, function(x, y)
+    local dx, dy = math.abs(x.shallow_delta), math.abs(y.shallow_delta)
+    if dx ~= dy then return dx > dy end
+    return x.class < y.class
+  end)
+  local count, bytes, nums = heap.index:new_since(base.index, max or 100)
+  local first = json.array {}
+  for i, num in ipairs(nums) do
+    local obj = heap:object((heap.index:object(num)))
+    first[i] = { id = M.hex(obj:id()), class = obj:class_name(), shallow = heap:shallow(obj, model) }
+  end
+  local b, h = base:info(), heap:info()
+  return { model = model, base_instances = b.instances, instances = h.instances, classes = rows,
+    new_objects = { count = count, bytes = bytes, first = first } }
+end
+
 return M

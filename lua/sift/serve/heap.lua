@@ -31,8 +31,10 @@ local function class_link(ctx, name)
 end
 
 local function nav(ctx)
-  return { { href(ctx, ""), ctx.entry.name }, { href(ctx, "histogram"), "histogram" },
+  local links = { { href(ctx, ""), ctx.entry.name }, { href(ctx, "histogram"), "histogram" },
     { href(ctx, "dominators"), "dominator tree" }, { href(ctx, "leaks"), "leaks" } }
+  if ctx.server.opts.baseline then links[#links + 1] = { href(ctx, "diff"), "diff with the baseline" } end
+  return links
 end
 
 -- the dominator tree, built once per heap (the first page that needs it)
@@ -325,7 +327,33 @@ function M.leaks(ctx)
   end
 end
 
-M.pages = { [""] = M.overview, histogram = M.histogram, class = M.class, object = M.object,
+--- Diff with the baseline (`--baseline`): `sift diff-heap`'s view.
+function M.diff(ctx)
+  local base, msg = ctx.server:baseline()
+  if not base then return nil, msg and 422 or 404, msg or "no baseline: start the server with --baseline FILE" end
+  local view = views.diff_json(base, ctx.doc, ctx.model, PAGE)
+  return view, function()
+    local rows = {}
+    for i, r in ipairs(view.classes) do
+      if i > 1000 then break end
+      rows[i] = { class_link(ctx, r.class), num(r.count_delta), num(r.shallow_delta), num(r.count), num(r.shallow) }
+    end
+    local new = {}
+    for i, o in ipairs(view.new_objects.first) do
+      new[i] = { a(href(ctx, "object/" .. o.id), o.class .. " " .. o.id), num(o.shallow) }
+    end
+    return html.page("Diff with the baseline", nav(ctx), table.concat {
+      html.facts { { "baseline", ctx.server.opts.baseline }, { "instances then", view.base_instances },
+        { "instances now", view.instances }, { "objects new since", view.new_objects.count },
+        { "bytes new since", view.new_objects.bytes } },
+      "<h2>Classes that changed</h2>",
+      html.table({ "class", "#Δ instances", "#Δ bytes", "#instances", "#bytes" }, rows, "diff"),
+      "<h2>New since the baseline (first 100)</h2>", html.table({ "object", "#shallow" }, new, "new"),
+    })
+  end
+end
+
+M.pages = { [""] = M.overview, diff = M.diff, histogram = M.histogram, class = M.class, object = M.object,
   dominators = M.dominators, leaks = M.leaks }
 
 return M

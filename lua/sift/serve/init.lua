@@ -41,7 +41,7 @@ local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
 --   `host` ("127.0.0.1"), `port` (0: any free one), `token` (required when
 --   host is not loopback), `max_upload` (bytes, default 2 GB),
 --   `max_decompressed` (bytes, default 8× max_upload), `model` (size model),
---   `strings` (jars for BMD names)
+--   `strings` (jars for BMD names), `baseline` (a dump to diff heaps with)
 -- @return server, or nil, message
 function M.new(opts)
   local host = opts.host or "127.0.0.1"
@@ -106,6 +106,18 @@ function Server:document(entry)
     entry.doc = doc
   end
   return entry.doc
+end
+
+-- the baseline dump (--baseline), opened once; nil when there is none,
+-- or nil and why it does not open
+function Server:baseline()
+  if not self.opts.baseline then return nil end
+  if not self.base_doc then
+    local doc, msg = sift.open(self.opts.baseline, { strings = self.opts.strings })
+    if not doc then return nil, msg end
+    self.base_doc = doc
+  end
+  return self.base_doc
 end
 
 local function index_page(self)
@@ -268,6 +280,7 @@ end
 
 function Server:close()
   if self.http then self.http:close() end
+  if self.base_doc then self.base_doc:close() end
   for _, e in ipairs(self.store:list()) do
     if e.doc and e.doc.close then e.doc:close() end
   end
