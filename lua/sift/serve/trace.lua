@@ -33,7 +33,7 @@ end
 
 local function nav(ctx)
   return { { href(ctx, ""), ctx.entry.name }, { href(ctx, "profile"), "hot methods" },
-    { href(ctx, "flame"), "flame graph" } }
+    { href(ctx, "flame"), "flame graph" }, { href(ctx, "play"), "play" } }
 end
 
 --- Overview: the trace's facts and its threads.
@@ -108,7 +108,7 @@ local function svg(ctx)
   end
   local clock = clock_of(ctx)
   local ok, tree = pcall(flame.from_trace, ctx.doc, { clock = clock, thread = thread })
-  if not ok then return nil, tostring(tree):gsub("^.-:%d+: ", "") end
+  if not ok then return nil, (tostring(tree):gsub("^.-:%d+: ", "")) end
   return flame.svg(tree, { title = ctx.entry.name, subtitle = ("%s clock%s"):format(clock,
     thread and (", thread " .. tostring(thread)) or ", all threads"), inverted = q.icicle == "1" })
 end
@@ -144,6 +144,144 @@ function M.flame_svg(ctx)
   return nil, nil, nil, { type = "image/svg+xml", body = image }
 end
 
-M.pages = { [""] = M.overview, profile = M.profile, flame = M.flame, ["flame.svg"] = M.flame_svg }
+local MAX_STEPS = 20000
+
+-- the player: replays the steps embedded in the page (script type
+-- application/json, id "steps") as a call graph growing node by node
+local PLAYER = [==[
+<p><button id="play">play</button> <button id="step">step</button>
+speed <select id="speed"><option value="2">2/s</option><option value="10" selected>10/s</option>
+<option value="50">50/s</option><option value="500">500/s</option></select>
+<input type="range" id="slider" min="0" value="0" style="width:40%"> <span id="count"></span></p>
+<p id="current" class="mono"></p>
+<svg id="graph" xmlns="http://www.w3.org/2000/svg" width="100%" height="200"></svg>
+<script>
+(function () {
+  var data = JSON.parse(document.getElementById("steps").textContent);
+  var steps = data.steps, svg = document.getElementById("graph"), NS = "http://www.w3.org/2000/svg";
+  var slider = document.getElementById("slider"), count = document.getElementById("count");
+  var current = document.getElementById("current"), playing = null, at = 0;
+  var nodes, edges, stack, columns, lastNode;
+  slider.max = steps.length;
+  function reset() {
+    while (svg.firstChild) svg.removeChild(svg.firstChild);
+    nodes = {}; edges = {}; stack = []; columns = []; lastNode = null; at = 0;
+  }
+  function el(name, attrs, text) {
+    var e = document.createElementNS(NS, name);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (text) e.textContent = text;
+    return e;
+  }
+  function node(name, depth) {
+    var n = nodes[name];
+    if (n) return n;
+    var col = Math.min(depth - 1, 40);
+    columns[col] = (columns[col] || 0) + 1;
+    n = { x: 10 + col * 190, y: 14 + (columns[col] - 1) * 22, calls: 0 };
+    n.dot = el("circle", { cx: n.x, cy: n.y, r: 5, fill: "#90caf9" });
+    n.label = el("text", { x: n.x + 8, y: n.y + 4, "font-size": 11 }, name.split(".").slice(-2).join("."));
+    n.label.appendChild(el("title", {}, name));
+    svg.appendChild(n.dot); svg.appendChild(n.label);
+    var h = n.y + 20;
+    if (h > svg.getAttribute("height")) svg.setAttribute("height", h);
+    nodes[name] = n;
+    return n;
+  }
+  function apply(i) {
+    var s = steps[i];
+    if (s.call === undefined) return s.loop ? "loop ×" + s.loop : "end of loop";
+    var n = node(s.call, s.depth), parent = stack[s.depth - 2];
+    stack[s.depth - 1] = n; stack.length = s.depth;
+    n.calls += s.times;
+    if (parent) {
+      var key = parent.x + "," + parent.y + ">" + n.x + "," + n.y;
+      if (!edges[key]) {
+        edges[key] = el("line", { x1: parent.x, y1: parent.y, x2: n.x, y2: n.y, stroke: "#bbb" });
+        svg.insertBefore(edges[key], svg.firstChild);
+      }
+    }
+    if (lastNode) lastNode.dot.setAttribute("fill", "#90caf9");
+    n.dot.setAttribute("fill", "#e53935");
+    lastNode = n;
+    return s.call + (s.times > 1 ? " ×" + s.times : "") + (s.in_loop ? " (in a loop)" : "");
+  }
+  function show(text) {
+    current.textContent = text || "";
+    count.textContent = at + " / " + steps.length;
+    slider.value = at;
+  }
+  function step() {
+    if (at >= steps.length) { stop(); return; }
+    show(apply(at++));
+  }
+  function seek(to) {
+    reset();
+    var text = "";
+    while (at < to) text = apply(at++);
+    show(text);
+  }
+  function stop() {
+    if (playing) clearInterval(playing);
+    playing = null;
+    document.getElementById("play").textContent = "play";
+  }
+  function play() {
+    if (playing) { stop(); return; }
+    document.getElementById("play").textContent = "pause";
+    playing = setInterval(step, 1000 / Number(document.getElementById("speed").value));
+  }
+  document.getElementById("play").onclick = play;
+  document.getElementById("step").onclick = function () { stop(); step(); };
+  document.getElementById("speed").onchange = function () { if (playing) { stop(); play(); } };
+  slider.oninput = function () { stop(); seek(Number(slider.value)); };
+  window.siftPlayer = { step: step, seek: seek, at: function () { return at; },
+    nodes: function () { return Object.keys(nodes).length; } };
+  reset(); show();
+})();
+</script>]==]
+
+-- a filter's text (comma-separated substrings, not Lua patterns) as the
+-- patterns sift.trace takes
+local function literals(text)
+  local out = {}
+  for part in (text or ""):gmatch("[^,%s]+") do out[#out + 1] = (part:gsub("%p", "%%%0")) end
+  return #out > 0 and out or nil
+end
+
+--- Play mode (the Control Flow Tracer's): a thread's calls replayed in
+-- order, loops collapsed as in `sift calls`, filtered by package.
+function M.play(ctx)
+  local trace, q = ctx.doc, ctx.query
+  local thread = q.thread and (math.tointeger(tonumber(q.thread)) or q.thread) or nil
+  local ok, steps, th = pcall(trace.call_steps, trace, { thread = thread,
+    include = literals(q.include), exclude = literals(q.exclude) })
+  if not ok then return nil, 404, (tostring(steps):gsub("^.-:%d+: ", "")) end
+  local truncated = #steps > MAX_STEPS
+  for i = #steps, MAX_STEPS + 1, -1 do steps[i] = nil end
+  local view = { thread = th, include = q.include, exclude = q.exclude, truncated = truncated,
+    steps = json.array(steps) }
+  return view, function()
+    local choices = {}
+    for _, t in ipairs(trace:threads()) do
+      if t.records > 0 then
+        choices[#choices + 1] = ('<option value="%s"%s>%s</option>'):format(esc(t.tid),
+          t.tid == th.tid and " selected" or "", esc(t.name or t.tid))
+      end
+    end
+    local data = json.encode({ steps = view.steps }):gsub("</", "<\\/")
+    return html.page("Play: " .. (th.name or th.tid), nav(ctx), table.concat {
+      ('<form method="get">thread <select name="thread">%s</select> include <input type="text" name="include" '
+        .. 'value="%s" placeholder="com.example"> exclude <input type="text" name="exclude" value="%s" '
+        .. 'placeholder="android."> <button>apply</button></form>'):format(table.concat(choices), esc(q.include),
+        esc(q.exclude)),
+      ("<p>%s calls in %s steps%s</p>"):format(num(th.calls), num(#steps),
+        truncated and (" (the first " .. num(MAX_STEPS) .. ")") or ""),
+      '<script type="application/json" id="steps">', data, "</script>", PLAYER,
+    })
+  end
+end
+
+M.pages = { [""] = M.overview, profile = M.profile, flame = M.flame, ["flame.svg"] = M.flame_svg, play = M.play }
 
 return M

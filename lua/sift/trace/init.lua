@@ -240,6 +240,58 @@ local function runs(shapes, max_period)
   return out
 end
 
+-- The calls a thread made, in order, as steps: `{ call = name, depth,
+-- times }` (a call, made times times in a row), `{ loop = times, depth }`
+-- and `{ loop_end = true, depth }` around a repeated sequence of calls (a
+-- loop) shown once. Returns the steps, the thread and C's call tree (to
+-- be closed).
+local function call_steps(self, opts)
+  local th = chosen_threads(self, opts.thread)[1]
+  if opts.thread == nil then
+    for _, t in ipairs(self:threads()) do
+      if t.records > 0 then th = t break end
+    end
+  end
+  if not th then error(("no thread '%s' in this trace"):format(tostring(opts.thread)), 3) end
+  local depth_limit = opts.depth or math.huge
+  -- the call instances, in C: hidden frames give their calls to their caller
+  local names, hidden = {}, {}
+  for i, m in ipairs(self:methods()) do
+    names[i] = m.frame
+    hidden[i] = not shown(m.frame, opts) or nil
+  end
+  local tree = self.core:call_tree(th.tid, (opts.include or opts.exclude) and hidden or nil, opts.depth)
+  -- what to do next, last first: a step, or lay out a list of calls
+  local steps = {}
+  local todo = { { node = 0, depth = 1 } }
+  while #todo > 0 do
+    local a = table.remove(todo)
+    if a.step then
+      steps[#steps + 1] = a.step
+    elseif a.depth <= depth_limit then
+      local nodes, ms, shapes = tree:children(a.node)
+      local acts = {}
+      for _, run in ipairs(runs(shapes, opts.period or 8)) do
+        local times = run.times
+        if run.length == 1 then
+          local k = run.start
+          acts[#acts + 1] = { step = { call = names[ms[k]], depth = a.depth, times = times } }
+          acts[#acts + 1] = { node = nodes[k], depth = a.depth + 1 }
+        else
+          acts[#acts + 1] = { step = { loop = times, depth = a.depth } }
+          for k = run.start, run.start + run.length - 1 do
+            acts[#acts + 1] = { step = { call = names[ms[k]], depth = a.depth, times = 1, in_loop = true } }
+            acts[#acts + 1] = { node = nodes[k], depth = a.depth + 1 }
+          end
+          acts[#acts + 1] = { step = { loop_end = true, depth = a.depth } }
+        end
+      end
+      for k = #acts, 1, -1 do todo[#todo + 1] = acts[k] end
+    end
+  end
+  return steps, th, tree
+end
+
 --- The calls a thread made, in order, as an indented listing in which a
 -- repeated sequence of calls at one level (a loop) is shown once with its
 -- count (`×250`).
@@ -250,53 +302,31 @@ end
 -- @return lines (a list of strings), and `{ calls, lines, shown_calls }`
 function Trace:calls(opts)
   opts = opts or {}
-  local th = chosen_threads(self, opts.thread)[1]
-  if opts.thread == nil then
-    for _, t in ipairs(self:threads()) do
-      if t.records > 0 then th = t break end
-    end
-  end
-  if not th then error(("no thread '%s' in this trace"):format(tostring(opts.thread)), 2) end
-  local depth_limit = opts.depth or math.huge
-  -- the call instances, in C: hidden frames give their calls to their caller
-  local names, hidden = {}, {}
-  for i, m in ipairs(self:methods()) do
-    names[i] = m.frame
-    hidden[i] = not shown(m.frame, opts) or nil
-  end
-  local tree <close> = self.core:call_tree(th.tid, (opts.include or opts.exclude) and hidden or nil, opts.depth)
-  -- what to do next, last first: print a line, or lay out a list of calls
+  local steps, th, tree <close> = call_steps(self, opts)
   local lines, shown_calls = {}, 0
-  local todo = { { node = 0, depth = 1 } }
-  while #todo > 0 do
-    local a = table.remove(todo)
-    if a.line then
-      lines[#lines + 1] = a.line
-      if a.call then shown_calls = shown_calls + 1 end
-    elseif a.depth <= depth_limit then
-      -- past 64 levels the depth is written, not drawn: lines stay short
-      local indent, acts = ("  "):rep(math.min(a.depth, 65) - 1), {}
-      if a.depth > 65 then indent = indent .. ("[%d] "):format(a.depth) end
-      local nodes, ms, shapes = tree:children(a.node)
-      for _, run in ipairs(runs(shapes, opts.period or 8)) do
-        local times = run.times
-        if run.length == 1 then
-          local k = run.start
-          acts[#acts + 1] = { line = indent .. names[ms[k]] .. (times > 1 and (" ×" .. times) or ""), call = true }
-          acts[#acts + 1] = { node = nodes[k], depth = a.depth + 1 }
-        else
-          acts[#acts + 1] = { line = indent .. "┌ ×" .. times }
-          for k = run.start, run.start + run.length - 1 do
-            acts[#acts + 1] = { line = indent .. "│ " .. names[ms[k]], call = true }
-            acts[#acts + 1] = { node = nodes[k], depth = a.depth + 1 }
-          end
-          acts[#acts + 1] = { line = indent .. "└" }
-        end
-      end
-      for k = #acts, 1, -1 do todo[#todo + 1] = acts[k] end
+  for _, st in ipairs(steps) do
+    -- past 64 levels the depth is written, not drawn: lines stay short
+    local indent = ("  "):rep(math.min(st.depth, 65) - 1)
+    if st.depth > 65 then indent = indent .. ("[%d] "):format(st.depth) end
+    if st.loop then
+      lines[#lines + 1] = indent .. "┌ ×" .. st.loop
+    elseif st.loop_end then
+      lines[#lines + 1] = indent .. "└"
+    else
+      lines[#lines + 1] = indent .. (st.in_loop and "│ " or "") .. st.call .. (st.times > 1 and (" ×" .. st.times) or "")
+      shown_calls = shown_calls + 1
     end
   end
   return lines, { thread = th.name or th.tid, calls = tree:calls(), lines = #lines, shown_calls = shown_calls }
+end
+
+--- The same calls as steps, for replaying them (the Control Flow Tracer's
+-- play mode): `{ call, depth, times, in_loop }`, `{ loop, depth }` and
+-- `{ loop_end, depth }` in order (see `calls` for opts), and the thread.
+function Trace:call_steps(opts)
+  opts = opts or {}
+  local steps, th, tree <close> = call_steps(self, opts)
+  return steps, { tid = th.tid, name = th.name, calls = tree:calls() }
 end
 
 -- }======================================================
