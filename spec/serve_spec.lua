@@ -129,6 +129,32 @@ describe("sift serve", function()
       assert.are.equal("image/svg+xml", h:get("content-type"))
       assert.truthy(type(svg) == "string" and svg:find("<svg", 1, true))
       assert.are.equal(404, (get(t.url .. "flame.json?thread=no-such-thread")))
+      -- play mode: the steps of sift calls, filtered by package as substrings
+      local tid = trace_view.threads[1].tid
+      local _, play = get(t.url .. "play.json?thread=" .. tid)
+      local listing = helper.sift { "calls", "--thread", tostring(tid), helper.fixture(TRACE) }
+      local lines = 0
+      for _ in listing:gmatch("[^\n]+") do lines = lines + 1 end
+      assert.are.equal(lines, #play.steps)
+      assert.are.same({ 1, "com.android.internal.os.ZygoteInit.main" }, { play.steps[1].depth, play.steps[1].call })
+      local _, only = get(t.url .. "play.json?include=mozilla.gecko&thread=" .. tid)
+      assert.is_true(#only.steps > 0 and #only.steps < #play.steps)
+      for _, st in ipairs(only.steps) do
+        if st.call then assert.truthy(st.call:find("mozilla.gecko", 1, true), st.call) end
+      end
+      -- the call tree: each node's time covers its children's
+      local _, tree = get(t.url .. "calltree.json?clock=wall")
+      local sums, open = {}, {}
+      for i, n in ipairs(tree.nodes) do
+        open[n.depth] = i
+        sums[i] = 0
+        if n.depth > 0 then sums[open[n.depth - 1]] = sums[open[n.depth - 1]] + n.value end
+      end
+      for i, n in ipairs(tree.nodes) do assert.is_true(sums[i] <= n.value, n.name) end
+      assert.are.same({ 0, tree.total }, { tree.nodes[1].depth, tree.nodes[1].value })
+      assert.is_true(#tree.nodes > 100)
+      local _, page_play = get(t.url .. "play?thread=" .. tid)
+      assert.truthy(page_play:find('<script type="application/json" id="steps">', 1, true))
       local _, page = get(t.url .. "flame")
       assert.truthy(page:find('<div id="flame"><svg', 1, true))
       -- the statement: sift ofx's JSON

@@ -33,7 +33,7 @@ end
 
 local function nav(ctx)
   return { { href(ctx, ""), ctx.entry.name }, { href(ctx, "profile"), "hot methods" },
-    { href(ctx, "flame"), "flame graph" }, { href(ctx, "play"), "play" } }
+    { href(ctx, "flame"), "flame graph" }, { href(ctx, "calltree"), "call tree" }, { href(ctx, "play"), "play" } }
 end
 
 --- Overview: the trace's facts and its threads.
@@ -142,6 +142,51 @@ function M.flame_svg(ctx)
   local image, why, status = svg(ctx)
   if not image then return nil, status or 400, why end
   return nil, nil, nil, { type = "image/svg+xml", body = image }
+end
+
+--- The call tree, expandable: each call path's inclusive time (calls
+-- under 0.1 % of the total folded into their caller), largest first;
+-- threads of one name share a root. JSON: the nodes in preorder with their
+-- depth.
+function M.calltree(ctx)
+  local q = ctx.query
+  local thread = q.thread and (math.tointeger(tonumber(q.thread)) or q.thread) or nil
+  if thread and #require("sift.trace").chosen_threads(ctx.doc, thread) == 0 then
+    return nil, 404, "no thread " .. tostring(thread) .. " in this trace"
+  end
+  local clock = clock_of(ctx)
+  local tree = flame.from_trace(ctx.doc, { clock = clock, thread = thread, min_fraction = 0.001 })
+  -- (as a flat list in preorder, each node with its depth: call trees are
+  -- deeper than JSON readers like to nest)
+  local nodes = json.array {}
+  local function flatten(node, depth)
+    table.sort(node.children, function(x, y)
+      if x.value ~= y.value then return x.value > y.value end
+      return x.name < y.name
+    end)
+    nodes[#nodes + 1] = { name = node.name, value = node.value, depth = depth }
+    for _, c in ipairs(node.children) do flatten(c, depth + 1) end
+  end
+  flatten(tree, 0)
+  local view = { clock = clock, thread = thread, total = tree.value, nodes = nodes }
+  return view, function()
+    local total, out = tree.value, {}
+    local function walk(node, depth)
+      local pct = total > 0 and ("%.1f%%"):format(100 * node.value / total) or "-"
+      local label = ('<span class="mono">%s</span> <span class="muted">%s µs, %s</span>'):format(esc(node.name),
+        num(node.value), pct)
+      if #node.children == 0 then
+        out[#out + 1] = '<div class="leaf">' .. label .. "</div>"
+        return
+      end
+      out[#out + 1] = ("<details%s><summary>%s</summary><div style=\"margin-left:18px\">"):format(
+        depth < 2 and " open" or "", label)
+      for _, c in ipairs(node.children) do walk(c, depth + 1) end
+      out[#out + 1] = "</div></details>"
+    end
+    walk(tree, 0)
+    return html.page("Call tree (" .. clock .. " clock)", nav(ctx), '<div id="calltree">' .. table.concat(out) .. "</div>")
+  end
 end
 
 local MAX_STEPS = 20000
@@ -282,6 +327,7 @@ function M.play(ctx)
   end
 end
 
-M.pages = { [""] = M.overview, profile = M.profile, flame = M.flame, ["flame.svg"] = M.flame_svg, play = M.play }
+M.pages = { [""] = M.overview, profile = M.profile, flame = M.flame, ["flame.svg"] = M.flame_svg, play = M.play,
+  calltree = M.calltree }
 
 return M
