@@ -206,11 +206,12 @@ speed <select id="speed"><option value="2">2/s</option><option value="10" select
   var steps = data.steps, svg = document.getElementById("graph"), NS = "http://www.w3.org/2000/svg";
   var slider = document.getElementById("slider"), count = document.getElementById("count");
   var current = document.getElementById("current"), playing = null, at = 0;
-  var nodes, edges, stack, columns, lastNode;
+  var nodes, edges, stack, lastNode;
   slider.max = steps.length;
   function reset() {
     while (svg.firstChild) svg.removeChild(svg.firstChild);
-    nodes = {}; edges = {}; stack = []; columns = []; lastNode = null; at = 0;
+    nodes = {}; edges = {}; stack = []; lastNode = null; at = 0;
+    svg.setAttribute("height", 200);
   }
   function el(name, attrs, text) {
     var e = document.createElementNS(NS, name);
@@ -221,11 +222,11 @@ speed <select id="speed"><option value="2">2/s</option><option value="10" select
   function node(name, depth) {
     var n = nodes[name];
     if (n) return n;
-    var col = Math.min(depth - 1, 40);
-    columns[col] = (columns[col] || 0) + 1;
-    n = { x: 10 + col * 190, y: 14 + (columns[col] - 1) * 22, calls: 0 };
+    // each method a row when first called, indented by its depth
+    var count = Object.keys(nodes).length;
+    n = { x: 10 + Math.min(depth - 1, 60) * 14, y: 12 + count * 20, calls: 0 };
     n.dot = el("circle", { cx: n.x, cy: n.y, r: 5, fill: "#90caf9" });
-    n.label = el("text", { x: n.x + 8, y: n.y + 4, "font-size": 11 }, name.split(".").slice(-2).join("."));
+    n.label = el("text", { x: n.x + 9, y: n.y + 4, "font-size": 12 }, name);
     n.label.appendChild(el("title", {}, name));
     svg.appendChild(n.dot); svg.appendChild(n.label);
     var h = n.y + 20;
@@ -242,7 +243,8 @@ speed <select id="speed"><option value="2">2/s</option><option value="10" select
     if (parent) {
       var key = parent.x + "," + parent.y + ">" + n.x + "," + n.y;
       if (!edges[key]) {
-        edges[key] = el("line", { x1: parent.x, y1: parent.y, x2: n.x, y2: n.y, stroke: "#bbb" });
+        edges[key] = el("path", { d: "M" + parent.x + "," + parent.y + " V" + n.y + " H" + n.x,
+          stroke: "#bbb", fill: "none" });
         svg.insertBefore(edges[key], svg.firstChild);
       }
     }
@@ -283,6 +285,8 @@ speed <select id="speed"><option value="2">2/s</option><option value="10" select
   window.siftPlayer = { step: step, seek: seek, at: function () { return at; },
     nodes: function () { return Object.keys(nodes).length; } };
   reset(); show();
+  var m = location.hash.match(/at=(\d+)/);  // (#at=N: start N steps in)
+  if (m) seek(Math.min(Number(m[1]), steps.length));
 })();
 </script>]==]
 

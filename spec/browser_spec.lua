@@ -1,0 +1,103 @@
+-- sift serve in a real browser: `sift serve` started as its own process
+-- on a free loopback port, headless Chromium (Debian's chromium) over its
+-- pages. The DOM Chromium builds (after the pages' scripts ran) is read
+-- back with --dump-dom: one path is clicked through (histogram → class →
+-- object → its path from a GC root, following the links the pages carry),
+-- the play mode replays steps, and screenshots of the main pages must not
+-- be blank.
+local helper = require "spec.helper"
+
+local CHROMIUM = os.getenv("CHROMIUM") or "chromium"
+local HEAP = "hprof/generated-jdk17/leaky_jdk17_all.hprof"
+local TRACE = "trace/amp-legacy.trace"
+
+local function have_chromium()
+  return os.execute(("command -v %s >/dev/null 2>&1"):format(CHROMIUM)) == true
+end
+
+local function chromium(args, url)
+  -- (without the sanitizer runtime make spec-asan preloads: it is for sift)
+  local p = io.popen(("env -u LD_PRELOAD %s --headless --no-sandbox --disable-gpu --hide-scrollbars %s %s 2>/dev/null")
+    :format(CHROMIUM, args, helper.quote(url)))
+  local out = p:read("a")
+  p:close()
+  return out
+end
+
+local function dom(url) return chromium("--virtual-time-budget=3000 --dump-dom", url) end
+
+-- the href of the first link matching pattern (HTML-unescaped)
+local function link(html, pattern)
+  for href in html:gmatch('href="([^"]*)"') do
+    href = href:gsub("&amp;", "&")
+    if href:find(pattern) then return href end
+  end
+end
+
+describe("sift serve in headless Chromium", function()
+  it("clicks from the histogram to an object's path, plays a trace, and draws pages", function()
+    local heap, trace = helper.fixture(HEAP), helper.fixture(TRACE)
+    if not heap then return end
+    if not have_chromium() then
+      pending("chromium is not installed (apt-get install chromium)")
+      return
+    end
+    local p = io.popen("mktemp -d")
+    local dir = p:read("l")
+    p:close()
+    os.execute(("lua5.4 bin/sift serve --port 0 --data %s/data %s %s > %s/out 2>&1 & echo $! > %s/pid"):format(
+      dir, helper.quote(heap), helper.quote(trace), dir, dir))
+    local url
+    for _ = 1, 100 do
+      local f = io.open(dir .. "/out")  -- (the shell makes it in the child, a moment later)
+      url = f and f:read("a"):match("(http://127%.0%.0%.1:%d+/)")
+      if f then f:close() end
+      if url then break end
+      os.execute("sleep 0.1")
+    end
+    local pid = helper.read(dir .. "/pid"):match("%d+")
+    local ok, err = pcall(function()
+      assert.truthy(url, "the server did not start: " .. helper.read(dir .. "/out"))
+      local index = dom(url)
+      local heap_page = assert(link(index, "^/f/%x+/$"), index)
+      local trace_page
+      for href in index:gmatch('href="(/f/%x+/)"') do if href ~= heap_page then trace_page = href end end
+      -- histogram → the planted leak's class → an instance → its path
+      local histogram = dom(url .. heap_page:sub(2) .. "histogram?filter=LeakyApp")
+      assert.truthy(histogram:find('<table id="histogram">', 1, true))
+      local class_href = assert(link(histogram, "/class%?name=LeakyApp"), histogram)
+      local class = dom(url .. class_href:sub(2))
+      assert.truthy(class:find("<h1>class LeakyApp", 1, true), class)
+      local object_href = assert(link(class, "/object/0x%x+$"), class)
+      local object = dom(url .. object_href:sub(2))
+      local path = assert(object:match('<ol id="path">(.-)</ol>'), object)
+      local steps = 0
+      for _ in path:gmatch("<li>") do steps = steps + 1 end
+      assert.is_true(steps >= 2, path)
+      assert.truthy(path:find("GC Root", 1, true), path)
+      -- play mode, 25 steps in: the count and the graph's nodes
+      local play = dom(url .. trace_page:sub(2) .. "play#at=25")
+      local at, total = play:match('<span id="count">(%d+) / (%d+)</span>')
+      assert.are.same({ 25, true }, { tonumber(at), tonumber(total) > 25 })
+      local circles = 0
+      for _ in play:gmatch("<circle") do circles = circles + 1 end
+      assert.is_true(circles >= 5, play:sub(1, 400))
+      assert.truthy(play:match('<p id="current" class="mono">[^<]+</p>'))
+      -- screenshots: a page drawn is far from a blank PNG (a blank
+      -- 1200×900 page compresses to a few kB)
+      local sizes = {}
+      for i, page in ipairs { heap_page, heap_page .. "histogram", trace_page .. "flame", trace_page .. "play#at=200" } do
+        local shot = ("%s/shot%d.png"):format(dir, i)
+        chromium(("--window-size=1200,900 --virtual-time-budget=3000 --screenshot=%s"):format(shot), url .. page:sub(2))
+        local png = helper.read(shot)
+        assert.are.equal("\137PNG", png:sub(1, 4))
+        sizes[i] = #png
+        assert.is_true(#png > 20000, ("%s: a screenshot of %d bytes looks blank"):format(page, #png))
+      end
+      assert.is_true(sizes[1] ~= sizes[2] and sizes[3] ~= sizes[4])
+    end)
+    os.execute("kill " .. pid)
+    os.execute("rm -rf " .. helper.quote(dir))
+    assert(ok, err)
+  end)
+end)
