@@ -23,6 +23,7 @@ function M.define.serve(parser)
   serve:option("--strings", "For BMD dumps: a jar, apk, dex or class file to recover names from."):count("*")
   serve:option("--baseline", "A dump of the same process taken earlier: heap pages get a diff with it "
     .. "(as sift diff-heap).")
+  serve:option("--db", "A finance store (sift import): a page with its report and chart.")
   serve:option("--model", "Size model for heaps: shark, jvm or visualvm.", "shark")
     :choices { "shark", "jvm", "visualvm" }
 end
@@ -36,7 +37,7 @@ function M.commands.serve(args, out, err)
   local token = args.token or os.getenv("SIFT_TOKEN")
   local server, msg = require("sift.serve").new { files = args.file, data = args.data, host = args.bind,
     port = args.port, token = token, max_upload = max, strings = #args.strings > 0 and args.strings or nil,
-    model = args.model, baseline = args.baseline }
+    model = args.model, baseline = args.baseline, db = args.db }
   if not server then
     err:write("sift: ", common.printable(msg), "\n")
     return common.EXIT_USAGE

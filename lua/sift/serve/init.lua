@@ -41,12 +41,18 @@ local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
 --   `host` ("127.0.0.1"), `port` (0: any free one), `token` (required when
 --   host is not loopback), `max_upload` (bytes, default 2 GB),
 --   `max_decompressed` (bytes, default 8× max_upload), `model` (size model),
---   `strings` (jars for BMD names), `baseline` (a dump to diff heaps with)
+--   `strings` (jars for BMD names), `baseline` (a dump to diff heaps with),
+--   `db` (a finance store: the /finance report)
 -- @return server, or nil, message
 function M.new(opts)
   local host = opts.host or "127.0.0.1"
   if not LOOPBACK[host] and not opts.token then
     return nil, ("binding to %s needs --token: anyone who reaches the port could read the dumps"):format(host)
+  end
+  if opts.db then
+    local f = io.open(opts.db, "rb")
+    if not f then return nil, opts.db .. ": no such finance store" end
+    f:close()
   end
   local data = opts.data or ((os.getenv("TMPDIR") or "/tmp") .. "/sift-serve")
   local store = store_mod.new(data, { max_upload = opts.max_upload, max_decompressed = opts.max_decompressed })
@@ -120,6 +126,23 @@ function Server:baseline()
   return self.base_doc
 end
 
+-- the finance report of --db: report.view's JSON, the text and the chart
+local function finance_page(self, query)
+  if not self.opts.db then return nil, 404, "no books: start the server with --db FILE" end
+  local finance, report = require "sift.finance", require "sift.finance.report"
+  local books, msg = finance.open(self.opts.db)
+  if not books then return nil, 422, msg end
+  local ok, r = pcall(report.build, books, { from = query.from, to = query.to, top = 10 })
+  books:close()
+  if not ok then return nil, 422, (tostring(r):gsub("^.-:%d+: ", "")) end
+  return report.view(r), function()
+    local chart = report.svg(r):gsub("^<%?xml[^>]*>%s*", "")
+    return html.page("Income and expenses", nil, table.concat {
+      '<div id="chart">', chart, "</div>", "<pre>", html.escape(report.text(r)), "</pre>",
+    })
+  end
+end
+
 local function index_page(self)
   local files = json.array {}
   for i, e in ipairs(self.store:list()) do
@@ -131,7 +154,7 @@ local function index_page(self)
     for i, f in ipairs(files) do
       rows[i] = { html.a(f.url, f.name), html.escape(f.description), html.num(f.size), f.uploaded and "uploaded" or "" }
     end
-    return html.page("Files", nil, table.concat {
+    return html.page("Files", self.opts.db and { { "/finance", "finance report" } } or nil, table.concat {
       html.table({ "file", "what it is", "#bytes", "" }, rows, "files"),
       [[<h2>Upload</h2><p>An HPROF (plain, .gz, .bz2), a BMD or an Android .trace.</p>
 <input type="file" id="file"> <button id="send">upload</button> <span id="status"></span>
@@ -227,6 +250,9 @@ local function handle(self, stream)
   local view, render, status, message
   if path == "/" or path == "/index.json" or path == "/upload" then
     view, render = index_page(self)
+  elseif path == "/finance" or path == "/finance.json" then
+    view, render, message = finance_page(self, query)
+    if not view then status = render end
   else
     local id, rest = path:match("^/f/(%x+)/?(.*)$")
     local entry = id and self.store:get(id)
