@@ -98,6 +98,7 @@ build = {
     ["sift.serve.ofx"] = "lua/sift/serve/ofx.lua",
     ["sift.serve.store"] = "lua/sift/serve/store.lua",
     ["sift.serve.trace"] = "lua/sift/serve/trace.lua",
+    ["sift.serve.worker"] = "lua/sift/serve/worker.lua",
     ["sift.paths"] = "lua/sift/paths.lua",
     ["sift.progress"] = "lua/sift/progress.lua",
     ["sift.repl"] = "lua/sift/repl.lua",

@@ -305,4 +305,30 @@ describe("sift serve", function()
     assert.are.same({ nil, "/nonexistent.db: no such finance store" },
       { serve.new { data = tmpdir(), db = "/nonexistent.db" } })
   end)
+  it("opens a file in a thread of its own, and a browser sees how far it is", function()
+    local heap = helper.fixture(JVM)
+    if not heap then return end
+    with_server({ files = { heap }, data = tmpdir(), analyses = 1 }, function(get)
+      local _, index = get("/index.json")
+      local url = index.files[1].url
+      local _, idle = get(url .. "progress.json")
+      assert.are.equal("idle", idle.state)
+      local s, waiting = get(url .. "histogram")  -- a browser's first visit
+      assert.are.equal(200, s)
+      assert.truthy(waiting:find('<p id="progress">', 1, true) and waiting:find(url .. "progress.json", 1, true))
+      local seen, state = {}, nil
+      for _ = 1, 200 do
+        local _, p = get(url .. "progress.json")
+        state = p.state
+        if p.label then seen[p.label] = true end
+        if state == "ready" then break end
+        cqueues.sleep(0.05)
+      end
+      assert.are.equal("ready", state)
+      local _, page = get(url .. "histogram")
+      assert.truthy(page:find('<table id="histogram">', 1, true))
+      -- the main loop answered all along; index pages never wait for a worker
+      assert.are.equal(200, (get("/index.json")))
+    end)
+  end)
 end)

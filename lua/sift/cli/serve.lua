@@ -23,6 +23,8 @@ function M.define.serve(parser)
   serve:option("--strings", "For BMD dumps: a jar, apk, dex or class file to recover names from."):count("*")
   serve:option("--baseline", "A dump of the same process taken earlier: heap pages get a diff with it "
     .. "(as sift diff-heap).")
+  serve:option("--analyses", "How many files may be analysed at once (each in a thread of its own); "
+    .. "the others wait.", "2"):convert(tonumber)
   serve:option("--db", "A finance store (sift import): a page with its report and chart.")
   serve:option("--model", "Size model for heaps: shark, jvm or visualvm.", "shark")
     :choices { "shark", "jvm", "visualvm" }
@@ -34,10 +36,15 @@ function M.commands.serve(args, out, err)
     err:write("sift: --max-upload: not a size: ", common.printable(args.max_upload), "\n")
     return common.EXIT_USAGE
   end
+  if not args.analyses or args.analyses < 1 then
+    err:write("sift: --analyses: at least 1\n")
+    return common.EXIT_USAGE
+  end
   local token = args.token or os.getenv("SIFT_TOKEN")
   local server, msg = require("sift.serve").new { files = args.file, data = args.data, host = args.bind,
     port = args.port, token = token, max_upload = max, strings = #args.strings > 0 and args.strings or nil,
-    model = args.model, baseline = args.baseline, db = args.db }
+    model = args.model, baseline = args.baseline, db = args.db,
+    analyses = args.analyses }
   if not server then
     err:write("sift: ", common.printable(msg), "\n")
     return common.EXIT_USAGE

@@ -16,8 +16,12 @@ require("sift.paths").older_lua()  -- lua-http and its helpers are packaged for 
 local http_server = require "http.server"
 local http_headers = require "http.headers"
 local http_util = require "http.util"
+local cqueues = require "cqueues"
+local condition = require "cqueues.condition"
+local thread = require "cqueues.thread"
 local sift = require "sift"
 local json = require "sift.json"
+local worker = require "sift.serve.worker"
 local html = require "sift.serve.html"
 local store_mod = require "sift.serve.store"
 
@@ -26,13 +30,7 @@ local M = {}
 local Server = {}
 Server.__index = Server
 
--- the pages of each kind of file
-local PAGES = {
-  hprof = require("sift.serve.heap").pages,
-  bmd = require("sift.serve.heap").pages,
-  trace = require("sift.serve.trace").pages,
-  ofx = require("sift.serve.ofx").pages,
-}
+local SERVED = { hprof = true, bmd = true, trace = true, ofx = true }
 
 local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
 
@@ -42,7 +40,8 @@ local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
 --   host is not loopback), `max_upload` (bytes, default 2 GB),
 --   `max_decompressed` (bytes, default 8× max_upload), `model` (size model),
 --   `strings` (jars for BMD names), `baseline` (a dump to diff heaps with),
---   `db` (a finance store: the /finance report)
+--   `db` (a finance store: the /finance report), `analyses` (files analysed
+--   at once, each in a thread of its own; default 2)
 -- @return server, or nil, message
 function M.new(opts)
   local host = opts.host or "127.0.0.1"
@@ -60,8 +59,9 @@ function M.new(opts)
     local entry, msg = store:add(path)
     if not entry then return nil, msg end
   end
+  opts.model = opts.model or "shark"
   return setmetatable({ opts = opts, host = host, token = opts.token, store = store,
-    model = opts.model or "shark" }, Server)
+    analyses = opts.analyses or 2, working = 0, changed = condition.new() }, Server)
 end
 
 --- {======================================================
@@ -98,33 +98,6 @@ end
 --- {======================================================
 -- Pages
 -- =======================================================
-
--- open a file's document once: a heap, a trace, a statement
-function Server:document(entry)
-  if entry.doc then return entry.doc end
-  if entry.format == "ofx" then
-    local doc, msg = require("sift.ofx").read(entry.path)
-    if not doc then return nil, msg end
-    entry.doc = doc
-  else
-    local doc, msg, code = sift.open(entry.path, { strings = self.opts.strings })
-    if not doc then return nil, msg, code end
-    entry.doc = doc
-  end
-  return entry.doc
-end
-
--- the baseline dump (--baseline), opened once; nil when there is none,
--- or nil and why it does not open
-function Server:baseline()
-  if not self.opts.baseline then return nil end
-  if not self.base_doc then
-    local doc, msg = sift.open(self.opts.baseline, { strings = self.opts.strings })
-    if not doc then return nil, msg end
-    self.base_doc = doc
-  end
-  return self.base_doc
-end
 
 -- the finance report of --db: report.view's JSON, the text and the chart
 local function finance_page(self, query)
@@ -175,17 +148,92 @@ document.getElementById("send").onclick = function () {
   end
 end
 
--- a file's page: the view and its HTML, or nil, status, message
-function Server:file_page(entry, page, arg, query)
-  local pages = PAGES[entry.format]
-  if not pages then return nil, 415, ("sift serves no pages for %s"):format(entry.description or entry.format) end
-  local fn = pages[page]
-  if not fn then return nil, 404, ("no page %q for a %s file"):format(page, entry.format) end
-  if entry.problem then return nil, 422, entry.path .. ": " .. entry.problem end
-  local doc, msg = self:document(entry)
-  if not doc then return nil, 422, msg end
-  local ctx = { entry = entry, doc = doc, query = query, model = self.model, server = self }
-  return fn(ctx, arg)
+--- {======================================================
+-- Workers: each file's pages are made in a thread of its own
+-- (sift.serve.worker), at most opts.analyses of them at once
+-- =======================================================
+
+-- the thread's entry point (it must have no upvalues: it is dumped and
+-- loaded into the thread's own Lua state)
+local function thread_main(sock, path, cpath, setup)
+  package.path, package.cpath = path, cpath
+  return require("sift.serve.worker").run(sock, setup)
+end
+
+-- wait until fn(): cond is signalled whenever what fn looks at changes
+local function wait_for(cond, fn)
+  while not fn() do cond:wait() end
+end
+
+-- a page of a file from its worker (started on first use): status,
+-- content type and body. Progress the worker reports is kept in
+-- entry.progress for /f/ID/progress.
+function Server:ask(entry, page, arg, qs, as_json)
+  if not entry.worker then
+    local th, sock = thread.start(thread_main, package.path, package.cpath, worker.encode(entry, self.opts))
+    sock:setmode("b", "b")
+    entry.worker = { thread = th, sock = sock, busy = false }
+  end
+  local w = entry.worker
+  wait_for(self.changed, function() return not w.busy end)
+  entry.state = "queued"
+  wait_for(self.changed, function() return self.working < self.analyses end)
+  w.busy, entry.state = true, "working"
+  self.working = self.working + 1
+  local ok, status, ctype, body = pcall(function()
+    w.sock:write(("%s\t%s\t%s\t%d\n"):format(page, arg or "", qs or "", as_json and 1 or 0))
+    w.sock:flush()
+    while true do
+      local line = w.sock:read("*l")
+      if not line then error("the worker stopped") end
+      local label, done, total = line:match("^progress\t([^\t]*)\t(%d+)\t(%d+)$")
+      if label then
+        entry.progress = { label = label, done = tonumber(done), total = tonumber(total) }
+      else
+        local st, ct, len = line:match("^result\t(%d+)\t([^\t]*)\t(%d+)$")
+        if not st then error("the worker said " .. line) end
+        return tonumber(st), ct, len == "0" and "" or w.sock:read(tonumber(len))
+      end
+    end
+  end)
+  self.working = self.working - 1
+  w.busy, entry.state, entry.progress = false, "ready", nil
+  if not ok then  -- a worker that died is started again next time
+    pcall(w.sock.close, w.sock)
+    entry.worker, entry.state = nil, nil
+  end
+  self.changed:signal()
+  if not ok then return 500, nil, "the file's worker failed: " .. tostring(status):gsub("^.-:%d+: ", "") end
+  return status, ctype, body
+end
+
+-- where a file's first analysis is: idle, queued, working (with what and
+-- how far), ready
+local function progress_view(entry)
+  local p = entry.progress or {}
+  return { state = entry.state or "idle", label = p.label, done = p.done, total = p.total }
+end
+
+-- the page a browser gets while a file's first analysis runs: it polls
+-- progress.json and reloads when the analysis is done
+local function waiting_page(entry)
+  return (html.page(entry.name, nil, [[<p id="progress">opening…</p>
+<p><progress id="bar" max="100" value="0" style="width:40em"></progress></p>
+<script>
+(function poll() {
+  fetch("/f/ID/progress.json", { headers: { accept: "application/json" } })
+    .then(function (r) { return r.json(); })
+    .then(function (p) {
+      if (p.state === "ready") { location.reload(); return; }
+      var pct = p.total ? Math.floor(100 * p.done / p.total) : 0;
+      document.getElementById("progress").textContent = p.state === "queued" ? "waiting for another analysis…"
+        : (p.label || "opening") + " " + pct + "%";
+      document.getElementById("bar").value = pct;
+      setTimeout(poll, 300);
+    })
+    .catch(function () { setTimeout(poll, 1000); });
+})();
+</script>]]):gsub("/f/ID/", "/f/" .. entry.id .. "/"))
 end
 
 -- }======================================================
@@ -259,10 +307,20 @@ local function handle(self, stream)
     if not entry then return send_error(stream, 404, "no such file here", as_json) end
     local page, arg = rest:gsub("%.json$", ""):match("^([^/]*)/?(.*)$")
     if page == "index" then page = "" end
-    local raw
-    view, render, message, raw = self:file_page(entry, page, arg ~= "" and arg or nil, query)
-    if raw then return send(stream, 200, raw.type, raw.body) end
-    if not view then status = render end
+    if not SERVED[entry.format] then
+      return send_error(stream, 415, ("sift serves no pages for %s"):format(entry.description or entry.format), as_json)
+    end
+    if entry.problem then return send_error(stream, 422, entry.path .. ": " .. entry.problem, as_json) end
+    if page == "progress" then return send_json(stream, 200, progress_view(entry)) end
+    if not as_json and entry.state ~= "ready" then
+      -- a browser before the file is open: the analysis starts (once), the
+      -- page shows how far it is
+      if not entry.worker then cqueues.running():wrap(function() self:ask(entry, "open") end) end
+      return send(stream, 200, "text/html; charset=utf-8", waiting_page(entry))
+    end
+    local st, ctype, body = self:ask(entry, page, arg, qs, as_json)
+    if not ctype then return send_error(stream, st, body, as_json) end
+    return send(stream, st, ctype, body)
   end
   if not view then return send_error(stream, status or 500, message or "failed", as_json) end
   if as_json then return send_json(stream, 200, view) end
@@ -304,11 +362,15 @@ function Server:run(timeout)
   return assert(self.http:loop())
 end
 
+--- Stop: the workers end (their documents closed) and the port is freed.
 function Server:close()
   if self.http then self.http:close() end
-  if self.base_doc then self.base_doc:close() end
   for _, e in ipairs(self.store:list()) do
-    if e.doc and e.doc.close then e.doc:close() end
+    if e.worker then
+      e.worker.sock:close()
+      e.worker.thread:join()
+      e.worker = nil
+    end
   end
 end
 
