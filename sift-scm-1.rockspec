@@ -95,6 +95,7 @@ build = {
     ["sift.serve"] = "lua/sift/serve/init.lua",
     ["sift.serve.heap"] = "lua/sift/serve/heap.lua",
     ["sift.serve.html"] = "lua/sift/serve/html.lua",
+    ["sift.serve.multipart"] = "lua/sift/serve/multipart.lua",
     ["sift.serve.ofx"] = "lua/sift/serve/ofx.lua",
     ["sift.serve.store"] = "lua/sift/serve/store.lua",
     ["sift.serve.trace"] = "lua/sift/serve/trace.lua",

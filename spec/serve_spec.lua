@@ -198,6 +198,18 @@ describe("sift serve", function()
       assert.are.same({ up.sha256 .. ".hprof", up.sha256 .. ".meta" }, files_in(data))
       local _, page = get(up.url .. "histogram.json")
       assert.are.equal(13521, page.instances)
+      -- an HTML form's upload (multipart), a field before the file
+      local b = "sift-boundary-7d3f"
+      local form = table.concat { "--", b, '\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n',
+        "--", b, '\r\nContent-Disposition: form-data; name="file"; filename="my dump.hprof"\r\n',
+        "Content-Type: application/octet-stream\r\n\r\n", bytes, "\r\n--", b, "--\r\n" }
+      local mp = { accept = "application/json", ["content-type"] = "multipart/form-data; boundary=" .. b }
+      local sm, viaform = post("/upload", form, mp)
+      assert.are.same({ 200, true, up.sha256 }, { sm, viaform.duplicate, viaform.sha256 })
+      local s6, cutform = post("/upload", form:sub(1, #form // 2), mp)
+      assert.are.same({ 400, true }, { s6, cutform.error:find("broke off", 1, true) ~= nil })
+      assert.are.equal(400, (post("/upload", "--x\r\nno file here", { accept = "application/json",
+        ["content-type"] = "multipart/form-data; boundary=x" })))
       -- a truncated dump is taken; its page says what was cut
       local s3, cut = post("/upload?name=cut.hprof", bytes:sub(1, #bytes // 2), json_h)
       assert.are.equal(201, s3)

@@ -22,6 +22,7 @@ local thread = require "cqueues.thread"
 local sift = require "sift"
 local json = require "sift.json"
 local worker = require "sift.serve.worker"
+local multipart = require "sift.serve.multipart"
 local html = require "sift.serve.html"
 local store_mod = require "sift.serve.store"
 
@@ -130,11 +131,14 @@ local function index_page(self)
     return html.page("Files", self.opts.db and { { "/finance", "finance report" } } or nil, table.concat {
       html.table({ "file", "what it is", "#bytes", "" }, rows, "files"),
       [[<h2>Upload</h2><p>An HPROF (plain, .gz, .bz2), a BMD or an Android .trace.</p>
-<input type="file" id="file"> <button id="send">upload</button> <span id="status"></span>
+<form method="post" action="/upload" enctype="multipart/form-data">
+<input type="file" id="file" name="file"> <button id="send" type="submit">upload</button> <span id="status"></span>
+</form>
 <script>
-document.getElementById("send").onclick = function () {
+document.getElementById("send").onclick = function (event) {
   var f = document.getElementById("file").files[0];
   if (!f) return;
+  event.preventDefault();  // (the form posts it too, without a script)
   var status = document.getElementById("status");
   status.textContent = "uploading…";
   fetch("/upload?name=" + encodeURIComponent(f.name), { method: "POST", body: f,
@@ -263,12 +267,20 @@ local function upload(self, stream, headers, query, as_json)
   if length and length > max then
     return send_error(stream, 413, ("the upload is over the limit of %d bytes (--max-upload)"):format(max), as_json)
   end
-  if (headers:get("content-type") or ""):find("multipart/", 1, true) then
-    return send_error(stream, 415, "send the file as the request body (fetch or curl --data-binary), not a form", as_json)
+  local function body() return stream:get_next_chunk(self.opts.timeout or 60) end
+  local next_chunk, name = body, query.name or headers:get("x-filename")
+  local ctype = headers:get("content-type") or ""
+  if ctype:find("multipart/", 1, true) then  -- an HTML form's upload
+    local boundary = multipart.boundary(ctype)
+    if not boundary then return send_error(stream, 400, "a multipart body without its boundary", as_json) end
+    local filename_or_why
+    next_chunk, filename_or_why = multipart.file(body, boundary)
+    if not next_chunk then
+      return send_error(stream, 400, "the form holds no file: " .. filename_or_why, as_json)
+    end
+    name = filename_or_why
   end
-  local entry, status, message = self.store:upload(function()
-    return stream:get_next_chunk(self.opts.timeout or 60)
-  end, query.name or headers:get("x-filename"))
+  local entry, status, message = self.store:upload(next_chunk, name)
   if not entry then return send_error(stream, status, message, as_json) end
   local duplicate = status
   local view = { id = entry.id, url = "/f/" .. entry.id .. "/", name = entry.name, format = entry.format,
