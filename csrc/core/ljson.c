@@ -132,12 +132,9 @@ static void put_string (lua_State *L, Out *o, const char *str, size_t n) {
 
 #define SMALL 32  /* an object with more keys sorts them in a userdata */
 
-typedef struct Key {
-  const char *s;
-  size_t n;
-} Key;
+typedef sift_Key Key;
 
-static int cmp_key (const void *a, const void *b) {
+int sift_keycmp (const void *a, const void *b) {
   const Key *x = (const Key *)a, *y = (const Key *)b;
   int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
   return c != 0 ? c : (x->n > y->n) - (x->n < y->n);
@@ -220,7 +217,7 @@ static void encode_table (lua_State *L, Out *o, int depth, const char *key, size
     keys[nkeys].s = lua_tolstring(L, -1, &keys[nkeys].n);  /* the table keeps it alive */
     nkeys++;
   }
-  qsort(keys, nkeys, sizeof *keys, cmp_key);
+  qsort(keys, nkeys, sizeof *keys, sift_keycmp);
   PUTS(L, o, "{");
   for (k = 0; k < nkeys; k++) {
     if (k > 0) PUTS(L, o, ",");

@@ -69,6 +69,14 @@ int sift_push_tmpmap (lua_State *L, FILE *tmp);
 ** below; sift_json_value encodes the Lua value on top of the stack.
 */
 typedef struct sift_Json sift_Json;
+
+/* bytes and their length, ordered bytewise as JSON's object keys are
+   (sift_keycmp, for qsort and bsearch) */
+typedef struct sift_Key {
+  const char *s;
+  size_t n;
+} sift_Key;
+int sift_keycmp (const void *a, const void *b);
 typedef struct sift_JsonHook {
   void (*write) (lua_State *L, sift_Json *j, int depth);
 } sift_JsonHook;

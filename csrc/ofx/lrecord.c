@@ -14,23 +14,14 @@
 
 static const char *const kind_names[REC_KINDS] = { "text", "date", "amount", "upper" };
 
-typedef struct Key {
-  const char *s;
-  size_t n;
-} Key;
-
-static int cmp_key (const void *a, const void *b) {
-  const Key *x = (const Key *)a, *y = (const Key *)b;
-  int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
-  return c != 0 ? c : (x->n > y->n) - (x->n < y->n);
-}
+typedef sift_Key Key;
 
 /* the number of key (the string on top) among keys[0..n) (sorted) */
 static int key_number (lua_State *L, const Key *keys, int n) {
   Key k;
   const Key *found;
   k.s = lua_tolstring(L, -1, &k.n);
-  found = (const Key *)bsearch(&k, keys, (size_t)n, sizeof k, cmp_key);
+  found = (const Key *)bsearch(&k, keys, (size_t)n, sizeof k, sift_keycmp);
   return found ? (int)(found - keys) : -1;
 }
 
@@ -83,7 +74,7 @@ static int l_reader (lua_State *L) {
     keys[nkeys].s = lua_tolstring(L, -1, &keys[nkeys].n);
     nkeys++;
   }
-  qsort(keys, (size_t)nkeys, sizeof *keys, cmp_key);
+  qsort(keys, (size_t)nkeys, sizeof *keys, sift_keycmp);
   r = (OfxReader *)lua_newuserdatauv(L, sizeof *r + t->tags * sizeof r->field[0], 2);  /* 5 */
   luaL_setmetatable(L, SIFT_OFXREADER);
   r->nkeys = nkeys;

@@ -201,8 +201,9 @@ static int l_totable (lua_State *L) {
 }
 
 static int cmp_bytes (const char *a, size_t an, const char *b, size_t bn) {
-  int c = memcmp(a, b, an < bn ? an : bn);
-  return c != 0 ? c : (an > bn) - (an < bn);
+  sift_Key x, y;
+  x.s = a; x.n = an; y.s = b; y.n = bn;
+  return sift_keycmp(&x, &y);
 }
 
 /* core.ofx_range(transactions, key) -> the smallest and largest value of

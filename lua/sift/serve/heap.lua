@@ -15,12 +15,7 @@ local M = {}
 local PAGE = 100  -- instances, elements, referrers per page
 
 -- the link of a page of this file
-local function href(ctx, page, query)
-  local q = {}
-  for k, v in pairs(query or {}) do q[#q + 1] = k .. "=" .. html.encode(v) end
-  table.sort(q)
-  return ("/f/%s/%s%s"):format(ctx.entry.id, page, #q > 0 and ("?" .. table.concat(q, "&")) or "")
-end
+local function href(ctx, page, query) return html.file_href(ctx.entry.id, page, query) end
 
 local function object_link(ctx, obj)
   return a(href(ctx, "object/" .. hex(obj:id())), views.object_text(obj))

@@ -29,6 +29,14 @@ function M.num(n)
   return sign .. digits .. rest
 end
 
+--- The link of a page of a served file: `/f/ID/page?k=v` (query sorted).
+function M.file_href(id, page, query)
+  local q = {}
+  for k, v in pairs(query or {}) do q[#q + 1] = k .. "=" .. M.encode(v) end
+  table.sort(q)
+  return ("/f/%s/%s%s"):format(id, page, #q > 0 and ("?" .. table.concat(q, "&")) or "")
+end
+
 --- A link: href and text (escaped).
 function M.a(href, text)
   return ('<a href="%s">%s</a>'):format(esc(href), esc(text))

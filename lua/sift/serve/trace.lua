@@ -11,12 +11,8 @@ local esc, num, a = html.escape, html.num, html.a
 
 local M = {}
 
-local function href(ctx, page, query)
-  local q = {}
-  for k, v in pairs(query or {}) do q[#q + 1] = k .. "=" .. html.encode(v) end
-  table.sort(q)
-  return ("/f/%s/%s%s"):format(ctx.entry.id, page, #q > 0 and ("?" .. table.concat(q, "&")) or "")
-end
+-- the link of a page of this file
+local function href(ctx, page, query) return html.file_href(ctx.entry.id, page, query) end
 
 -- the clocks this trace has
 local function clocks(trace)
