@@ -283,6 +283,9 @@ local function upload(self, stream, headers, query, as_json)
   local entry, status, message = self.store:upload(next_chunk, name)
   if not entry then return send_error(stream, status, message, as_json) end
   local duplicate = status
+  if not entry.worker then  -- its analysis starts now, in its thread
+    cqueues.running():wrap(function() self:ask(entry, "open") end)
+  end
   local view = { id = entry.id, url = "/f/" .. entry.id .. "/", name = entry.name, format = entry.format,
     sha256 = entry.sha256, duplicate = duplicate }
   if as_json then return send_json(stream, duplicate and 200 or 201, view) end
