@@ -9,9 +9,10 @@ local M = { define = {}, commands = {} }
 function M.define.serve(parser)
   local serve = parser:command("serve", "Serve a web UI over FILEs (heap dumps, BMD, traces, OFX) and uploads.")
     :description("Serve a local web UI over each FILE and over what is uploaded to --data: heap pages "
-      .. "(histogram, classes, objects, paths from GC roots, dominator tree, leaks), trace pages (hot methods, "
-      .. "flame graph and icicle per thread and clock) and OFX statements. Every page has a JSON twin: add "
-      .. ".json to its path or send Accept: application/json. POST /upload takes a file as the request body "
+      .. "(histogram, classes, objects, paths from GC roots, dominator tree, leaks, diff with --baseline), trace "
+      .. "pages (hot methods, flame graph and icicle, call tree, play mode) and OFX statements; with --db, the "
+      .. "finance report. Each file is analysed in a thread of its own. Every page has a JSON twin: add .json "
+      .. "to its path or send Accept: application/json. POST /upload takes a file as the body or an HTML form "
       .. "(curl --data-binary @app.hprof 'http://127.0.0.1:PORT/upload?name=app.hprof').")
   serve:argument("file", "Files to serve."):args("*")
   serve:option("--port", "The port (0: any free one).", "8080"):convert(tonumber)
