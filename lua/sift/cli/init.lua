@@ -22,6 +22,7 @@ for _, part in ipairs {
   { "sift.cli.finance", "import", "categorize", "transactions", "transfers", "duplicates", "report", "fetch",
     "journal" },
   { "sift.cli.serve", "serve" },
+  { "sift.cli.fleet", "worker", "fleet" },
 } do
   local module = require(part[1])
   for i = 2, #part do COMMANDS[#COMMANDS + 1] = { name = part[i], module = module } end

@@ -26,6 +26,9 @@ function M.define.serve(parser)
     .. "(as sift diff-heap).")
   serve:option("--analyses", "How many files may be analysed at once (each in a thread of its own); "
     .. "the others wait.", "2"):convert(tonumber)
+  serve:flag("--ingest", "Take dumps and traces from devices at POST /ingest (with X-Sift-App, -Version, "
+    .. "-Device, -OS, -Time, -Tags), queue them for workers and show the leak groups at /fleet.")
+  serve:option("--workers", "With --ingest: run this many sift worker processes on --data.", "0"):convert(tonumber)
   serve:option("--db", "A finance store (sift import): a page with its report and chart.")
   serve:option("--model", "Size model for heaps: shark, jvm or visualvm.", "shark")
     :choices { "shark", "jvm", "visualvm" }
@@ -45,7 +48,7 @@ function M.commands.serve(args, out, err)
   local server, msg = require("sift.serve").new { files = args.file, data = args.data, host = args.bind,
     port = args.port, token = token, max_upload = max, strings = #args.strings > 0 and args.strings or nil,
     model = args.model, baseline = args.baseline, db = args.db,
-    analyses = args.analyses }
+    analyses = args.analyses, ingest = args.ingest }
   if not server then
     err:write("sift: ", common.printable(msg), "\n")
     return common.EXIT_USAGE
@@ -56,7 +59,17 @@ function M.commands.serve(args, out, err)
       tostring(why):gsub("^.-:%d+: ", ""), "\n")
     return common.EXIT_USAGE
   end
-  out:write("sift serve: ", server:url(), token and " (with a token)" or "", "\n")
+  if args.ingest and args.workers > 0 then  -- the workers: this program again, as `sift worker`
+    local f = io.open("/proc/self/stat")
+    local pid = f and f:read("n") or 0
+    if f then f:close() end
+    local quote = function(v) return "'" .. tostring(v):gsub("'", "'\\''") .. "'" end
+    for _ = 1, args.workers do
+      os.execute(("%s %s worker -q --data %s --parent %d &"):format(quote(arg and arg[-1] or "lua5.4"),
+        quote(arg and arg[0] or "sift"), quote(server.store.dir), pid))
+    end
+  end
+  out:write("sift serve: ", server:url(), token and " (with a token)" or "", args.ingest and ", ingesting" or "", "\n")
   out:flush()
   server:run()
   return common.EXIT_OK

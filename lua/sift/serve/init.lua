@@ -42,7 +42,8 @@ local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
 --   `max_decompressed` (bytes, default 8× max_upload), `model` (size model),
 --   `strings` (jars for BMD names), `baseline` (a dump to diff heaps with),
 --   `db` (a finance store: the /finance report), `analyses` (files analysed
---   at once, each in a thread of its own; default 2)
+--   at once, each in a thread of its own; default 2), `ingest` (take
+--   POST /ingest into the fleet queue in data: sift.fleet)
 -- @return server, or nil, message
 function M.new(opts)
   local host = opts.host or "127.0.0.1"
@@ -61,7 +62,13 @@ function M.new(opts)
     if not entry then return nil, msg end
   end
   opts.model = opts.model or "shark"
-  return setmetatable({ opts = opts, host = host, token = opts.token, store = store,
+  local fleet
+  if opts.ingest then
+    local why
+    fleet, why = require("sift.fleet").open(data)
+    if not fleet then return nil, why end
+  end
+  return setmetatable({ opts = opts, host = host, token = opts.token, store = store, fleet = fleet,
     analyses = opts.analyses or 2, working = 0, changed = condition.new() }, Server)
 end
 
@@ -261,26 +268,30 @@ local function token_of(headers, query)
   return cookie:match("sift_token=([^;%s]+)") or query.token
 end
 
-local function upload(self, stream, headers, query, as_json)
+-- the file a request carries (its body, or an HTML form's file part),
+-- stored: the entry and whether it was there already, or nil, status, message
+local function receive(self, stream, headers, query)
   local length = tonumber(headers:get("content-length") or "")
   local max = self.opts.max_upload or 2 * 1024 ^ 3
   if length and length > max then
-    return send_error(stream, 413, ("the upload is over the limit of %d bytes (--max-upload)"):format(max), as_json)
+    return nil, 413, ("the upload is over the limit of %d bytes (--max-upload)"):format(max)
   end
   local function body() return stream:get_next_chunk(self.opts.timeout or 60) end
   local next_chunk, name = body, query.name or headers:get("x-filename")
   local ctype = headers:get("content-type") or ""
   if ctype:find("multipart/", 1, true) then  -- an HTML form's upload
     local boundary = multipart.boundary(ctype)
-    if not boundary then return send_error(stream, 400, "a multipart body without its boundary", as_json) end
+    if not boundary then return nil, 400, "a multipart body without its boundary" end
     local filename_or_why
     next_chunk, filename_or_why = multipart.file(body, boundary)
-    if not next_chunk then
-      return send_error(stream, 400, "the form holds no file: " .. filename_or_why, as_json)
-    end
+    if not next_chunk then return nil, 400, "the form holds no file: " .. filename_or_why end
     name = filename_or_why
   end
-  local entry, status, message = self.store:upload(next_chunk, name)
+  return self.store:upload(next_chunk, name)
+end
+
+local function upload(self, stream, headers, query, as_json)
+  local entry, status, message = receive(self, stream, headers, query)
   if not entry then return send_error(stream, status, message, as_json) end
   local duplicate = status
   if not entry.worker then  -- its analysis starts now, in its thread
@@ -290,6 +301,43 @@ local function upload(self, stream, headers, query, as_json)
     sha256 = entry.sha256, duplicate = duplicate }
   if as_json then return send_json(stream, duplicate and 200 or 201, view) end
   send(stream, 303, "text/plain", "", { location = view.url })
+end
+
+-- POST /ingest (--ingest): a dump or trace from a device, with its
+-- metadata (X-Sift-App, -Version, -Device, -OS, -Time, -Tags headers or
+-- the same names in the query), stored and queued for the workers; 202 at
+-- once with the upload's id
+local META = { "app", "version", "device", "os", "time", "tags" }
+
+local function ingest(self, stream, headers, query)
+  local entry, status, message = receive(self, stream, headers, query)
+  if not entry then return send_error(stream, status, message, true) end
+  local meta = {}
+  for _, k in ipairs(META) do meta[k] = query[k] or headers:get("x-sift-" .. k) end
+  local id, known = self.fleet:ingest(entry.sha256, entry.path, entry.format, meta)
+  send_json(stream, 202, { id = id, sha256 = entry.sha256, format = entry.format, duplicate = known })
+end
+
+-- the leak groups (--ingest): sift fleet groups' JSON, and a page
+local function fleet_page(self, query)
+  if not self.fleet then return nil, 404, "no fleet: start the server with --ingest" end
+  local groups = self.fleet:groups { all = query.all == "1" }
+  local st = self.fleet:status()
+  return { status = st, groups = groups }, function()
+    local rows = {}
+    for i, g in ipairs(groups) do
+      rows[i] = { html.num(g.dumps), ('<span class="mono">%s</span>'):format(g.signature:sub(1, 12)),
+        html.escape(g.description) .. (g.reopened and " (reopened)" or ""), html.escape(g.first_seen),
+        html.escape(g.last_seen), html.escape(table.concat(g.versions, ", ")), html.num(#g.devices),
+        html.num(g.retained_total), "<pre>" .. html.escape(g.trace) .. "</pre>" }
+    end
+    return html.page("Leak groups", nil, table.concat {
+      ("<p>%s uploads; %s files queued, %s running, %s done, %s failed</p>"):format(html.num(st.uploads),
+        html.num(st.queued), html.num(st.running), html.num(st.done), html.num(st.failed)),
+      html.table({ "#dumps", "signature", "leak", "first seen", "last seen", "versions", "#devices",
+        "#retained", "a trace" }, rows, "groups"),
+    })
+  end
 end
 
 local function handle(self, stream)
@@ -309,10 +357,17 @@ local function handle(self, stream)
     end
   end
   if path == "/upload" and method == "POST" then return upload(self, stream, headers, query, as_json) end
+  if path == "/ingest" and method == "POST" then
+    if not self.fleet then return send_error(stream, 404, "not ingesting: start the server with --ingest", true) end
+    return ingest(self, stream, headers, query)
+  end
   if method ~= "GET" and method ~= "HEAD" then return send_error(stream, 405, "method not allowed", as_json) end
   local view, render, status, message
   if path == "/" or path == "/index.json" or path == "/upload" then
     view, render = index_page(self)
+  elseif path == "/fleet" or path == "/fleet.json" then
+    view, render, message = fleet_page(self, query)
+    if not view then status = render end
   elseif path == "/finance" or path == "/finance.json" then
     view, render, message = finance_page(self, query)
     if not view then status = render end
@@ -380,6 +435,7 @@ end
 --- Stop: the workers end (their documents closed) and the port is freed.
 function Server:close()
   if self.http then self.http:close() end
+  if self.fleet then self.fleet:close() end
   for _, e in ipairs(self.store:list()) do
     if e.worker then
       e.worker.sock:close()
