@@ -131,4 +131,31 @@ describe("sift fleet (embedded SQLite)", function()
     assert.are.equal(2, fleet.db:first("SELECT count(*) AS n FROM leaks").n)
     fleet:close()
   end)
+  it("survives kill -9 of a worker in the middle of a job: another finishes it, one result", function()
+    local dump = helper.jvm_dump("FleetSample", nil, "-Xmx1g -Dobjects=6000000")
+    if not dump then return pending("no JDK") end
+    local data = tmpdir()
+    local gz = data .. "/big.hprof.gz"  -- (compressed: its analysis inflates it first, a longer job)
+    assert(os.execute(("gzip -1 -c %s > %s"):format(helper.quote(dump), helper.quote(gz))))
+    ingest_all(data, { { bytes = helper.read(gz), meta = { version = "1" } } })
+    os.remove(gz)
+    os.execute(("lua5.4 bin/sift worker -q --once --lease 1 --data %s &"):format(helper.quote(data)))
+    local fleet = assert(fleet_mod.open(data))
+    local victim
+    for _ = 1, 1000 do  -- the job taken: kill its worker (named host:pid) at once
+      local row = fleet.db:first("SELECT state, worker FROM files")
+      if row.state == "running" then victim = row.worker:match(":(%d+)$") break end
+      assert.are_not.equal("done", row.state, "the job finished before it could be killed")
+      os.execute("sleep 0.01")
+    end
+    assert.truthy(victim)
+    assert(os.execute("kill -9 " .. victim))
+    os.execute("sleep 1.2")  -- its lease runs out
+    workers(data, 1)
+    local row = fleet.db:first("SELECT state, attempts, worker FROM files")
+    assert.are.same({ "done", 2 }, { row.state, row.attempts })
+    assert.are_not.equal(victim, row.worker:match(":(%d+)$"))
+    assert.are.equal(1, fleet.db:first("SELECT count(*) AS n FROM uploads").n)
+    fleet:close()
+  end)
 end)
