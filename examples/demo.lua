@@ -263,3 +263,14 @@ if #served > 0 then
   print("(docs/serve.md: `sift serve FILE...` serves the same pages until ^C; uploads go to --data)")
 end
 
+-- fleet mode: dumps from devices grouped by leak signature
+section("fleet mode: dumps ingested, analysed by a worker, leaks grouped by signature")
+local binder = fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder.hprof"
+if io.open(binder) then
+  os.execute("rm -rf build/demo/fleet")
+  sh("lua5.4 examples/fleet.lua build/demo/fleet " .. binder .. "@1.0 " .. binder .. "@1.1 "
+    .. fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof@1.1 | head -8")
+  sh("bin/sift fleet status --data build/demo/fleet")
+  print("(docs/fleet.md: sift serve --ingest --workers N, sift worker, sift fleet groups)")
+end
+

@@ -1,0 +1,28 @@
+-- Fleet mode from Lua: ingest dumps into a data directory the way
+-- `sift serve --ingest` does, run a worker until the queue is empty, and
+-- print the leak groups, most dumps first.
+-- Usage: lua5.4 examples/fleet.lua DATA_DIR [DUMP[@VERSION]...]
+local fleet = require "sift.fleet"
+local store = require "sift.serve.store"
+
+local dir = assert(arg[1], "usage: lua5.4 examples/fleet.lua DATA_DIR [DUMP[@VERSION]...]")
+local files = store.new(dir)
+local f = assert(fleet.open(dir))
+for i = 2, #arg do
+  local path, version = arg[i]:match("^(.-)@([^@/]+)$")
+  path = path or arg[i]
+  local input = assert(io.open(path, "rb"))
+  local entry, status, why = files:upload(function() return input:read(1 << 20) end, path)
+  input:close()
+  assert(entry, why or status)
+  f:ingest(entry.sha256, entry.path, entry.format, { app = "example", version = version })
+end
+local jobs = f:work { once = true }
+local st = f:status()
+print(("%d uploads, %d analysed now; %d done, %d failed"):format(st.uploads, jobs, st.done, st.failed))
+for _, g in ipairs(f:groups()) do
+  print(("%4d dumps  %s  %s  (versions %s, retained %d bytes in all)"):format(g.dumps, g.signature:sub(1, 12),
+    g.description, table.concat(g.versions, ", "), g.retained_total))
+  print(((g.trace or ""):gsub("^", "      "):gsub("\n", "\n      ")))
+end
+f:close()
