@@ -158,4 +158,50 @@ describe("sift fleet (embedded SQLite)", function()
     assert.are.equal(1, fleet.db:first("SELECT count(*) AS n FROM uploads").n)
     fleet:close()
   end)
+  it("runs its own workers with sift serve --ingest --workers, which stop with it", function()
+    local binder = helper.fixture(BINDER)
+    if not binder then return end
+    local dir = tmpdir()
+    os.execute(("lua5.4 bin/sift serve --ingest --workers 2 --port 0 --data %s/data > %s/out 2>&1 & echo $! > %s/pid")
+      :format(dir, dir, dir))
+    local url
+    for _ = 1, 100 do
+      local f = io.open(dir .. "/out")
+      url = f and f:read("a"):match("(http://127%.0%.0%.1:%d+/)")
+      if f then f:close() end
+      if url then break end
+      os.execute("sleep 0.1")
+    end
+    local pid = helper.read(dir .. "/pid"):match("%d+")
+    local ok, err = pcall(function()
+      assert.truthy(url)
+      local p = io.popen(("curl -s -H 'X-Sift-Version: 3.1' --data-binary @%s %singest"):format(helper.quote(binder), url))
+      local answer = cjson.decode(p:read("a"))
+      p:close()
+      assert.are.same({ "hprof", false }, { answer.format, answer.duplicate })
+      local groups
+      for _ = 1, 100 do
+        groups = cjson.decode((helper.sift { "fleet", "groups", "--json", "--data", dir .. "/data" }))
+        if #groups > 0 then break end
+        os.execute("sleep 0.1")
+      end
+      assert.are.same({ 2, "3.1" }, { #groups, groups[1].versions[1] })
+      p = io.popen(("curl -s %sfleet.json"):format(url))
+      local page = cjson.decode(p:read("a"))
+      p:close()
+      assert.are.same({ 1, 1 }, { page.status.uploads, page.status.done })
+    end)
+    os.execute("kill " .. pid)
+    -- the workers see their parent gone and stop
+    local left
+    for _ = 1, 50 do
+      local p = io.popen(("pgrep -f -- '[-]-parent %s' | wc -l"):format(pid))
+      left = tonumber(p:read("a"))
+      p:close()
+      if left == 0 then break end
+      os.execute("sleep 0.1")
+    end
+    assert(ok, err)
+    assert.are.equal(0, left)
+  end)
 end)
