@@ -52,20 +52,7 @@ describe("sift serve in headless Chromium", function()
       pending("chromium is not installed (apt-get install chromium)")
       return
     end
-    local p = io.popen("mktemp -d")
-    local dir = p:read("l")
-    p:close()
-    os.execute(("lua5.4 bin/sift serve --port 0 --data %s/data %s %s > %s/out 2>&1 & echo $! > %s/pid"):format(
-      dir, helper.quote(heap), helper.quote(trace), dir, dir))
-    local url
-    for _ = 1, 100 do
-      local f = io.open(dir .. "/out")  -- (the shell makes it in the child, a moment later)
-      url = f and f:read("a"):match("(http://127%.0%.0%.1:%d+/)")
-      if f then f:close() end
-      if url then break end
-      os.execute("sleep 0.1")
-    end
-    local pid = helper.read(dir .. "/pid"):match("%d+")
+    local url, pid, dir = helper.serve { heap, trace }
     local ok, err = pcall(function()
       assert.truthy(url, "the server did not start: " .. helper.read(dir .. "/out"))
       local index = dom(url)

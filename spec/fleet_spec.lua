@@ -15,12 +15,7 @@ local IGNORED = "hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof"
 local JVM = "hprof/generated-jdk17/leaky_jdk17_all.hprof"
 local TRACE = "trace/amp-legacy.trace"
 
-local function tmpdir()
-  local p = io.popen("mktemp -d")
-  local d = p:read("l")
-  p:close()
-  return d
-end
+local tmpdir = helper.tmpdir
 
 -- ingest each {bytes, meta} through a server's POST /ingest; the answers
 local function ingest_all(data, uploads)
@@ -161,18 +156,7 @@ describe("sift fleet (embedded SQLite)", function()
   it("runs its own workers with sift serve --ingest --workers, which stop with it", function()
     local binder = helper.fixture(BINDER)
     if not binder then return end
-    local dir = tmpdir()
-    os.execute(("lua5.4 bin/sift serve --ingest --workers 2 --port 0 --data %s/data > %s/out 2>&1 & echo $! > %s/pid")
-      :format(dir, dir, dir))
-    local url
-    for _ = 1, 100 do
-      local f = io.open(dir .. "/out")
-      url = f and f:read("a"):match("(http://127%.0%.0%.1:%d+/)")
-      if f then f:close() end
-      if url then break end
-      os.execute("sleep 0.1")
-    end
-    local pid = helper.read(dir .. "/pid"):match("%d+")
+    local url, pid, dir = helper.serve { "--ingest", "--workers", "2" }
     local ok, err = pcall(function()
       assert.truthy(url)
       -- (curl without the sanitizer runtime make spec-asan preloads: it hangs under it)

@@ -68,6 +68,34 @@ function helper.tmpfile(bytes)
   return path
 end
 
+--- A fresh temporary directory.
+function helper.tmpdir()
+  local p = io.popen("mktemp -d")
+  local d = p:read("l")
+  p:close()
+  return d
+end
+
+--- `sift serve` started as its own process with these arguments (quoted
+-- here) and `--port 0 --data DIR/data`: its URL (nil when it did not
+-- start within 10 s), its pid, and DIR (its output in DIR/out).
+function helper.serve(args)
+  local dir = helper.tmpdir()
+  local words = {}
+  for i, a in ipairs(args) do words[i] = helper.quote(a) end
+  os.execute(("lua5.4 bin/sift serve --port 0 --data %s/data %s > %s/out 2>&1 & echo $! > %s/pid"):format(
+    dir, table.concat(words, " "), dir, dir))
+  local url
+  for _ = 1, 100 do
+    local f = io.open(dir .. "/out")  -- (the shell makes it in the child, a moment later)
+    url = f and f:read("a"):match("(http://127%.0%.0%.1:%d+/)")
+    if f then f:close() end
+    if url then break end
+    os.execute("sleep 0.1")
+  end
+  return url, helper.read(dir .. "/pid"):match("%d+"), dir
+end
+
 function helper.quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end

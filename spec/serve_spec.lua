@@ -17,12 +17,7 @@ local BMD = "bmd/jdk17-sample.id4.bmd"
 local TRACE = "trace/firefox-art-trace-streaming.trace"
 local OFX = "ofx/ofxparse/bank_medium.ofx"
 
-local function tmpdir()
-  local p = io.popen("mktemp -d")
-  local d = p:read("l")
-  p:close()
-  return d
-end
+local tmpdir = helper.tmpdir
 
 -- run fn(get, post, server) against a listening server (opts for serve.new)
 local function with_server(opts, fn)
