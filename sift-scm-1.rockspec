@@ -19,6 +19,8 @@ dependencies = {
   "argparse >= 0.7",
   "lpeg >= 1.0.2",
   "http >= 0.4",
+  -- fleet mode on engines (sift worker --redis --postgres) also needs
+  -- redis-lua and luadbi-postgresql (Debian: lua-redis, lua-dbi-postgresql)
 }
 test_dependencies = {
   "busted >= 2.1",
@@ -73,6 +75,8 @@ build = {
     ["sift.finance.sample"] = "lua/sift/finance/sample.lua",
     ["sift.finance.store"] = "lua/sift/finance/store.lua",
     ["sift.fleet"] = "lua/sift/fleet/init.lua",
+    ["sift.fleet.sqlite"] = "lua/sift/fleet/sqlite.lua",
+    ["sift.fleet.engines"] = "lua/sift/fleet/engines.lua",
     ["sift.heap"] = "lua/sift/heap/init.lua",
     ["sift.heap.bmd"] = "lua/sift/heap/bmd.lua",
     ["sift.heap.fields"] = "lua/sift/heap/fields.lua",

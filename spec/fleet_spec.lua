@@ -1,7 +1,10 @@
--- Fleet mode, the embedded default: dumps ingested through a real sift
--- serve --ingest, analysed by two `sift worker` processes sharing the
--- SQLite queue, grouped by leak signature; checked against what
--- `sift leaks --json` says of each file.
+-- Fleet mode, the same scenario on both backends: the embedded default
+-- (SQLite in --data) and Redis Streams + PostgreSQL (Debian's
+-- redis-server and postgresql, started by spec/engines.lua). 200 dumps made
+-- now with jcmd from spec/java/FleetLeaks.java (planted leaks watched as
+-- LeakCanary's ObjectWatcher does) go through a real sift serve --ingest;
+-- two `sift worker` processes analyse them; the groups are checked against
+-- what `sift leaks --json` says of each file.
 require("sift.paths").older_lua()
 local cqueues = require "cqueues"
 local request = require "http.request"
@@ -9,17 +12,35 @@ local cjson = require "cjson"
 local serve = require "sift.serve"
 local fleet_mod = require "sift.fleet"
 local helper = require "spec.helper"
+local engines_mod = require "spec.engines"
 
-local BINDER = "hprof/android/leakcanary-1.x/leak_service_binder.hprof"
-local IGNORED = "hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof"
-local JVM = "hprof/generated-jdk17/leaky_jdk17_all.hprof"
-local TRACE = "trace/amp-legacy.trace"
+local quote = helper.quote
 
-local tmpdir = helper.tmpdir
+-- the planted leaks of each dump kind (-Dleaks=...)
+local KINDS = { "sessions", "listeners", "sessions,handlers", "sessions,listeners,handlers" }
 
--- ingest each {bytes, meta} through a server's POST /ingest; the answers
-local function ingest_all(data, uploads)
-  local server = assert(serve.new { data = data, ingest = true })
+-- a dump of each kind: path and bytes
+local function kinds()
+  local out = {}
+  for i, leaks in ipairs(KINDS) do
+    local path = helper.jvm_dump("leakcanary.FleetLeaks", nil, "-Xmx16m -Dleaks=" .. leaks)
+    if not path then return nil end
+    out[i] = { path = path, bytes = helper.read(path) }
+  end
+  return out
+end
+
+-- a copy of an HPROF that differs only in its header's timestamp: a
+-- distinct file (its own SHA-256) with the same heap
+local function stamped(bytes, n)
+  local header = bytes:find("\0", 1, true)  -- "JAVA PROFILE 1.0.2\0", u4 id size, u8 timestamp
+  return bytes:sub(1, header + 4) .. string.pack(">i8", 1700000000000 + n) .. bytes:sub(header + 13)
+end
+
+-- ingest each {bytes (or a function making them), meta, device} through a
+-- server's POST /ingest; the answers
+local function ingest_all(data, uploads, opts)
+  local server = assert(serve.new { data = data, ingest = true, redis = opts.redis, postgres = opts.postgres })
   server:listen()
   local answers = {}
   local cq = cqueues.new()
@@ -31,7 +52,7 @@ local function ingest_all(data, uploads)
       local req = request.new_from_uri(server:url() .. "ingest?" .. table.concat(query, "&"))
       req.headers:upsert(":method", "POST")
       req.headers:upsert("x-sift-device", u.device or "pixel")
-      req:set_body(u.bytes)
+      req:set_body(type(u.bytes) == "function" and u.bytes() or u.bytes)
       local h, st = assert(req:go(60))
       answers[i] = { status = tonumber(h:get(":status")), body = cjson.decode(st:get_body_as_string()) }
     end
@@ -42,152 +63,263 @@ local function ingest_all(data, uploads)
   return answers
 end
 
-local function workers(data, n)
-  local cmd = {}
-  for i = 1, n do cmd[i] = ("lua5.4 bin/sift worker -q --once --data %s &"):format(helper.quote(data)) end
-  assert(os.execute(table.concat(cmd, " ") .. " wait"))
+-- `sift worker` with the backend's options
+local function worker_cmd(data, opts, extra)
+  local engines = opts.redis and (" --redis %s --postgres %s"):format(quote(opts.redis), quote(opts.postgres)) or ""
+  return ("lua5.4 bin/sift worker -q --data %s%s %s 2>>%s/workers.log"):format(quote(data), engines, extra or "",
+    quote(data))
 end
 
-describe("sift fleet (embedded SQLite)", function()
-  it("ingests, analyses each file once with two workers, and groups leaks as sift leaks finds them", function()
-    local binder, ignored, jvm, trace = helper.fixture(BINDER), helper.fixture(IGNORED), helper.fixture(JVM),
-      helper.fixture(TRACE)
-    if not binder then return end
-    local data = tmpdir()
-    local b = helper.read(binder)
-    local uploads = {
-      { bytes = b, meta = { app = "sample", version = "1.0" } },
-      { bytes = b, meta = { app = "sample", version = "1.1" }, device = "nexus" },  -- the same dump again
-      { bytes = helper.read(ignored), meta = { app = "sample", version = "1.1" } },
-      { bytes = helper.read(jvm), meta = { app = "server", version = "7" } },
-      { bytes = helper.read(trace), meta = { app = "sample", version = "1.1" } },
-      { bytes = b:sub(1, 40), meta = { app = "sample", version = "1.1" } },  -- cut after its header
-    }
-    local answers = ingest_all(data, uploads)
-    for i, a in ipairs(answers) do assert.are.equal(202, a.status, cjson.encode(a.body)) end
-    assert.are.same({ false, true }, { answers[1].body.duplicate, answers[2].body.duplicate })
-    workers(data, 2)
-    local fleet = assert(fleet_mod.open(data))
-    local st = fleet:status()
-    assert.are.same({ 6, 0, 0, 4, 1 }, { st.uploads, st.queued, st.running, st.done, st.failed })
-    -- each file analysed exactly once
-    for row in fleet.db:rows("SELECT attempts FROM files WHERE state = 'done'") do assert.are.equal(1, row.attempts) end
-    local failed = fleet:failures()
-    assert.are.equal(answers[6].body.sha256, failed[1].sha256)
-    assert.truthy(failed[1].error:find("holds no heap dump", 1, true), failed[1].error)
-    -- the groups are the signatures sift leaks gives each file, counted per upload
-    local expected = {}
-    for _, u in ipairs { { binder, 2 }, { ignored, 1 }, { jvm, 1 } } do
-      local out = helper.sift { "leaks", "--json", "-q", u[1] }
-      for _, l in ipairs(cjson.decode(out).application_leaks) do
-        expected[l.signature] = (expected[l.signature] or 0) + u[2]
-      end
-    end
-    local got = {}
-    local groups = fleet:groups()
-    for _, g in ipairs(groups) do got[g.signature] = g.dumps end
-    assert.are.same(expected, got)
-    assert.are.equal(2, #groups)
-    local top = groups[1]
-    assert.are.same({ 3, { "1.0", "1.1" }, { "nexus", "pixel" } }, { top.dumps, top.versions, top.devices })
-    assert.truthy(top.trace:find("GC Root", 1, true) and top.trace:find("LeakyService", 1, true), top.trace)
-    assert.is_true(top.retained_total > 0 and top.retained_median > 0)
-    -- the CLI says the same
-    local out = helper.sift { "fleet", "groups", "--json", "--data", data }
-    assert.are.same(cjson.decode(cjson.encode(groups)), cjson.decode(out))
-    -- fixed in 1.1: gone, until a later version shows it again
-    fleet:mark_fixed(top.signature, "1.1")
-    for _, g in ipairs(fleet:groups()) do assert.are_not.equal(top.signature, g.signature) end
-    fleet:close()
-    ingest_all(data, { { bytes = b, meta = { app = "sample", version = "1.10" } } })
-    fleet = assert(fleet_mod.open(data))
-    local reopened
-    for _, g in ipairs(fleet:groups()) do if g.signature == top.signature then reopened = g end end
-    assert.are.same({ true, 4 }, { reopened.reopened, reopened.dumps })
-    fleet:close()
-  end)
+-- the signatures `sift leaks --json` finds in a file, each counted `times`
+local function expect_leaks(expected, path, times)
+  local out = helper.sift { "leaks", "--json", "-q", path }
+  for _, l in ipairs(cjson.decode(out).application_leaks) do
+    expected[l.signature] = (expected[l.signature] or 0) + times
+  end
+end
 
-  it("gives a dead worker's job to another once its lease runs out, and keeps one result", function()
-    local binder = helper.fixture(BINDER)
-    if not binder then return end
-    local data = tmpdir()
-    ingest_all(data, { { bytes = helper.read(binder), meta = { version = "1" } } })
-    local fleet = assert(fleet_mod.open(data))
-    local job = assert(fleet:claim("dead-worker", 1))  -- taken, then its worker is killed
-    assert.is_nil(fleet:claim("other", 1))             -- nobody else takes it while the lease holds
-    os.execute("sleep 1.2")
-    local again = assert(fleet:claim("other", 60))
-    assert.are.equal(job.sha256, again.sha256)
-    assert.is_true(fleet:finish("other", again.sha256, assert(fleet_mod.analyze(again.path, again.format))))
-    -- the dead worker, were it to wake, writes nothing
-    assert.is_false(fleet:finish("dead-worker", job.sha256, { leaks = {}, summary = {} }))
-    local row = fleet.db:first("SELECT state, attempts FROM files")
-    assert.are.same({ "done", 2 }, { row.state, row.attempts })
-    assert.are.equal(2, fleet.db:first("SELECT count(*) AS n FROM leaks").n)
-    fleet:close()
-  end)
-  it("survives kill -9 of a worker in the middle of a job: another finishes it, one result", function()
-    local dump = helper.jvm_dump("FleetSample", nil, "-Xmx1g -Dobjects=6000000")
-    if not dump then return pending("no JDK") end
-    local data = tmpdir()
-    local gz = data .. "/big.hprof.gz"  -- (compressed: its analysis inflates it first, a longer job)
-    assert(os.execute(("gzip -1 -c %s > %s"):format(helper.quote(dump), helper.quote(gz))))
-    ingest_all(data, { { bytes = helper.read(gz), meta = { version = "1" } } })
-    os.remove(gz)
-    os.execute(("lua5.4 bin/sift worker -q --once --lease 1 --data %s &"):format(helper.quote(data)))
-    local fleet = assert(fleet_mod.open(data))
-    local victim
-    for _ = 1, 1000 do  -- the job taken: kill its worker (named host:pid) at once
-      local row = fleet.db:first("SELECT state, worker FROM files")
-      if row.state == "running" then victim = row.worker:match(":(%d+)$") break end
-      assert.are_not.equal("done", row.state, "the job finished before it could be killed")
-      os.execute("sleep 0.01")
+local BACKENDS = {
+  { name = "the embedded default (SQLite)" },
+  { name = "Redis Streams + PostgreSQL", engines = true },
+}
+
+for _, backend in ipairs(BACKENDS) do
+  describe("sift fleet on " .. backend.name, function()
+    local engines
+    -- a fresh backend for one spec: {redis, postgres} URLs, or {}
+    local function fresh()
+      if not backend.engines then return {} end
+      local redis, postgres = engines.fresh()
+      local _, err, code = helper.sift { "fleet", "migrate", "--redis", redis, "--postgres", postgres }
+      assert(code == 0, err)
+      return { redis = redis, postgres = postgres }
     end
-    assert.truthy(victim)
-    assert(os.execute("kill -9 " .. victim))
-    os.execute("sleep 1.2")  -- its lease runs out
-    workers(data, 1)
-    local row = fleet.db:first("SELECT state, attempts, worker FROM files")
-    assert.are.same({ "done", 2 }, { row.state, row.attempts })
-    assert.are_not.equal(victim, row.worker:match(":(%d+)$"))
-    assert.are.equal(1, fleet.db:first("SELECT count(*) AS n FROM uploads").n)
-    fleet:close()
-  end)
-  it("runs its own workers with sift serve --ingest --workers, which stop with it", function()
-    local binder = helper.fixture(BINDER)
-    if not binder then return end
-    local url, pid, dir = helper.serve { "--ingest", "--workers", "2" }
-    local ok, err = pcall(function()
-      assert.truthy(url)
-      -- (curl without the sanitizer runtime make spec-asan preloads: it hangs under it)
-      local p = io.popen(("env -u LD_PRELOAD curl -s -m 60 -H 'X-Sift-Version: 3.1' --data-binary @%s %singest"):format(
-        helper.quote(binder), url))
-      local answer = cjson.decode(p:read("a"))
-      p:close()
-      assert.are.same({ "hprof", false }, { answer.format, answer.duplicate })
-      local groups
-      for _ = 1, 100 do
-        groups = cjson.decode((helper.sift { "fleet", "groups", "--json", "--data", dir .. "/data" }))
-        if #groups > 0 then break end
+    setup(function()
+      if backend.engines then engines = assert(engines_mod.start()) end
+    end)
+    teardown(function()
+      if engines then engines.stop() end
+    end)
+
+    it("analyses 200 dumps from two workers once each, groups them as sift leaks does, and fails a corrupt one",
+        function()
+      local dumps = kinds()
+      if not dumps then return pending("no JDK") end
+      local opts, data = fresh(), helper.tmpdir()
+      -- 198 distinct dumps of the four kinds, one of them sent twice, and a corrupt one
+      local uploads, kind_of = {}, {}
+      for n = 1, 198 do
+        local k = n % #KINDS + 1
+        kind_of[n] = k
+        uploads[n] = { bytes = function() return stamped(dumps[k].bytes, n) end,
+          meta = { app = "sample", version = ("1.%d"):format(n % 3) }, device = "device-" .. (n % 7) }
+      end
+      uploads[199] = { bytes = uploads[1].bytes, meta = { app = "sample", version = "1.2" } }
+      kind_of[199] = kind_of[1]
+      uploads[200] = { bytes = dumps[1].bytes:sub(1, 40), meta = { app = "sample", version = "1.2" } }
+      local answers = ingest_all(data, uploads, opts)
+      for _, a in ipairs(answers) do assert.are.equal(202, a.status, cjson.encode(a.body)) end
+      assert.are.same({ false, true }, { answers[1].body.duplicate, answers[199].body.duplicate })
+
+      -- two workers; with the engines, PostgreSQL restarted while they work
+      os.execute(("(%s & %s & wait; touch %s/finished) &"):format(worker_cmd(data, opts, "--once"),
+        worker_cmd(data, opts, "--once"), quote(data)))
+      opts.log = function() end  -- (this process's own retries)
+      local fleet = assert(fleet_mod.open(data, opts))
+      if backend.engines then
+        for _ = 1, 600 do
+          if fleet:status().done >= 40 then break end
+          os.execute("sleep 0.05")
+        end
+        local st = fleet:status()
+        assert.is_true(st.done >= 40 and st.done < 150, "the restart came too late to matter: " .. st.done)
+        engines.restart_postgres(1.5)
+      end
+      for _ = 1, 1200 do
+        if io.open(data .. "/finished") then break end
         os.execute("sleep 0.1")
       end
-      assert.are.same({ 2, "3.1" }, { #groups, groups[1].versions[1] })
-      p = io.popen(("env -u LD_PRELOAD curl -s -m 60 %sfleet.json"):format(url))
-      local page = cjson.decode(p:read("a"))
-      p:close()
-      assert.are.same({ 1, 1 }, { page.status.uploads, page.status.done })
+      assert.truthy(io.open(data .. "/finished"), "the workers did not finish")
+      if backend.engines then  -- they saw it go and waited for it
+        assert.matches("sift: engine away %(.-%): retrying in", helper.read(data .. "/workers.log"))
+      end
+
+      local st = fleet:status()
+      assert.are.same({ 200, 0, 0, 198, 1 }, { st.uploads, st.queued, st.running, st.done, st.failed })
+      -- every dump analysed exactly once, by one of the two workers
+      local by_worker = {}
+      for _, job in ipairs(fleet:jobs()) do
+        assert.are.equal(1, job.attempts, job.sha256)
+        by_worker[job.worker] = true
+      end
+      local workers = 0
+      for _ in pairs(by_worker) do workers = workers + 1 end
+      assert.are.equal(2, workers)
+      local failed = fleet:failures()
+      assert.are.same({ answers[200].body.sha256 }, { failed[1].sha256 })
+      assert.truthy(failed[1].error:find("holds no heap dump", 1, true), failed[1].error)
+
+      -- the groups: what sift leaks says of each upload's file (a stamped
+      -- copy analyses as its kind: checked on one), counted per upload
+      local per_kind, expected = {}, {}
+      for k, d in ipairs(dumps) do
+        per_kind[k] = {}
+        expect_leaks(per_kind[k], d.path, 1)
+      end
+      local copy = helper.tmpfile(stamped(dumps[2].bytes, 7))
+      local of_copy = {}
+      expect_leaks(of_copy, copy, 1)
+      os.remove(copy)
+      assert.are.same(per_kind[2], of_copy)
+      for n = 1, 199 do
+        for sig in pairs(per_kind[kind_of[n]]) do expected[sig] = (expected[sig] or 0) + 1 end
+      end
+      local groups = fleet:groups()
+      local got = {}
+      for _, g in ipairs(groups) do got[g.signature] = g.dumps end
+      assert.are.same(expected, got)
+      assert.are.equal(3, #groups)
+      local top = groups[1]
+      assert.are.same({ "1.0", "1.1", "1.2" }, top.versions)
+      assert.are.equal(7, #top.devices)
+      assert.truthy(top.trace:find("GC Root", 1, true) and top.trace:find("FleetLeaks", 1, true), top.trace)
+      assert.is_true(top.retained_total >= top.dumps * top.retained_median and top.retained_median > 0)
+      -- the CLI says the same
+      local cli = { "fleet", "groups", "--json", "--data", data }
+      if opts.redis then
+        for _, w in ipairs { "--redis", opts.redis, "--postgres", opts.postgres } do cli[#cli + 1] = w end
+      end
+      assert.are.same(cjson.decode(cjson.encode(groups)), cjson.decode((helper.sift(cli))))
+      -- fixed in 1.2: gone, until a later version shows it again
+      fleet:mark_fixed(top.signature, "1.2")
+      for _, g in ipairs(fleet:groups()) do assert.are_not.equal(top.signature, g.signature) end
+      fleet:close()
+      ingest_all(data, { { bytes = dumps[4].bytes, meta = { app = "sample", version = "1.10" } } }, opts)
+      assert(os.execute(worker_cmd(data, opts, "--once")))
+      fleet = assert(fleet_mod.open(data, opts))
+      local reopened
+      for _, g in ipairs(fleet:groups()) do if g.signature == top.signature then reopened = g end end
+      assert.are.same({ true, top.dumps + 1 }, { reopened.reopened, reopened.dumps })
+      fleet:close()
+      os.execute("rm -rf " .. quote(data))
     end)
-    os.execute("kill " .. pid)
-    -- the workers see their parent gone and stop
-    local left
-    for _ = 1, 50 do
-      local p = io.popen(("env -u LD_PRELOAD pgrep -f -- '[-]-parent %s' | wc -l"):format(pid))
-      left = tonumber(p:read("a"))
-      p:close()
-      if left == 0 then break end
-      os.execute("sleep 0.1")
-    end
+
+    it("gives a dead worker's job to another once its lease runs out, and keeps one result", function()
+      local dumps = kinds()
+      if not dumps then return pending("no JDK") end
+      local opts, data = fresh(), helper.tmpdir()
+      ingest_all(data, { { bytes = dumps[1].bytes, meta = { version = "1" } } }, opts)
+      local fleet = assert(fleet_mod.open(data, opts))
+      local job = assert(fleet:claim("dead-worker", 1))  -- taken, then its worker is killed
+      assert.is_nil(fleet:claim("other", 1))             -- nobody else takes it while the lease holds
+      os.execute("sleep 1.2")
+      local again = assert(fleet:claim("other", 1))
+      assert.are.equal(job.sha256, again.sha256)
+      assert.is_true(fleet:finish("other", again, assert(fleet_mod.analyze(again.path, again.format))))
+      -- the dead worker, were it to wake, writes nothing
+      assert.is_false(fleet:finish("dead-worker", job, { leaks = {}, summary = {} }))
+      assert.are.same({ { sha256 = job.sha256, state = "done", attempts = 2, worker = "other" } }, fleet:jobs())
+      assert.is_nil(fleet:claim("third", 0))  -- and nobody gets it again
+      assert.are.equal(1, #fleet:groups())
+      fleet:close()
+    end)
+
+    it("survives kill -9 of a worker in the middle of a job: another finishes it, one result", function()
+      local dump = helper.jvm_dump("FleetSample", nil, "-Xmx1g -Dobjects=6000000")
+      if not dump then return pending("no JDK") end
+      local opts, data = fresh(), helper.tmpdir()
+      local gz = data .. "/big.hprof.gz"  -- (compressed: its analysis inflates it first, a longer job)
+      assert(os.execute(("gzip -1 -c %s > %s"):format(quote(dump), quote(gz))))
+      ingest_all(data, { { bytes = helper.read(gz), meta = { version = "1" } } }, opts)
+      os.remove(gz)
+      os.execute(worker_cmd(data, opts, "--once --lease 1") .. " &")
+      local fleet = assert(fleet_mod.open(data, opts))
+      local victim
+      for _ = 1, 1000 do  -- the job taken: kill its worker (named host:pid) at once
+        local job = fleet:jobs()[1]
+        if job.state == "running" then victim = job.worker:match(":(%d+)$") break end
+        assert.are_not.equal("done", job.state, "the job finished before it could be killed")
+        os.execute("sleep 0.01")
+      end
+      assert.truthy(victim)
+      assert(os.execute("kill -9 " .. victim))
+      os.execute("sleep 1.2")  -- its lease runs out
+      assert(os.execute(worker_cmd(data, opts, "--once --lease 1")))
+      local job = fleet:jobs()[1]
+      assert.are.same({ "done", 2 }, { job.state, job.attempts })
+      assert.are_not.equal(victim, job.worker:match(":(%d+)$"))
+      assert.are.equal(1, fleet:status().uploads)
+      fleet:close()
+      os.execute("rm -rf " .. quote(data))
+    end)
+
+    it("runs its own workers with sift serve --ingest --workers, which stop with it", function()
+      local dumps = kinds()
+      if not dumps then return pending("no JDK") end
+      local opts = fresh()
+      local args = { "--ingest", "--workers", "2" }
+      if opts.redis then
+        for _, w in ipairs { "--redis", opts.redis, "--postgres", opts.postgres } do args[#args + 1] = w end
+      end
+      local url, pid, dir = helper.serve(args)
+      local ok, err = pcall(function()
+        assert.truthy(url)
+        -- (curl without the sanitizer runtime make spec-asan preloads: it hangs under it)
+        local p = io.popen(("env -u LD_PRELOAD curl -s -m 60 -H 'X-Sift-Version: 3.1' --data-binary @%s %singest"):format(
+          quote(dumps[4].path), url))
+        local answer = cjson.decode(p:read("a"))
+        p:close()
+        assert.are.same({ "hprof", false }, { answer.format, answer.duplicate })
+        local page
+        for _ = 1, 100 do
+          p = io.popen(("env -u LD_PRELOAD curl -s -m 60 %sfleet.json"):format(url))
+          page = cjson.decode(p:read("a"))
+          p:close()
+          if page.status.done == 1 then break end
+          os.execute("sleep 0.1")
+        end
+        assert.are.same({ 1, 1, 3, "3.1" }, { page.status.uploads, page.status.done, #page.groups,
+          page.groups[1].versions[1] })
+      end)
+      os.execute("kill " .. pid)
+      -- the workers see their parent gone and stop
+      local left
+      for _ = 1, 50 do
+        local p = io.popen(("env -u LD_PRELOAD pgrep -f -- '[-]-parent %s' | wc -l"):format(pid))
+        left = tonumber(p:read("a"))
+        p:close()
+        if left == 0 then break end
+        os.execute("sleep 0.1")
+      end
+      assert(ok, err)
+      assert.are.equal(0, left)
+      os.execute("rm -rf " .. quote(dir))
+    end)
+  end)
+end
+
+describe("sift fleet migrate", function()
+  it("makes the PostgreSQL schema once; workers refuse a database without it", function()
+    local engines = engines_mod.start()
+    if not engines then return pending("no Redis or PostgreSQL") end
+    local ok, err = pcall(function()
+      local redis, postgres = engines.fresh()
+      local out, msg, code = helper.sift { "fleet", "status", "--redis", redis, "--postgres", postgres }
+      assert.are.same({ "", 1 }, { out, code })
+      assert.matches("schema is at version 0, this sift needs 1: run sift fleet migrate", msg)
+      out, msg, code = helper.sift { "fleet", "migrate", "--redis", redis, "--postgres", postgres }
+      assert.are.same({ "schema up to date (1 migration applied)\n", "", 0 }, { out, msg, code })
+      out = helper.sift { "fleet", "migrate", "--redis", redis, "--postgres", postgres }
+      assert.are.equal("schema up to date (0 migrations applied)\n", out)
+      out, msg, code = helper.sift { "fleet", "status", "--json", "--redis", redis, "--postgres", postgres }
+      assert.are.same({ { uploads = 0, queued = 0, running = 0, done = 0, failed = 0, failures = {} }, 0 },
+        { cjson.decode(out), code })
+      -- an engine that is not there: a message, not a traceback
+      out, msg, code = helper.sift { "fleet", "status", "--redis", "redis://127.0.0.1:1", "--postgres", postgres }
+      assert.matches("^sift: cannot reach Redis at 127.0.0.1:1", msg)
+      assert.are.equal(1, code)
+    end)
+    engines.stop()
     assert(ok, err)
-    assert.are.equal(0, left)
   end)
 end)

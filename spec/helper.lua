@@ -123,8 +123,9 @@ local function sh(cmd)
   return ok, out
 end
 
---- A heap dump of the Java program `spec/java/<name>.java`: compiled, run
--- until it prints "ready <pid>", dumped with jcmd (extra jcmd arguments in
+--- A heap dump of the Java program `spec/java/<name>.java` (or of a class
+-- in a package, leakcanary.FleetLeaks: spec/java/FleetLeaks.java): compiled,
+-- run until it prints "ready <pid>", dumped with jcmd (extra jcmd arguments in
 -- `dump_args`, JVM options in `java_args`) and stopped. With `histogram`,
 -- the JVM's own `GC.class_histogram` is taken right after the dump and
 -- written beside it (path .. ".histo"). Cached in build/jvm/ by the
@@ -132,12 +133,12 @@ end
 -- JDK).
 function helper.jvm_dump(name, dump_args, java_args, histogram)
   if not sh("command -v javac && command -v jcmd") then return nil, "no JDK (javac, jcmd)" end
-  local source = ("spec/java/%s.java"):format(name)
+  local source = ("spec/java/%s.java"):format(name:match("[^.]*$"))  -- (a class in a package: its last part)
   local _, sum = sh("cksum " .. source)
   local dir = "build/jvm/" .. sum:match("^(%d+)")
   java_args = java_args or "-Xmx64m"
   local tag = (java_args .. " " .. (dump_args or "")):gsub("[^%w]+", "_")
-  local path = ("%s/%s%s.hprof"):format(dir, name, tag)
+  local path = ("%s/%s%s.hprof"):format(dir, name:match("[^.]*$"), tag)
   if io.open(path) and (not histogram or io.open(path .. ".histo")) then return path end
   assert(os.execute("mkdir -p " .. dir))
   local ok, out = sh(("javac -encoding UTF-8 -d %s %s"):format(dir, source))

@@ -11,6 +11,36 @@ local function data_option(cmd)
   cmd:option("--data", "The data directory (sift serve --ingest's --data).", (os.getenv("TMPDIR") or "/tmp") .. "/sift-serve")
 end
 
+--- The engines' options (sift serve has them too): a Redis URL and a
+-- PostgreSQL URL, by default from SIFT_REDIS and SIFT_POSTGRES (a password
+-- is better in the environment than on a command line).
+function M.engine_options(cmd)
+  cmd:option("--redis", "Jobs on this Redis (redis://[:password@]host:port[/db]); with --postgres. "
+    .. "Default: $SIFT_REDIS.")
+  cmd:option("--postgres", "Results in this PostgreSQL (postgresql://user[:password]@host:port/database); "
+    .. "with --redis. Default: $SIFT_POSTGRES.")
+end
+
+--- The engines' URLs of parsed arguments, or nil (the embedded default).
+function M.engines(args)
+  local redis, postgres = args.redis or os.getenv("SIFT_REDIS"), args.postgres or os.getenv("SIFT_POSTGRES")
+  if redis == "" then redis = nil end
+  if postgres == "" then postgres = nil end
+  return redis, postgres
+end
+
+local function open(args, err, extra)
+  local redis, postgres = M.engines(args)
+  local opts = { redis = redis, postgres = postgres, log = function(line) err:write("sift: ", line, "\n") end }
+  for k, v in pairs(extra or {}) do opts[k] = v end
+  local fleet, msg, code = require("sift.fleet").open(args.data, opts)
+  if not fleet then
+    err:write("sift: ", common.printable(msg), "\n")
+    return nil, code == "usage" and common.EXIT_USAGE or common.EXIT_BAD_INPUT
+  end
+  return fleet
+end
+
 function M.define.worker(parser)
   local w = parser:command("worker", "Analyse the dumps and traces queued by sift serve --ingest.")
     :description("Take jobs from the queue in --data (the embedded SQLite default), analyse each file (leaks "
@@ -18,6 +48,9 @@ function M.define.worker(parser)
       .. "results. Any number of workers may share a data directory. A job a killed worker left is taken "
       .. "again once its lease runs out; a bad file is recorded as failed with its message.")
   data_option(w)
+  M.engine_options(w)
+  w:option("--files", "Where this machine sees the stored files: a directory (the server's --data, mounted), "
+    .. "or a template with {sha256} and {name}. Default: the path the server wrote.")
   w:flag("--once", "Stop when the queue is empty.")
   w:option("--lease", "Seconds a job stays this worker's before another may take it.", "600"):convert(tonumber)
   w:option("--parent", "Stop when the process with this pid is gone."):convert(tonumber)
@@ -25,14 +58,16 @@ function M.define.worker(parser)
 end
 
 function M.commands.worker(args, out, err)
-  local fleet, msg = require("sift.fleet").open(args.data)
-  if not fleet then
-    err:write("sift: ", common.printable(msg), "\n")
+  local fleet, status = open(args, err)
+  if not fleet then return status end
+  local ok, why = pcall(fleet.work, fleet, { once = args.once, lease = args.lease, parent = args.parent,
+    files = args.files,
+    log = not (args.quiet or args.quiet_here) and function(line) out:write(line, "\n") out:flush() end or nil })
+  fleet:close()
+  if not ok then  -- (an engine away for longer than its retries)
+    err:write("sift: worker: ", common.printable(tostring(why)), "\n")
     return common.EXIT_BAD_INPUT
   end
-  fleet:work { once = args.once, lease = args.lease, parent = args.parent,
-    log = not (args.quiet or args.quiet_here) and function(line) out:write(line, "\n") out:flush() end or nil }
-  fleet:close()
   return common.EXIT_OK
 end
 
@@ -40,22 +75,24 @@ function M.define.fleet(parser)
   local f = parser:command("fleet", "The leak groups of a fleet's dumps: list them, the queue's status, mark one fixed.")
     :description("groups: leak groups, most dumps first, with first and last seen, versions, devices, retained "
       .. "bytes and a representative trace. status: jobs by state and the failed ones. fix SIGNATURE VERSION: "
-      .. "mark a group fixed in a version (it reopens when a later version has it).")
-  f:argument("action", "groups, status or fix."):choices { "groups", "status", "fix" }
+      .. "mark a group fixed in a version (it reopens when a later version has it). migrate: create or update "
+      .. "the PostgreSQL schema (--redis, --postgres; the embedded SQLite file needs none).")
+  f:argument("action", "groups, status, fix or migrate."):choices { "groups", "status", "fix", "migrate" }
   f:argument("what", "For fix: the group's signature and the version."):args("*")
   data_option(f)
+  M.engine_options(f)
   f:flag("--all", "groups: also those marked fixed and not seen since.")
   f:flag("--json", "Print JSON.")
 end
 
 function M.commands.fleet(args, out, err)
-  local fleet, msg = require("sift.fleet").open(args.data)
-  if not fleet then
-    err:write("sift: ", common.printable(msg), "\n")
-    return common.EXIT_BAD_INPUT
-  end
-  local status = common.EXIT_OK
-  if args.action == "fix" then
+  local fleet, status = open(args, err, { migrating = args.action == "migrate" })
+  if not fleet then return status end
+  status = common.EXIT_OK
+  if args.action == "migrate" then
+    local applied = fleet:migrate()
+    out:write(("schema up to date (%d migration%s applied)\n"):format(applied, applied == 1 and "" or "s"))
+  elseif args.action == "fix" then
     if #args.what ~= 2 then
       err:write("sift: fleet fix takes a signature and a version\n")
       status = common.EXIT_USAGE

@@ -29,6 +29,7 @@ function M.define.serve(parser)
   serve:flag("--ingest", "Take dumps and traces from devices at POST /ingest (with X-Sift-App, -Version, "
     .. "-Device, -OS, -Time, -Tags), queue them for workers and show the leak groups at /fleet.")
   serve:option("--workers", "With --ingest: run this many sift worker processes on --data.", "0"):convert(tonumber)
+  require("sift.cli.fleet").engine_options(serve)
   serve:option("--db", "A finance store (sift import): a page with its report and chart.")
   serve:option("--model", "Size model for heaps: shark, jvm or visualvm.", "shark")
     :choices { "shark", "jvm", "visualvm" }
@@ -45,10 +46,11 @@ function M.commands.serve(args, out, err)
     return common.EXIT_USAGE
   end
   local token = args.token or os.getenv("SIFT_TOKEN")
+  local redis, postgres = require("sift.cli.fleet").engines(args)
   local server, msg = require("sift.serve").new { files = args.file, data = args.data, host = args.bind,
     port = args.port, token = token, max_upload = max, strings = #args.strings > 0 and args.strings or nil,
     model = args.model, baseline = args.baseline, db = args.db,
-    analyses = args.analyses, ingest = args.ingest }
+    analyses = args.analyses, ingest = args.ingest, redis = redis, postgres = postgres }
   if not server then
     err:write("sift: ", common.printable(msg), "\n")
     return common.EXIT_USAGE
@@ -64,8 +66,10 @@ function M.commands.serve(args, out, err)
     local pid = f and f:read("n") or 0
     if f then f:close() end
     local quote = function(v) return "'" .. tostring(v):gsub("'", "'\\''") .. "'" end
+    -- (the engines' URLs in their environment, not on a command line ps shows)
+    local env = redis and ("SIFT_REDIS=%s SIFT_POSTGRES=%s "):format(quote(redis), quote(postgres)) or ""
     for _ = 1, args.workers do
-      os.execute(("%s %s worker -q --data %s --parent %d &"):format(quote(arg and arg[-1] or "lua5.4"),
+      os.execute(("%s%s %s worker -q --data %s --parent %d &"):format(env, quote(arg and arg[-1] or "lua5.4"),
         quote(arg and arg[0] or "sift"), quote(server.store.dir), pid))
     end
   end

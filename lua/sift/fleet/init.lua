@@ -1,142 +1,61 @@
 --- Fleet mode: dumps and traces from many devices, analysed by workers and
 -- grouped by leak signature (LeakCanary's: the same leak from many dumps is
--- one group). This is the embedded default: the queue, results and groups
--- in a SQLite file in the data directory, which any number of `sift worker`
--- processes on the machine share.
+-- one group). Two backends keep the queue and results: the embedded
+-- default, a SQLite file in the data directory that the workers of one
+-- machine share (`sift.fleet.sqlite`), and, for a fleet, a Redis Stream of
+-- jobs with results in PostgreSQL that workers on any number of machines
+-- share (`sift.fleet.engines`). Both give the same answers.
 --
 --     local fleet = require "sift.fleet"
---     local f = assert(fleet.open("/var/lib/sift"))
+--     local f = assert(fleet.open("/var/lib/sift"))   -- or open(dir, {redis = URL, postgres = URL})
 --     for _, g in ipairs(f:groups()) do print(g.dumps, g.signature, g.description) end
 -- @module sift.fleet
 
-local core = require "sift.core"
 local json = require "sift.json"
 
 local M = {}
 
+--- A job tried this many times (its workers died) is failed.
+M.MAX_ATTEMPTS = 3
+
 local Fleet = {}
 Fleet.__index = Fleet
 
-local SCHEMA = [[
-CREATE TABLE IF NOT EXISTS files (        -- one row per distinct file (SHA-256): its job
-  sha256 TEXT PRIMARY KEY, path TEXT NOT NULL, format TEXT NOT NULL,
-  state TEXT NOT NULL DEFAULT 'queued',   -- queued, running, done, failed
-  worker TEXT, lease_until REAL, attempts INTEGER NOT NULL DEFAULT 0,
-  error TEXT, analysed_at TEXT, summary TEXT);
-CREATE INDEX IF NOT EXISTS files_state ON files (state, lease_until);
-CREATE TABLE IF NOT EXISTS uploads (      -- every upload, duplicates included
-  id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL REFERENCES files, app TEXT, version TEXT,
-  device TEXT, os TEXT, time TEXT, tags TEXT, received_at TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS uploads_sha ON uploads (sha256);
-CREATE TABLE IF NOT EXISTS leaks (        -- what the analysis of a file found
-  sha256 TEXT NOT NULL REFERENCES files, signature TEXT NOT NULL, kind TEXT NOT NULL,
-  description TEXT, retained INTEGER, trace TEXT);
-CREATE INDEX IF NOT EXISTS leaks_signature ON leaks (signature);
-CREATE INDEX IF NOT EXISTS leaks_sha ON leaks (sha256);
-CREATE TABLE IF NOT EXISTS fixes (signature TEXT PRIMARY KEY, version TEXT NOT NULL);
-]]
-
-M.MAX_ATTEMPTS = 3
-
---- Open (and create) the fleet database in a data directory.
-function M.open(dir)
-  os.execute(("mkdir -p -m 700 '%s'"):format(dir:gsub("'", "'\\''")))
-  local db, err, code = core.sqlite(dir .. "/fleet.db")
-  if not db then return nil, err, code end
-  db:exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
-  db:exec(SCHEMA)
-  return setmetatable({ db = db, dir = dir }, Fleet)
-end
-
-function Fleet:close() self.db:close() end
-
--- run fn in one write transaction
-local function atomically(db, fn, ...)
-  db:exec("BEGIN IMMEDIATE")
-  local ok, a, b = pcall(fn, ...)
-  if not ok then
-    db:exec("ROLLBACK")
-    error(a, 0)
+--- Open a fleet: with `opts.redis` and `opts.postgres` (URLs) the
+-- engines' backend (its schema made first by `migrate`), else the SQLite
+-- file in dir (created). opts: `retry` (seconds an engine may be away
+-- before an operation fails, 300), `log` (a function of a line: retries).
+function M.open(dir, opts)
+  opts = opts or {}
+  local queue, err, code
+  if opts.redis or opts.postgres then
+    if not (opts.redis and opts.postgres) then return nil, "the engines need both --redis and --postgres", "usage" end
+    queue, err, code = require("sift.fleet.engines").open(opts, M.MAX_ATTEMPTS)
+  else
+    queue, err, code = require("sift.fleet.sqlite").open(dir, M.MAX_ATTEMPTS)
   end
-  db:exec("COMMIT")
-  return a, b
+  if not queue then return nil, err, code end
+  return setmetatable({ queue = queue, dir = dir }, Fleet)
 end
 
---- Record an upload of a stored file (see sift.serve.store) with its
--- metadata (`app`, `version`, `device`, `os`, `time`, `tags`); a file seen
--- for the first time is queued. Returns the upload's id and whether the
--- file was known already.
-function Fleet:ingest(sha256, path, format, meta)
-  meta = meta or {}
-  return atomically(self.db, function()
-    local known = self.db:first("SELECT sha256 FROM files WHERE sha256 = ?", sha256) ~= nil
-    if not known then
-      self.db:run("INSERT INTO files (sha256, path, format) VALUES (?, ?, ?)", sha256, path, format)
-    end
-    self.db:run([[INSERT INTO uploads (sha256, app, version, device, os, time, tags, received_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))]], sha256, meta.app, meta.version,
-      meta.device, meta.os, meta.time, meta.tags)
-    return self.db:last_id(), known
-  end)
-end
-
---- Take a job for worker (a name): a queued file, or one whose worker's
--- lease ran out (a worker killed mid-job). A file tried MAX_ATTEMPTS times
--- is failed instead. Returns `{sha256, path, format}` or nil.
-function Fleet:claim(worker, lease_seconds)
-  return atomically(self.db, function()
-    -- (seconds since 1970 with their fraction: leases can be short)
-    local now = self.db:first("SELECT (julianday('now') - 2440587.5) * 86400.0 AS t").t
-    self.db:run([[UPDATE files SET state = 'failed', error = 'abandoned after ' || attempts || ' attempts'
-      WHERE state = 'running' AND lease_until < ? AND attempts >= ?]], now, M.MAX_ATTEMPTS)
-    local job = self.db:first([[SELECT sha256, path, format FROM files
-      WHERE state = 'queued' OR (state = 'running' AND lease_until < ?) ORDER BY rowid LIMIT 1]], now)
-    if not job then return nil end
-    self.db:run([[UPDATE files SET state = 'running', worker = ?, lease_until = ?, attempts = attempts + 1
-      WHERE sha256 = ?]], worker, now + lease_seconds, job.sha256)
-    return job
-  end)
-end
-
---- Write a job's results (from M.analyze), if the job is still this
--- worker's: a worker whose lease was taken over writes nothing.
-function Fleet:finish(worker, sha256, results)
-  return atomically(self.db, function()
-    local row = self.db:first("SELECT worker, state FROM files WHERE sha256 = ?", sha256)
-    if not row or row.worker ~= worker or row.state ~= "running" then return false end
-    self.db:run("DELETE FROM leaks WHERE sha256 = ?", sha256)
-    for _, l in ipairs(results.leaks) do
-      self.db:run("INSERT INTO leaks (sha256, signature, kind, description, retained, trace) VALUES (?, ?, ?, ?, ?, ?)",
-        sha256, l.signature, l.kind, l.description, l.retained, l.trace)
-    end
-    self.db:run([[UPDATE files SET state = 'done', error = NULL, summary = ?,
-      analysed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE sha256 = ?]], json.encode(results.summary), sha256)
-    return true
-  end)
-end
-
---- Record a job that failed (a bad file): never retried.
-function Fleet:fail(worker, sha256, message)
-  return atomically(self.db, function()
-    self.db:run("UPDATE files SET state = 'failed', error = ? WHERE sha256 = ? AND worker = ?", message, sha256, worker)
-  end)
-end
-
---- Counts of files by state.
-function Fleet:status()
-  local out = { queued = 0, running = 0, done = 0, failed = 0 }
-  for row in self.db:rows("SELECT state, count(*) AS n FROM files GROUP BY state") do out[row.state] = row.n end
-  out.uploads = self.db:first("SELECT count(*) AS n FROM uploads").n
-  return out
-end
-
---- The files that failed: `{sha256, error}`.
-function Fleet:failures()
-  local out = json.array {}
-  for row in self.db:rows("SELECT sha256, error FROM files WHERE state = 'failed' ORDER BY rowid") do
-    out[#out + 1] = row
-  end
-  return out
+--- The backend's operations, the same for both:
+-- `ingest(sha256, path, format, meta)` records an upload of a stored file
+-- (see sift.serve.store) with its metadata (`app`, `version`, `device`,
+-- `os`, `time`, `tags`) and queues a file seen for the first time; it
+-- returns the upload's id and whether the file was known.
+-- `claim(worker, lease_seconds)` takes a job (`{sha256, path, format}`): a
+-- queued file, or one whose worker held it past its lease (killed
+-- mid-job); one tried MAX_ATTEMPTS times is failed instead.
+-- `finish(worker, job, results)` writes a job's results (from M.analyze)
+-- if the job is still this worker's, and says whether it did.
+-- `fail(worker, job, message)` records a bad file: never retried.
+-- `status()` counts files by state and uploads; `failures()` lists the
+-- failed files `{sha256, error}`; `jobs()` every file's state, attempts and
+-- worker; `mark_fixed(signature, version)`; `migrate()` makes or updates the
+-- schema (the engines'; the SQLite file's is made on open); `close()`.
+for _, name in ipairs { "ingest", "claim", "finish", "fail", "status", "failures", "jobs", "mark_fixed",
+    "migrate", "close" } do
+  Fleet[name] = function(self, ...) return self.queue[name](self.queue, ...) end
 end
 
 local function median(list)
@@ -155,9 +74,7 @@ end
 function Fleet:groups(opts)
   opts = opts or {}
   local groups, by_sig = json.array {}, {}
-  for row in self.db:rows([[SELECT l.signature, l.kind, l.description, l.retained, l.trace, l.sha256,
-      u.version, u.device, u.received_at FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
-      ORDER BY l.signature, u.id]]) do
+  for _, row in ipairs(self.queue:leak_rows()) do
     local g = by_sig[row.signature]
     if not g then
       g = { signature = row.signature, kind = row.kind, description = row.description, dumps = 0, files = {},
@@ -175,8 +92,7 @@ function Fleet:groups(opts)
     if row.version then g.versions[row.version] = true end
     if row.device then g.devices[row.device] = true end
   end
-  local fixes = {}
-  for row in self.db:rows("SELECT signature, version FROM fixes") do fixes[row.signature] = row.version end
+  local fixes = self.queue:fixes()
   local out = json.array {}
   for _, g in ipairs(groups) do
     local function keys(set)
@@ -223,12 +139,6 @@ function M.version_after(a, b)
     end
   end
   return false
-end
-
---- Mark a group fixed in a version (it reopens if a later version has it).
-function Fleet:mark_fixed(signature, version)
-  self.db:run("INSERT INTO fixes (signature, version) VALUES (?, ?) ON CONFLICT (signature) DO UPDATE SET version = ?",
-    signature, version, version)
 end
 
 --- {======================================================
@@ -297,21 +207,35 @@ function M.worker_name()
   return ("%s:%d"):format(first("/etc/hostname", "l") or "host", first("/proc/self/stat", "n") or 0)
 end
 
+--- Where a worker finds a job's file: where the server stored it, or, with
+-- `files`, in that directory (the same name: all workers mount the
+-- server's data directory somewhere) or at that template's path, where
+-- `{sha256}` and `{name}` (the stored file's name) are replaced.
+function M.locate(job, files)
+  if not files then return job.path end
+  local name = job.path:match("[^/]*$")
+  if files:find("{", 1, true) then
+    return (files:gsub("{(%w+)}", { sha256 = job.sha256, name = name }))
+  end
+  return (files:gsub("/$", "")) .. "/" .. name
+end
+
 --- A worker's loop: take jobs, analyse, write results, until no job is
--- left (opts.once) or forever (polling every opts.poll seconds, 0.2).
+-- left (opts.once) or forever (waiting opts.poll seconds, 0.2, when idle).
 -- opts: `name` (default host:pid), `lease` (seconds a job stays this
--- worker's, 600), `log` (a function of a line), `parent` (a pid: stop
--- when it is gone). Returns how many jobs it did.
+-- worker's, 600), `files` (see M.locate), `log` (a function of a line),
+-- `parent` (a pid: stop when it is gone). Returns how many jobs it did.
 function Fleet:work(opts)
   opts = opts or {}
   local name = opts.name or M.worker_name()
+  local poll = opts.poll or 0.2
   local done = 0
   while true do
-    local job = self:claim(name, opts.lease or 600)
+    local job = self.queue:claim(name, opts.lease or 600, poll)
     if job then
-      local results, why = M.analyze(job.path, job.format)
-      if results then self:finish(name, job.sha256, results)
-      else self:fail(name, job.sha256, why) end
+      local results, why = M.analyze(M.locate(job, opts.files), job.format)
+      if results then self.queue:finish(name, job, results)
+      else self.queue:fail(name, job, why) end
       done = done + 1
       if opts.log then opts.log(("%s %s: %s"):format(job.sha256:sub(1, 12), job.format,
         results and (#results.leaks .. " leak(s)") or ("failed: " .. why))) end
@@ -319,7 +243,7 @@ function Fleet:work(opts)
       return done
     else
       if opts.parent and not os.execute(("kill -0 %d 2>/dev/null"):format(opts.parent)) then return done end
-      os.execute(("sleep %g"):format(opts.poll or 0.2))
+      if not self.queue.waits then os.execute(("sleep %g"):format(poll)) end  -- (the engines wait in claim)
     end
   end
 end

@@ -43,7 +43,8 @@ local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
 --   `strings` (jars for BMD names), `baseline` (a dump to diff heaps with),
 --   `db` (a finance store: the /finance report), `analyses` (files analysed
 --   at once, each in a thread of its own; default 2), `ingest` (take
---   POST /ingest into the fleet queue in data: sift.fleet)
+--   POST /ingest into the fleet queue in data: sift.fleet), `redis` and
+--   `postgres` (URLs: the fleet on those engines)
 -- @return server, or nil, message
 function M.new(opts)
   local host = opts.host or "127.0.0.1"
@@ -65,7 +66,7 @@ function M.new(opts)
   local fleet
   if opts.ingest then
     local why
-    fleet, why = require("sift.fleet").open(data)
+    fleet, why = require("sift.fleet").open(data, { redis = opts.redis, postgres = opts.postgres, retry = 5 })
     if not fleet then return nil, why end
   end
   return setmetatable({ opts = opts, host = host, token = opts.token, store = store, fleet = fleet,
@@ -276,6 +277,9 @@ local function receive(self, stream, headers, query)
   if length and length > max then
     return nil, 413, ("the upload is over the limit of %d bytes (--max-upload)"):format(max)
   end
+  -- a client that asked to be told to go on (curl and lua-http do, for
+  -- large bodies) is told at once, rather than after its own timeout
+  if (headers:get("expect") or ""):lower() == "100-continue" then stream:write_continue() end
   local function body() return stream:get_next_chunk(self.opts.timeout or 60) end
   local next_chunk, name = body, query.name or headers:get("x-filename")
   local ctype = headers:get("content-type") or ""
@@ -314,7 +318,10 @@ local function ingest(self, stream, headers, query)
   if not entry then return send_error(stream, status, message, true) end
   local meta = {}
   for _, k in ipairs(META) do meta[k] = query[k] or headers:get("x-sift-" .. k) end
-  local id, known = self.fleet:ingest(entry.sha256, entry.path, entry.format, meta)
+  local ok, id, known = pcall(self.fleet.ingest, self.fleet, entry.sha256, entry.path, entry.format, meta)
+  if not ok then  -- (the engines away past their retries: the device sends it again later)
+    return send_error(stream, 503, "cannot queue the upload now: " .. tostring(id), true)
+  end
   send_json(stream, 202, { id = id, sha256 = entry.sha256, format = entry.format, duplicate = known })
 end
 

@@ -1,0 +1,352 @@
+--- The fleet on engines a company already runs: jobs on a Redis Stream
+-- read by a consumer group, results and groups in PostgreSQL. Any number
+-- of `sift worker --redis URL --postgres URL` on any number of machines
+-- share them; the files are in a directory they all mount.
+--
+-- The stream `sift:jobs` holds one entry per distinct file (sha256, path,
+-- format), added when the server first sees it; workers of the group
+-- `sift:workers` read entries with XREADGROUP and acknowledge them with
+-- XACK once the results are committed. An entry a worker took and did not
+-- acknowledge within its lease (the worker was killed) is taken by another
+-- with XAUTOCLAIM. PostgreSQL says which worker holds a file and how often
+-- it was tried, so a result is written once, by the worker holding the job.
+--
+-- Clients are Debian's: lua-redis (which predates streams: XADD,
+-- XREADGROUP, XACK, XAUTOCLAIM and XGROUP are declared with its
+-- `define_command`, its own way to add commands) and lua-dbi-postgresql.
+-- lua-dbi reads a bigint column as a 32-bit integer, so bigints are
+-- selected as text. An engine that goes away (PostgreSQL restarted) is
+-- reconnected to and the whole operation tried again, for `retry` seconds.
+-- @module sift.fleet.engines
+
+local json = require "sift.json"
+
+local M = {}
+
+local STREAM, GROUP = "sift:jobs", "sift:workers"
+
+--- The schema, as migrations: `sift fleet migrate` applies those after
+-- the version in `sift_schema`.
+M.MIGRATIONS = {
+  [[
+CREATE TABLE files (                      -- one row per distinct file (SHA-256): its job
+  sha256 text PRIMARY KEY, path text NOT NULL, format text NOT NULL,
+  state text NOT NULL DEFAULT 'queued',   -- queued, running, done, failed
+  worker text, attempts integer NOT NULL DEFAULT 0, error text,
+  queued_at timestamptz NOT NULL DEFAULT now(), analysed_at timestamptz, summary text);
+CREATE INDEX files_state ON files (state);
+CREATE TABLE uploads (                    -- every upload, duplicates included
+  id bigserial PRIMARY KEY, key text NOT NULL UNIQUE, sha256 text NOT NULL REFERENCES files,
+  app text, version text, device text, os text, time text, tags text,
+  received_at timestamptz NOT NULL DEFAULT now());
+CREATE INDEX uploads_sha ON uploads (sha256);
+CREATE TABLE leaks (                      -- what the analysis of a file found
+  sha256 text NOT NULL REFERENCES files, signature text NOT NULL, kind text NOT NULL,
+  description text, retained bigint, trace text);
+CREATE INDEX leaks_signature ON leaks (signature);
+CREATE INDEX leaks_sha ON leaks (sha256);
+CREATE TABLE fixes (signature text PRIMARY KEY, version text NOT NULL);
+]],
+}
+
+local now = os.time
+
+--- The parts of a URL: scheme://user:password@host:port/path.
+function M.parse_url(url)
+  local scheme, rest = url:match("^(%w+)://(.*)$")
+  if not scheme then return nil, ("not a URL: %s"):format(url) end
+  local auth, hostport, path = rest:match("^([^@/]*)@([^/]*)(.*)$")
+  if not auth then hostport, path = rest:match("^([^/]*)(.*)$") end
+  local user, password
+  if auth then
+    user, password = auth:match("^([^:]*):(.*)$")
+    user = user or auth
+  end
+  local host, port = hostport:match("^%[(.-)%]:?(%d*)$")
+  if not host then host, port = hostport:match("^([^:]*):?(%d*)$") end
+  local unescape = function(s) return s and (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)) end
+  return { scheme = scheme, user = unescape(user ~= "" and user or nil), password = unescape(password),
+    host = host ~= "" and host or "127.0.0.1", port = tonumber(port), path = unescape(path:gsub("^/", "")) }
+end
+
+local Queue = {}
+Queue.__index = Queue
+Queue.waits = true  -- claim waits for a job (XREADGROUP BLOCK)
+
+local function redis_connect(self)
+  require("sift.paths").older_lua()
+  local redis = require "redis"
+  local u = self.redis_url
+  local ok, client = pcall(redis.connect, u.host, u.port or 6379)
+  if not ok then error(("cannot reach Redis at %s:%d: %s"):format(u.host, u.port or 6379, client), 0) end
+  for _, name in ipairs { "xadd", "xreadgroup", "xack", "xautoclaim", "xgroup" } do client:define_command(name) end
+  if u.password then client:auth(u.password) end
+  if u.path ~= "" and tonumber(u.path) then client:select(tonumber(u.path)) end
+  local made, why = pcall(client.xgroup, client, "CREATE", STREAM, GROUP, "0", "MKSTREAM")
+  if not made and not tostring(why):find("BUSYGROUP", 1, true) then error(why, 0) end
+  self.redis = client
+end
+
+local function pg_connect(self)
+  local DBI = require "DBI"
+  local u = self.pg_url
+  local conn, err = DBI.Connect("PostgreSQL", u.path ~= "" and u.path or "postgres", u.user or "postgres",
+    u.password or "", u.host, u.port or 5432)
+  if not conn then error(("cannot reach PostgreSQL at %s:%d: %s"):format(u.host, u.port or 5432, err), 0) end
+  conn:autocommit(false)
+  self.pg, self.statements = conn, {}
+end
+
+-- run one statement; the statement (rows are read with st:rows(true))
+local function q(self, sql, ...)
+  local st = self.statements[sql]
+  if not st then
+    local err
+    st, err = self.pg:prepare(sql)
+    if not st then error(err, 0) end
+    self.statements[sql] = st
+  end
+  local ok, err = st:execute(...)
+  if not ok then error(err, 0) end
+  return st
+end
+
+local function first(self, sql, ...)
+  return q(self, sql, ...):fetch(true)
+end
+
+-- run fn as one PostgreSQL transaction (and its Redis commands); when an
+-- engine went away, reconnect and run it again, for self.retry seconds
+local function engines(self, fn)
+  local deadline, wait = now() + self.retry, 0.1
+  while true do
+    local ok, a, b = pcall(function()
+      if not self.pg then pg_connect(self) end
+      if not self.redis then redis_connect(self) end
+      local x, y = fn()
+      local done, err = self.pg:commit()
+      if not done then error(err or "commit failed", 0) end
+      return x, y
+    end)
+    if ok then return a, b end
+    if self.pg then pcall(self.pg.rollback, self.pg) end
+    -- a real error (the engines answer): say it; else they went away
+    local pg_up = self.pg and self.pg:ping()
+    local redis_up = self.redis and pcall(self.redis.ping, self.redis)
+    if pg_up and redis_up then error(a, 0) end
+    if now() > deadline then error(("gave up after %g s: %s"):format(self.retry, tostring(a)), 0) end
+    if self.log then self.log(("engine away (%s): retrying in %g s"):format(tostring(a):gsub("%s+$", ""), wait)) end
+    if not pg_up and self.pg then pcall(self.pg.close, self.pg) self.pg = nil end
+    if not redis_up then self.redis = nil end
+    os.execute(("sleep %g"):format(wait))
+    wait = math.min(wait * 2, 2)
+  end
+end
+
+--- Connect to the engines. opts: `redis`, `postgres` (URLs), `retry`
+-- (seconds, 300), `log`; the schema must be at this sift's version
+-- (`migrate`), except for `migrate` itself (opts.migrating).
+function M.open(opts, max_attempts)
+  local redis_url, err = M.parse_url(opts.redis)
+  if not redis_url then return nil, "--redis: " .. err, "usage" end
+  local pg_url
+  pg_url, err = M.parse_url(opts.postgres)
+  if not pg_url then return nil, "--postgres: " .. err, "usage" end
+  local self = setmetatable({ redis_url = redis_url, pg_url = pg_url, retry = opts.retry or 300, log = opts.log,
+    max_attempts = max_attempts }, Queue)
+  local ok, why = pcall(function()
+    pg_connect(self)
+    redis_connect(self)
+  end)
+  if not ok then return nil, why, "engine" end
+  if not opts.migrating then
+    local version = self:schema_version()
+    if version ~= #M.MIGRATIONS then
+      self:close()
+      return nil, ("the PostgreSQL schema is at version %d, this sift needs %d: run sift fleet migrate"):format(
+        version, #M.MIGRATIONS), "schema"
+    end
+  end
+  return self
+end
+
+function Queue:close()
+  if self.pg then pcall(self.pg.close, self.pg) end
+  if self.redis then pcall(self.redis.quit, self.redis) end
+  self.pg, self.redis = nil, nil
+end
+
+function Queue:schema_version()
+  return engines(self, function()
+    local row = first(self, "SELECT to_regclass('sift_schema') IS NOT NULL AS present")
+    if not row.present then return 0 end
+    return first(self, "SELECT version FROM sift_schema").version
+  end)
+end
+
+--- Bring the schema to this sift's version (one transaction, under an
+-- advisory lock: two migrations at once wait for each other). Returns the
+-- number of migrations applied.
+function Queue:migrate()
+  return engines(self, function()
+    q(self, "SELECT pg_advisory_xact_lock(7415)")  -- (any constant: sift's lock)
+    if not first(self, "SELECT to_regclass('sift_schema') IS NOT NULL AS present").present then
+      q(self, "CREATE TABLE sift_schema (version integer NOT NULL)")
+      q(self, "INSERT INTO sift_schema VALUES (0)")
+    end
+    local from = first(self, "SELECT version FROM sift_schema").version
+    for i = from + 1, #M.MIGRATIONS do
+      for statement in M.MIGRATIONS[i]:gmatch("[^;]+") do
+        if statement:find("%S") then q(self, statement) end
+      end
+    end
+    q(self, "UPDATE sift_schema SET version = ?", #M.MIGRATIONS)
+    return #M.MIGRATIONS - from
+  end)
+end
+
+local function random_key()
+  local f = io.open("/dev/urandom", "rb")
+  local bytes = f:read(16)
+  f:close()
+  return (bytes:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
+end
+
+-- (one key per upload: an ingest tried again after a lost connection is
+-- not counted twice)
+function Queue:ingest(sha256, path, format, meta)
+  local key = random_key()
+  return engines(self, function()
+    local new = first(self, [[INSERT INTO files (sha256, path, format) VALUES (?, ?, ?)
+      ON CONFLICT (sha256) DO NOTHING RETURNING sha256]], sha256, path, format)
+    local row = first(self, [[INSERT INTO uploads (key, sha256, app, version, device, os, time, tags)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING id::text AS id]],
+      key, sha256, meta.app, meta.version, meta.device, meta.os, meta.time, meta.tags)
+    -- queued before the commit: were the commit lost, a worker finds no
+    -- file for the entry and drops it
+    if new then self.redis:xadd(STREAM, "*", "sha256", sha256, "path", path, "format", format) end
+    return tonumber(row.id), new == nil
+  end)
+end
+
+local function entry_job(entry)
+  local job = { id = entry[1] }
+  local fields = entry[2] or {}
+  for i = 1, #fields, 2 do job[fields[i]] = fields[i + 1] end
+  return job
+end
+
+-- the next entry for worker: one a dead worker left (idle past the lease),
+-- else a new one, waiting up to `wait` seconds
+local function next_entry(self, worker, lease, wait)
+  local claimed = self.redis:xautoclaim(STREAM, GROUP, worker, math.floor(lease * 1000), "0-0", "COUNT", 1)
+  local entry = claimed and claimed[2] and claimed[2][1]
+  if entry then return entry end
+  local got = self.redis:xreadgroup("GROUP", GROUP, worker, "COUNT", 1, "BLOCK", math.max(1, math.floor(wait * 1000)),
+    "STREAMS", STREAM, ">")
+  return got and got[1] and got[1][2] and got[1][2][1]
+end
+
+function Queue:claim(worker, lease, wait)
+  while true do
+    -- (the entry first, then the file: were PostgreSQL away, the entry
+    -- taken stays this worker's while it retries)
+    local entry = engines(self, function() return next_entry(self, worker, lease, wait or 0.2) or false end)
+    if not entry then return nil end
+    local job = entry_job(entry)
+    local taken = engines(self, function()
+      local row = job.sha256 and first(self, [[UPDATE files SET state = 'running', worker = ?, attempts = attempts + 1
+        WHERE sha256 = ? AND state IN ('queued', 'running') RETURNING attempts]], worker, job.sha256)
+      if row and row.attempts > self.max_attempts then
+        q(self, "UPDATE files SET state = 'failed', error = ? WHERE sha256 = ?",
+          ("abandoned after %d attempts"):format(row.attempts - 1), job.sha256)
+        return false
+      end
+      return row ~= nil
+    end)
+    if taken then return job end
+    -- done, failed, or its upload never committed: nothing to do
+    engines(self, function() self.redis:xack(STREAM, GROUP, job.id) end)
+  end
+end
+
+function Queue:finish(worker, job, results)
+  local written = engines(self, function()
+    local row = first(self, "SELECT worker, state FROM files WHERE sha256 = ? FOR UPDATE", job.sha256)
+    if not row or row.worker ~= worker then return false end
+    if row.state == "done" then return true end  -- (our commit went through; its answer was lost)
+    if row.state ~= "running" then return false end
+    q(self, "DELETE FROM leaks WHERE sha256 = ?", job.sha256)
+    for _, l in ipairs(results.leaks) do
+      q(self, "INSERT INTO leaks (sha256, signature, kind, description, retained, trace) VALUES (?, ?, ?, ?, ?, ?)",
+        job.sha256, l.signature, l.kind, l.description, l.retained, l.trace)
+    end
+    q(self, "UPDATE files SET state = 'done', error = NULL, summary = ?, analysed_at = now() WHERE sha256 = ?",
+      json.encode(results.summary), job.sha256)
+    return true
+  end)
+  -- acknowledged once committed; were this lost, the entry comes back and
+  -- is dropped as done
+  if written then engines(self, function() self.redis:xack(STREAM, GROUP, job.id) end) end
+  return written
+end
+
+function Queue:fail(worker, job, message)
+  engines(self, function()
+    q(self, "UPDATE files SET state = 'failed', error = ? WHERE sha256 = ? AND worker = ?", message, job.sha256, worker)
+  end)
+  engines(self, function() self.redis:xack(STREAM, GROUP, job.id) end)
+end
+
+function Queue:status()
+  return engines(self, function()
+    local out = { queued = 0, running = 0, done = 0, failed = 0 }
+    for row in q(self, "SELECT state, count(*)::text AS n FROM files GROUP BY state"):rows(true) do
+      out[row.state] = tonumber(row.n)
+    end
+    out.uploads = tonumber(first(self, "SELECT count(*)::text AS n FROM uploads").n)
+    return out
+  end)
+end
+
+local function all(self, sql, convert)
+  return engines(self, function()
+    local out = json.array {}
+    for row in q(self, sql):rows(true) do
+      out[#out + 1] = convert and convert(row) or row
+    end
+    return out
+  end)
+end
+
+function Queue:failures()
+  return all(self, "SELECT sha256, error FROM files WHERE state = 'failed' ORDER BY queued_at, sha256")
+end
+
+function Queue:jobs()
+  return all(self, "SELECT sha256, state, attempts, worker FROM files ORDER BY queued_at, sha256")
+end
+
+function Queue:leak_rows()
+  return all(self, [[SELECT l.signature, l.kind, l.description, l.retained::text AS retained, l.trace, l.sha256,
+      u.version, u.device, to_char(u.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS received_at
+      FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 ORDER BY l.signature, u.id]], function(row)
+    row.retained = math.tointeger(tonumber(row.retained))
+    return row
+  end)
+end
+
+function Queue:fixes()
+  local out = {}
+  for _, row in ipairs(all(self, "SELECT signature, version FROM fixes")) do out[row.signature] = row.version end
+  return out
+end
+
+function Queue:mark_fixed(signature, version)
+  engines(self, function()
+    q(self, "INSERT INTO fixes (signature, version) VALUES (?, ?) ON CONFLICT (signature) DO UPDATE SET version = ?",
+      signature, version, version)
+  end)
+end
+
+return M

@@ -1,0 +1,155 @@
+--- The fleet's embedded default: queue, results and groups in a SQLite
+-- file (`DIR/fleet.db`, WAL) that every `sift worker` on the machine
+-- shares. A job is a row of `files`; a worker claims it in one write
+-- transaction with a lease, and a job whose lease ran out (its worker was
+-- killed) is claimable again. Use it through `sift.fleet.open`.
+-- @module sift.fleet.sqlite
+
+local core = require "sift.core"
+local json = require "sift.json"
+
+local M = {}
+
+local Queue = {}
+Queue.__index = Queue
+
+M.SCHEMA = [[
+CREATE TABLE IF NOT EXISTS files (        -- one row per distinct file (SHA-256): its job
+  sha256 TEXT PRIMARY KEY, path TEXT NOT NULL, format TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'queued',   -- queued, running, done, failed
+  worker TEXT, lease_until REAL, attempts INTEGER NOT NULL DEFAULT 0,
+  error TEXT, analysed_at TEXT, summary TEXT);
+CREATE INDEX IF NOT EXISTS files_state ON files (state, lease_until);
+CREATE TABLE IF NOT EXISTS uploads (      -- every upload, duplicates included
+  id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL REFERENCES files, app TEXT, version TEXT,
+  device TEXT, os TEXT, time TEXT, tags TEXT, received_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS uploads_sha ON uploads (sha256);
+CREATE TABLE IF NOT EXISTS leaks (        -- what the analysis of a file found
+  sha256 TEXT NOT NULL REFERENCES files, signature TEXT NOT NULL, kind TEXT NOT NULL,
+  description TEXT, retained INTEGER, trace TEXT);
+CREATE INDEX IF NOT EXISTS leaks_signature ON leaks (signature);
+CREATE INDEX IF NOT EXISTS leaks_sha ON leaks (sha256);
+CREATE TABLE IF NOT EXISTS fixes (signature TEXT PRIMARY KEY, version TEXT NOT NULL);
+]]
+
+--- Open (and create) the queue in a data directory.
+function M.open(dir, max_attempts)
+  os.execute(("mkdir -p -m 700 '%s'"):format(dir:gsub("'", "'\\''")))
+  local db, err, code = core.sqlite(dir .. "/fleet.db")
+  if not db then return nil, err, code end
+  db:exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+  db:exec(M.SCHEMA)
+  return setmetatable({ db = db, dir = dir, max_attempts = max_attempts }, Queue)
+end
+
+function Queue:close() self.db:close() end
+
+-- the schema is made on open: nothing to migrate
+function Queue:migrate() return 0 end
+
+-- run fn in one write transaction
+local function atomically(db, fn, ...)
+  db:exec("BEGIN IMMEDIATE")
+  local ok, a, b = pcall(fn, ...)
+  if not ok then
+    db:exec("ROLLBACK")
+    error(a, 0)
+  end
+  db:exec("COMMIT")
+  return a, b
+end
+
+function Queue:ingest(sha256, path, format, meta)
+  return atomically(self.db, function()
+    local known = self.db:first("SELECT sha256 FROM files WHERE sha256 = ?", sha256) ~= nil
+    if not known then
+      self.db:run("INSERT INTO files (sha256, path, format) VALUES (?, ?, ?)", sha256, path, format)
+    end
+    self.db:run([[INSERT INTO uploads (sha256, app, version, device, os, time, tags, received_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))]], sha256, meta.app, meta.version,
+      meta.device, meta.os, meta.time, meta.tags)
+    return self.db:last_id(), known
+  end)
+end
+
+function Queue:claim(worker, lease_seconds)
+  return atomically(self.db, function()
+    -- (seconds since 1970 with their fraction: leases can be short)
+    local now = self.db:first("SELECT (julianday('now') - 2440587.5) * 86400.0 AS t").t
+    self.db:run([[UPDATE files SET state = 'failed', error = 'abandoned after ' || attempts || ' attempts'
+      WHERE state = 'running' AND lease_until < ? AND attempts >= ?]], now, self.max_attempts)
+    local job = self.db:first([[SELECT sha256, path, format FROM files
+      WHERE state = 'queued' OR (state = 'running' AND lease_until < ?) ORDER BY rowid LIMIT 1]], now)
+    if not job then return nil end
+    self.db:run([[UPDATE files SET state = 'running', worker = ?, lease_until = ?, attempts = attempts + 1
+      WHERE sha256 = ?]], worker, now + lease_seconds, job.sha256)
+    return job
+  end)
+end
+
+function Queue:finish(worker, job, results)
+  return atomically(self.db, function()
+    local row = self.db:first("SELECT worker, state FROM files WHERE sha256 = ?", job.sha256)
+    if not row or row.worker ~= worker or row.state ~= "running" then return false end
+    self.db:run("DELETE FROM leaks WHERE sha256 = ?", job.sha256)
+    for _, l in ipairs(results.leaks) do
+      self.db:run("INSERT INTO leaks (sha256, signature, kind, description, retained, trace) VALUES (?, ?, ?, ?, ?, ?)",
+        job.sha256, l.signature, l.kind, l.description, l.retained, l.trace)
+    end
+    self.db:run([[UPDATE files SET state = 'done', error = NULL, summary = ?,
+      analysed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE sha256 = ?]], json.encode(results.summary), job.sha256)
+    return true
+  end)
+end
+
+function Queue:fail(worker, job, message)
+  return atomically(self.db, function()
+    self.db:run("UPDATE files SET state = 'failed', error = ? WHERE sha256 = ? AND worker = ?", message, job.sha256,
+      worker)
+  end)
+end
+
+function Queue:status()
+  local out = { queued = 0, running = 0, done = 0, failed = 0 }
+  for row in self.db:rows("SELECT state, count(*) AS n FROM files GROUP BY state") do out[row.state] = row.n end
+  out.uploads = self.db:first("SELECT count(*) AS n FROM uploads").n
+  return out
+end
+
+function Queue:failures()
+  local out = json.array {}
+  for row in self.db:rows("SELECT sha256, error FROM files WHERE state = 'failed' ORDER BY rowid") do
+    out[#out + 1] = row
+  end
+  return out
+end
+
+function Queue:leak_rows()
+  local out = {}
+  for row in self.db:rows([[SELECT l.signature, l.kind, l.description, l.retained, l.trace, l.sha256,
+      u.version, u.device, u.received_at FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
+      ORDER BY l.signature, u.id]]) do
+    out[#out + 1] = row
+  end
+  return out
+end
+
+function Queue:fixes()
+  local out = {}
+  for row in self.db:rows("SELECT signature, version FROM fixes") do out[row.signature] = row.version end
+  return out
+end
+
+function Queue:mark_fixed(signature, version)
+  self.db:run("INSERT INTO fixes (signature, version) VALUES (?, ?) ON CONFLICT (signature) DO UPDATE SET version = ?",
+    signature, version, version)
+end
+
+-- one attempt per row of `files`, for specs and `sift fleet status`
+function Queue:jobs()
+  local out = {}
+  for row in self.db:rows("SELECT sha256, state, attempts, worker FROM files ORDER BY rowid") do out[#out + 1] = row end
+  return out
+end
+
+return M
