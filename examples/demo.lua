@@ -271,6 +271,17 @@ if io.open(binder) then
   sh("lua5.4 examples/fleet.lua build/demo/fleet " .. binder .. "@1.0 " .. binder .. "@1.1 "
     .. fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof@1.1 | head -8")
   sh("bin/sift fleet status --data build/demo/fleet")
-  print("(docs/fleet.md: sift serve --ingest --workers N, sift worker, sift fleet groups)")
+  -- the same on Redis Streams + PostgreSQL, started here for the demo (spec/engines.lua)
+  local engines = require("spec.engines").start()
+  if engines then
+    local redis, postgres = engines.fresh()
+    print(("\n-- on Redis %s + PostgreSQL %s:"):format(redis, postgres))
+    local env = ("SIFT_REDIS=%s SIFT_POSTGRES=%s "):format(redis, postgres)
+    sh(env .. "bin/sift fleet migrate")
+    sh(env .. "lua5.4 examples/fleet.lua build/demo/fleet-engines " .. binder .. "@1.0 " .. binder .. "@1.1 | head -3")
+    sh(env .. "bin/sift fleet groups")
+    engines.stop()
+  end
+  print("(docs/fleet.md: sift serve --ingest --workers N, sift worker, sift fleet groups; --redis, --postgres)")
 end
 

@@ -2,11 +2,12 @@
 -- things: record counts match the independent walker's record-stats.txt.
 local helper = require "spec.helper"
 
-local function run(script, args)
+local function run(script, args, env)
   local words = {}
   for i, a in ipairs(args) do words[i] = helper.quote(a) end
-  local p = io.popen(("LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH=%s lua5.4 examples/%s %s 2>&1")
-    :format(helper.quote((os.getenv("SIFT_CPATH") or "build/?.so") .. ";;"), script, table.concat(words, " ")))
+  local p = io.popen(("%sLUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH=%s lua5.4 examples/%s %s 2>&1")
+    :format(env or "", helper.quote((os.getenv("SIFT_CPATH") or "build/?.so") .. ";;"), script,
+      table.concat(words, " ")))
   local out = p:read("a")
   local ok, _, code = p:close()
   return out, ok and 0 or code
@@ -188,17 +189,29 @@ describe("examples", function()
     assert.matches("open http://127%.0%.0%.1:%d+/", out)
     assert.matches('200\t{"files":%[{"description":"Android method trace %(regular, version 3%)', out)
   end)
-  it("fleet.lua ingests two dumps, analyses them and prints their leak groups", function()
+  it("fleet.lua ingests two dumps, analyses them and prints their leak groups, embedded and on the engines",
+      function()
     local a = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
     if not a then return end
     local b = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof")
-    local p = io.popen("mktemp -d")
-    local dir = p:read("l")
-    p:close()
-    local out, code = run("fleet.lua", { dir, a .. "@1.0", b .. "@1.1" })
-    assert.are.equal(0, code, out)
-    assert.matches("2 uploads, 2 analysed now; 2 done, 0 failed", out, 1, true)
-    assert.matches("   2 dumps  ef9d39eb4003  com.example.leakcanary.LeakyService instance  (versions 1.0, 1.1", out, 1, true)
-    assert.matches("GC Root: jni global", out, 1, true)
+    local function check(out, code)
+      assert.are.equal(0, code, out)
+      assert.matches("2 uploads, 2 analysed now; 2 done, 0 failed", out, 1, true)
+      assert.matches("   2 dumps  ef9d39eb4003  com.example.leakcanary.LeakyService instance  (versions 1.0, 1.1", out,
+        1, true)
+      assert.matches("GC Root: jni global", out, 1, true)
+    end
+    check(run("fleet.lua", { helper.tmpdir(), a .. "@1.0", b .. "@1.1" }))
+    local engines = require("spec.engines").start()
+    if not engines then return pending("no Redis or PostgreSQL") end
+    local ok, err = pcall(function()
+      local redis, postgres = engines.fresh()
+      local _, msg, code = helper.sift { "fleet", "migrate", "--redis", redis, "--postgres", postgres }
+      assert(code == 0, msg)
+      check(run("fleet.lua", { helper.tmpdir(), a .. "@1.0", b .. "@1.1" },
+        ("SIFT_REDIS=%s SIFT_POSTGRES=%s "):format(helper.quote(redis), helper.quote(postgres))))
+    end)
+    engines.stop()
+    assert(ok, err)
   end)
 end)

@@ -106,6 +106,7 @@ local function q(self, sql, ...)
     if not st then error(err, 0) end
     self.statements[sql] = st
   end
+  self.pending = true  -- (a transaction to commit)
   local ok, err = st:execute(...)
   if not ok then error(err, 0) end
   return st
@@ -124,12 +125,16 @@ local function engines(self, fn)
       if not self.pg then pg_connect(self) end
       if not self.redis then redis_connect(self) end
       local x, y = fn()
-      local done, err = self.pg:commit()
-      if not done then error(err or "commit failed", 0) end
+      if self.pending then
+        local done, err = self.pg:commit()
+        if not done then error(err or "commit failed", 0) end
+        self.pending = false
+      end
       return x, y
     end)
     if ok then return a, b end
     if self.pg then pcall(self.pg.rollback, self.pg) end
+    self.pending = false
     -- a real error (the engines answer): say it; else they went away
     local pg_up = self.pg and self.pg:ping()
     local redis_up = self.redis and pcall(self.redis.ping, self.redis)
@@ -236,15 +241,20 @@ local function entry_job(entry)
   return job
 end
 
--- the next entry for worker: one a dead worker left (idle past the lease),
+-- the next entry for worker: one a dead worker left (idle past the lease;
+-- looked for at most once a second, and whenever no new entry is there),
 -- else a new one, waiting up to `wait` seconds
 local function next_entry(self, worker, lease, wait)
-  local claimed = self.redis:xautoclaim(STREAM, GROUP, worker, math.floor(lease * 1000), "0-0", "COUNT", 1)
-  local entry = claimed and claimed[2] and claimed[2][1]
+  local function reclaim()
+    self.reclaimed_at = os.time()
+    local claimed = self.redis:xautoclaim(STREAM, GROUP, worker, math.floor(lease * 1000), "0-0", "COUNT", 1)
+    return claimed and claimed[2] and claimed[2][1]
+  end
+  local entry = os.time() ~= self.reclaimed_at and reclaim()
   if entry then return entry end
   local got = self.redis:xreadgroup("GROUP", GROUP, worker, "COUNT", 1, "BLOCK", math.max(1, math.floor(wait * 1000)),
     "STREAMS", STREAM, ">")
-  return got and got[1] and got[1][2] and got[1][2][1]
+  return got and got[1] and got[1][2] and got[1][2][1] or reclaim()
 end
 
 function Queue:claim(worker, lease, wait)
