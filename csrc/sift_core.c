@@ -118,6 +118,7 @@ SIFT_EXPORT int luaopen_sift_core (lua_State *L) {
   sift_open_sqlite(L);
   sift_open_budget(L);
   sift_open_json(L);
+  sift_open_bytecode(L);
   lua_pushliteral(L, SIFT_VERSION);
   lua_setfield(L, -2, "_VERSION");
   return 1;

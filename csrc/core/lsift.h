@@ -95,5 +95,6 @@ void sift_open_ofx (lua_State *L);
 void sift_open_sqlite (lua_State *L);
 void sift_open_budget (lua_State *L);
 void sift_open_json (lua_State *L);
+void sift_open_bytecode (lua_State *L);
 
 #endif

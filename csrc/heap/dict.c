@@ -9,8 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-
+#include "core/zip.h"
 #include "dict.h"
 #include "jstring.h"
 
@@ -178,72 +177,29 @@ static int add_dex (bmd_Dict *d, const unsigned char *p, size_t n, uint64_t *add
   return 1;
 }
 
-static int ends (const unsigned char *s, size_t n, const char *suffix) {
-  size_t k = strlen(suffix);
-  return n >= k && memcmp(s + n - k, suffix, k) == 0;
-}
-
 /* a zip (jar, apk): class and dex entries, and the class entries' names */
 static sift_Status add_zip (bmd_Dict *d, const unsigned char *p, size_t n, uint64_t *added,
                             char *err, size_t errsize) {
-  size_t eocd, cd, k, entries, pos;
-  for (eocd = n >= 22 ? n - 22 : 0; ; eocd--) {
-    if (n >= 22 && le4(p + eocd) == 0x06054b50u) break;
-    if (eocd == 0 || n - eocd > 65557) {
-      snprintf(err, errsize, "no zip directory (not a jar or apk, or cut short)");
-      return SIFT_ECORRUPT;
-    }
-  }
-  entries = le2(p + eocd + 10);
-  cd = le4(p + eocd + 16);
-  if (cd > eocd) {
-    snprintf(err, errsize, "zip directory offset %zu is past its end (zip64 is not read)", cd);
-    return SIFT_ECORRUPT;
-  }
-  for (pos = cd, k = 0; k < entries; k++) {
-    size_t namelen, extra, comment, method, csize, usize, local, data;
-    const unsigned char *name;
-    unsigned char *buf = NULL;
+  sift_Zip z;
+  sift_ZipEntry e;
+  sift_Status st = sift_zip_open(&z, p, n, err, errsize);
+  if (st != SIFT_OK) return st;
+  while (sift_zip_next(&z, &e)) {
     const unsigned char *body;
-    if (eocd - pos < 46 || le4(p + pos) != 0x02014b50u) break;
-    method = le2(p + pos + 10);
-    csize = le4(p + pos + 20);
-    usize = le4(p + pos + 24);
-    namelen = le2(p + pos + 28);
-    extra = le2(p + pos + 30);
-    comment = le2(p + pos + 32);
-    local = le4(p + pos + 42);
-    name = p + pos + 46;
-    if (eocd - pos - 46 < namelen) break;
-    pos += 46 + namelen + extra + comment;
-    if (!(ends(name, namelen, ".class") || ends(name, namelen, ".dex"))) continue;
-    if (ends(name, namelen, ".class")) {  /* its name: com/foo/Bar and com.foo.Bar */
-      if (!add_forms(d, name, namelen - 6)) goto nomem;
+    unsigned char *owned;
+    size_t size;
+    int is_class = sift_zip_ends(&e, ".class"), ok;
+    if (!is_class && !sift_zip_ends(&e, ".dex")) continue;
+    if (is_class) {  /* its name: com/foo/Bar and com.foo.Bar */
+      if (!add_forms(d, e.name, e.namelen - 6)) goto nomem;
       (*added)++;
     }
-    if (local > n || n - local < 30) continue;
-    data = local + 30 + le2(p + local + 26) + le2(p + local + 28);
-    if (data > n || n - data < csize) continue;
-    if (method == 0) body = p + data;
-    else if (method == 8 && usize <= (size_t)1 << 30 && usize / 1032 <= csize) {  /* deflate */
-      z_stream z;
-      memset(&z, 0, sizeof z);
-      if ((buf = (unsigned char *)malloc(usize ? usize : 1)) == NULL) goto nomem;
-      if (inflateInit2(&z, -15) != Z_OK) { free(buf); goto nomem; }
-      z.next_in = (Bytef *)(uintptr_t)(p + data);
-      z.avail_in = (uInt)csize;
-      z.next_out = buf;
-      z.avail_out = (uInt)usize;
-      if (inflate(&z, Z_FINISH) != Z_STREAM_END) usize = 0;  /* damaged: skipped */
-      inflateEnd(&z);
-      body = buf;
-    }
-    else continue;
-    if (!(ends(name, namelen, ".class") ? add_class(d, body, usize, added) : add_dex(d, body, usize, added))) {
-      free(buf);
-      goto nomem;
-    }
-    free(buf);
+    st = sift_zip_read(&z, &e, (size_t)1 << 30, &body, &size, &owned);
+    if (st == SIFT_ENOMEM) goto nomem;
+    if (st != SIFT_OK) continue;  /* damaged or too big: skipped */
+    ok = is_class ? add_class(d, body, size, added) : add_dex(d, body, size, added);
+    free(owned);
+    if (!ok) goto nomem;
   }
   return SIFT_OK;
 nomem:

@@ -1,0 +1,73 @@
+/*
+** classfile.h
+** A Java class file (JVMS 4, versions 45 to 65: Java 1.1 to 21) read in
+** place for the lint rules: the constant pool's entries, and per method
+** its instructions (opcode, local variable, jump target, pool reference),
+** exception table, line numbers and local variables. Every count and
+** offset is checked against the bytes; arrays are sized by what the bytes
+** can hold, never by an unchecked count.
+*/
+
+#if !defined(lint_classfile_h)
+#define lint_classfile_h
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/common.h"
+
+typedef struct cf_Str { const unsigned char *s; size_t n; } cf_Str;  /* modified UTF-8, in the file */
+
+typedef struct cf_Insn {
+  uint32_t pc;
+  uint16_t op;        /* the JVM opcode (wide's: the widened one) */
+  uint16_t ref;       /* a constant pool index (invoke, field, new, ldc...); 0 */
+  int32_t var;        /* the local variable a load, store, iinc or ret uses; -1 */
+  int32_t branch;     /* a jump's target pc (a switch's: its default); -1 */
+} cf_Insn;
+
+typedef struct cf_Try {
+  uint32_t start, end, handler;
+  uint16_t type;      /* the caught class's pool index; 0 catches everything */
+} cf_Try;
+
+typedef struct cf_Line { uint32_t pc, line; } cf_Line;
+
+typedef struct cf_Local {
+  uint32_t start, length;
+  uint16_t name, desc, index;
+} cf_Local;
+
+typedef struct cf_Method {
+  uint16_t access, name, desc;
+  int has_code;
+  cf_Insn *insns;   size_t ninsns;
+  cf_Try *tries;    size_t ntries;
+  cf_Line *lines;   size_t nlines;
+  cf_Local *locals; size_t nlocals;
+} cf_Method;
+
+typedef struct cf_Class {
+  const unsigned char *p;
+  size_t n;
+  uint16_t minor, major, access, this_class, super_class, source;
+  uint32_t *pool;           /* each entry's offset; 0 for the unusable slots */
+  size_t pool_count;
+  cf_Method *methods;
+  size_t nmethods;
+} cf_Class;
+
+/* read a class file; on failure a message with the byte offset */
+sift_Status cf_parse (cf_Class *c, const unsigned char *p, size_t n, char *err, size_t errsize);
+void cf_free (cf_Class *c);
+
+/* a Utf8 entry's text; 0 if index is not one */
+int cf_utf8 (const cf_Class *c, uint16_t index, cf_Str *out);
+/* a Class entry's name (com/foo/Bar, or [Lcom/foo/Bar; for arrays) */
+int cf_class_name (const cf_Class *c, uint16_t index, cf_Str *out);
+/* a Fieldref, Methodref or InterfaceMethodref: owner class, name, descriptor */
+int cf_member (const cf_Class *c, uint16_t index, cf_Str *owner, cf_Str *name, cf_Str *desc);
+/* an opcode's mnemonic ("invokeinterface"); NULL for none */
+const char *cf_opname (unsigned op);
+
+#endif

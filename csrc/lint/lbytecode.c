@@ -1,0 +1,183 @@
+/*
+** lbytecode.c
+** Bytecode for the lint rules (sift.lint), as Lua tables: a class file's
+** methods with their instructions, exception tables, lines and locals
+** (core.classfile), and the class and dex entries of a jar or apk
+** (core.zip_entries). The tables are per class: what a rule reads.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/lsift.h"
+#include "core/zip.h"
+#include "lint/classfile.h"
+
+static void setstr (lua_State *L, const char *key, cf_Str s) {
+  lua_pushlstring(L, (const char *)s.s, s.n);
+  lua_setfield(L, -2, key);
+}
+
+static void setint (lua_State *L, const char *key, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, key);
+}
+
+/* the line of pc: the entry with the greatest start at or before it */
+static lua_Integer line_of (const cf_Method *m, uint32_t pc) {
+  size_t k;
+  uint32_t best = 0;
+  lua_Integer line = 0;
+  for (k = 0; k < m->nlines; k++)
+    if (m->lines[k].pc <= pc && m->lines[k].pc >= best) {
+      best = m->lines[k].pc;
+      line = m->lines[k].line;
+    }
+  return line;
+}
+
+static void push_insns (lua_State *L, const cf_Class *c, const cf_Method *m) {
+  size_t k;
+  lua_createtable(L, (int)m->ninsns, 0);
+  for (k = 0; k < m->ninsns; k++) {
+    const cf_Insn *in = &m->insns[k];
+    cf_Str owner, name, desc;
+    lua_createtable(L, 0, 6);
+    setint(L, "pc", in->pc);
+    lua_pushstring(L, cf_opname(in->op));
+    lua_setfield(L, -2, "op");
+    if (in->var >= 0) setint(L, "var", in->var);
+    if (in->branch >= 0) setint(L, "branch", in->branch);
+    if (in->ref && cf_member(c, in->ref, &owner, &name, &desc)) {
+      setstr(L, "owner", owner);
+      setstr(L, "name", name);
+      setstr(L, "desc", desc);
+    }
+    else if (in->ref && cf_class_name(c, in->ref, &owner)) setstr(L, "class", owner);
+    if (m->nlines) setint(L, "line", line_of(m, in->pc));
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+}
+
+static void push_tries (lua_State *L, const cf_Class *c, const cf_Method *m) {
+  size_t k;
+  lua_createtable(L, (int)m->ntries, 0);
+  for (k = 0; k < m->ntries; k++) {
+    const cf_Try *t = &m->tries[k];
+    cf_Str type;
+    lua_createtable(L, 0, 4);
+    setint(L, "start", t->start);
+    setint(L, "stop", t->end);
+    setint(L, "handler", t->handler);
+    if (t->type && cf_class_name(c, t->type, &type)) setstr(L, "type", type);  /* none: catches everything */
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+}
+
+static void push_locals (lua_State *L, const cf_Class *c, const cf_Method *m) {
+  size_t k;
+  lua_createtable(L, (int)m->nlocals, 0);
+  for (k = 0; k < m->nlocals; k++) {
+    const cf_Local *l = &m->locals[k];
+    cf_Str s;
+    lua_createtable(L, 0, 5);
+    setint(L, "start", l->start);
+    setint(L, "stop", (lua_Integer)l->start + l->length);
+    setint(L, "index", l->index);
+    if (cf_utf8(c, l->name, &s)) setstr(L, "name", s);
+    if (cf_utf8(c, l->desc, &s)) setstr(L, "desc", s);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+}
+
+/*
+** core.classfile(bytes) -> {name, super, source, version, access, methods},
+** or nil, message, code. Each method: {name, desc, access, code (its
+** instructions: {pc, op, var, branch, owner, name, desc, class, line}),
+** tries ({start, stop, handler, type; no type: catches everything}),
+** locals ({start, stop, index, name, desc})}; abstract and native methods
+** have no code.
+*/
+static int core_classfile (lua_State *L) {
+  size_t n, k;
+  const sift_Map *map;
+  const unsigned char *p = sift_checksource(L, 1, &n, &map);
+  cf_Class c;
+  cf_Str s;
+  char err[160];
+  sift_Status st = cf_parse(&c, p, n, err, sizeof err);
+  if (st != SIFT_OK) return sift_pushfail(L, st, "%s", err);
+  lua_createtable(L, 0, 6);
+  if (cf_class_name(&c, c.this_class, &s)) setstr(L, "name", s);
+  if (cf_class_name(&c, c.super_class, &s)) setstr(L, "super", s);
+  if (cf_utf8(&c, c.source, &s)) setstr(L, "source", s);
+  setint(L, "version", c.major);
+  setint(L, "access", c.access);
+  lua_createtable(L, (int)c.nmethods, 0);
+  for (k = 0; k < c.nmethods; k++) {
+    const cf_Method *m = &c.methods[k];
+    lua_createtable(L, 0, 6);
+    if (cf_utf8(&c, m->name, &s)) setstr(L, "name", s);
+    if (cf_utf8(&c, m->desc, &s)) setstr(L, "desc", s);
+    setint(L, "access", m->access);
+    if (m->has_code) {
+      push_insns(L, &c, m);
+      lua_setfield(L, -2, "code");
+      push_tries(L, &c, m);
+      lua_setfield(L, -2, "tries");
+      push_locals(L, &c, m);
+      lua_setfield(L, -2, "locals");
+    }
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_setfield(L, -2, "methods");
+  cf_free(&c);
+  return 1;
+}
+
+/*
+** core.zip_entries(bytes [, max]) -> {{name, bytes} or {name, error}...},
+** or nil, message, code: the .class and .dex entries of a jar or apk,
+** inflated (each at most max bytes, 256 MB by default; a bigger or
+** damaged entry has an error instead of bytes).
+*/
+static int core_zip_entries (lua_State *L) {
+  size_t n;
+  const sift_Map *map;
+  const unsigned char *p = sift_checksource(L, 1, &n, &map);
+  size_t max = (size_t)luaL_optinteger(L, 2, (lua_Integer)256 << 20);
+  sift_Zip z;
+  sift_ZipEntry e;
+  char err[160];
+  lua_Integer k = 0;
+  sift_Status st = sift_zip_open(&z, p, n, err, sizeof err);
+  if (st != SIFT_OK) return sift_pushfail(L, st, "%s", err);
+  lua_newtable(L);
+  while (sift_zip_next(&z, &e)) {
+    const unsigned char *body;
+    unsigned char *owned;
+    size_t size;
+    if (!sift_zip_ends(&e, ".class") && !sift_zip_ends(&e, ".dex")) continue;
+    st = sift_zip_read(&z, &e, max, &body, &size, &owned);
+    if (st == SIFT_ENOMEM) return sift_pushfail(L, st, "out of memory");
+    lua_createtable(L, 0, 2);
+    lua_pushlstring(L, (const char *)e.name, e.namelen);
+    lua_setfield(L, -2, "name");
+    if (st == SIFT_OK) lua_pushlstring(L, (const char *)body, size);
+    else lua_pushstring(L, st == SIFT_ETOOBIG ? "bigger than the limit" : "damaged, or not stored or deflated");
+    lua_setfield(L, -2, st == SIFT_OK ? "bytes" : "error");
+    free(owned);
+    lua_rawseti(L, -2, ++k);
+  }
+  return 1;
+}
+
+static const luaL_Reg bytecode_functions[] = {
+  {"classfile", core_classfile},
+  {"zip_entries", core_zip_entries},
+  {NULL, NULL}
+};
+
+void sift_open_bytecode (lua_State *L) {
+  luaL_setfuncs(L, bytecode_functions, 0);
+}
