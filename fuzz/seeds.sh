@@ -16,3 +16,11 @@ printf 'JAVA PROFILE 1.0.3\000\000\000\000\004\000\000\001\000\000\000\000\000' 
 printf '\001\022JAVA PROFILE 1.0.2\010' > "$out/bmd-header"
 printf 'SLOW\363\000\040\000\000\000\000\000\000\000\000\000\016\000' > "$out/streaming-header"
 printf 'OFXHEADER:100\nDATA:OFXSGML\nVERSION:102\n\n<OFX>' > "$out/ofx-v1"
+# class files and a jar for the bytecode fuzzer, compiled from the lint spec's sources
+if command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1; then
+  tmp=$(mktemp -d)
+  env -u LD_PRELOAD javac -d "$tmp/classes" $(find spec/java/lint -name '*.java') 2>/dev/null &&
+    (cd "$tmp/classes" && env -u LD_PRELOAD jar cf "$tmp/lint.jar" .) &&
+    cp "$tmp/classes/sample/Shapes.class" "$out/class-shapes" && cp "$tmp/lint.jar" "$out/jar-lint"
+  rm -rf "$tmp"
+fi

@@ -23,6 +23,7 @@ for _, part in ipairs {
     "journal" },
   { "sift.cli.serve", "serve" },
   { "sift.cli.fleet", "worker", "fleet" },
+  { "sift.cli.lint", "lint" },
 } do
   local module = require(part[1])
   for i = 2, #part do COMMANDS[#COMMANDS + 1] = { name = part[i], module = module } end

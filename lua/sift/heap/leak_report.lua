@@ -62,6 +62,7 @@ function M.render(report)
   end
   section("APPLICATION LEAKS", report.application_leaks)
   section("LIBRARY LEAKS", report.library_leaks)
+  section("UNCLOSED RESOURCES", report.unclosed_resources or {})
   out[#out + 1] = "===================================="
   out[#out + 1] = format("%d UNREACHABLE OBJECTS (should be dead and are: no strong path from a GC root)",
     #report.unreachable)
@@ -142,7 +143,8 @@ function M.to_json(report)
     end
   end
   return { application_leaks = leaks_json(report.application_leaks),
-           library_leaks = leaks_json(report.library_leaks), unreachable = unreachable,
+           library_leaks = leaks_json(report.library_leaks),
+           unclosed_resources = leaks_json(report.unclosed_resources or {}), unreachable = unreachable,
            suspects = suspects, metadata = report.metadata }
 end
 
@@ -184,6 +186,7 @@ function M.html(report, title)
   end
   section("application leaks", report.application_leaks)
   section("library leaks", report.library_leaks)
+  section("unclosed resources", report.unclosed_resources or {})
   if report.suspects then
     out[#out + 1] = format("<h2>%d leak suspects</h2><ol>", #report.suspects)
     for _, sus in ipairs(report.suspects) do

@@ -125,6 +125,97 @@ function M.finders.all(heap)
   return out
 end
 
+--- {======================================================
+-- Resources never closed (the heap side of `sift lint`)
+-- =======================================================
+
+-- the file descriptor number of a JDK stream, when its fields say it
+local function fd_number(stream)
+  local fd = field_or_nil(stream, "fd")
+  if type(fd) ~= "userdata" then return nil end
+  local n = field_or_nil(fd, "fd")
+  if n == nil then n = field_or_nil(fd, "descriptor") end  -- (Android's FileDescriptor)
+  return n
+end
+
+-- streams the JDK keeps open on purpose: /dev/random and /dev/urandom,
+-- which sun.security.provider.NativePRNG holds for the process's life
+local KEPT_OPEN = { ["sun.security.provider.FileInputStreamPool$UnclosableInputStream"] = true }
+
+local function kept_open(heap, stream)
+  for _, r in ipairs(heap:referrers(stream)) do
+    if KEPT_OPEN[r:class_name()] then return true end
+  end
+  return false
+end
+
+-- the object a CloseGuard guards: what refers to it (not another guard)
+local function guarded(heap, guard)
+  for _, r in ipairs(heap:referrers(guard)) do
+    if not r:as_class() and r:class_name() ~= "dalvik.system.CloseGuard" then return r end
+  end
+  return guard
+end
+
+--- Resources that were never closed: `{object, reason}` each. Android's
+-- `dalvik.system.CloseGuard`s still armed (the object holding each, with
+-- the allocation site when StrictMode recorded one, or the method to call),
+-- `SQLiteCursor`s not closed, `CursorWindow`s not disposed, and JDK file
+-- streams still open (not the standard input, output and error).
+function M.unclosed(heap)
+  local out, seen = {}, {}
+  local function add(obj, reason)
+    if seen[obj:id()] then return end
+    seen[obj:id()] = true
+    out[#out + 1] = { object = obj, reason = reason }
+  end
+  local guard = heap:class("dalvik.system.CloseGuard")
+  if guard then
+    for g in guard:instances() do
+      local site = field_or_nil(g, "closerNameOrAllocationInfo")
+      if site == nil then site = field_or_nil(g, "allocationSite") end
+      if site ~= nil then
+        local detail
+        if type(site) == "userdata" and site:is_instance_of("java.lang.Throwable") then
+          detail = "allocated at: " .. (text(field_or_nil(site, "detailMessage")) or site:class_name())
+        else
+          detail = ("%s() was never called"):format(text(site) or "close")
+        end
+        add(guarded(heap, g), "its CloseGuard is armed: " .. detail)
+      end
+    end
+  end
+  local cursor = heap:class("android.database.AbstractCursor")
+  if cursor then
+    for c in cursor:instances { subclasses = true } do
+      local closed = field_or_nil(c, "mClosed")
+      if closed == nil then closed = field_or_nil(c, "mWindow") == nil end  -- (no mClosed: a window means open)
+      if closed == false then add(c, ("a %s that was never closed"):format(c:class_name())) end
+    end
+  end
+  local window = heap:class("android.database.CursorWindow")
+  if window then
+    for w in window:instances() do
+      local ptr = field_or_nil(w, "mWindowPtr")
+      if ptr ~= nil and ptr ~= 0 then add(w, "a CursorWindow that was never closed (its native window is held)") end
+    end
+  end
+  for _, name in ipairs { "java.io.FileInputStream", "java.io.FileOutputStream", "java.io.RandomAccessFile" } do
+    local cls = heap:class(name)
+    if cls then
+      for stream in cls:instances { subclasses = true } do
+        local fd = fd_number(stream)
+        if field_or_nil(stream, "closed") == false and fd and fd > 2 and not kept_open(heap, stream) then
+          add(stream, ("a %s that was never closed (file descriptor %d)"):format(stream:class_name(), fd))
+        end
+      end
+    end
+  end
+  return out
+end
+
+-- }======================================================
+
 --- A finder from a predicate over objects: every instance (of `class`,
 -- when given) for which `fn(obj)` is true.
 function M.where(fn, class)
@@ -463,7 +554,8 @@ end
 --   as a library leak; added to those of `sift.heap.known_leaks` that apply to
 --   the dump), `known` (false: leave out the known-leak catalogue),
 --   `matchers` (the user's own, as `M.matchers` takes them)
--- @return `{ application_leaks, library_leaks, unreachable, metadata }`
+--   `unclosed` (false: leave out the resources never closed, M.unclosed)
+-- @return `{ application_leaks, library_leaks, unclosed_resources, unreachable, metadata }`
 function M.analyze(heap, opts)
   opts = opts or {}
   local finder = opts.finder or "all"
@@ -524,7 +616,31 @@ function M.analyze(heap, opts)
     end
   end
   local report = { application_leaks = {}, library_leaks = {}, unreachable = unreachable,
-                   metadata = metadata }
+                   metadata = metadata, unclosed_resources = {} }
+  if opts.unclosed ~= false then  -- resources never closed: a leak kind of their own
+    local found_unclosed = M.unclosed(heap)
+    local objs = {}
+    for i, u in ipairs(found_unclosed) do objs[i] = u.object end
+    local upaths = heap:path_to_root(objs)
+    if opts.retained ~= false and #objs > 0 then heap:dominators() end
+    local by_sig = {}
+    for i, u in ipairs(found_unclosed) do
+      if upaths[i] then
+        local trace = make_trace(heap, upaths[i], inspectors, u.reason)
+        trace.retained = opts.retained ~= false and heap:retained(u.object) or nil
+        local key = trace.signature .. " " .. trace.leaking.class  -- (one group per resource class)
+        local group = by_sig[key]
+        if not group then
+          group = { signature = trace.signature, traces = {}, retained = 0,
+                    description = format("%s never closed", trace.leaking.class) }
+          by_sig[key] = group
+          report.unclosed_resources[#report.unclosed_resources + 1] = group
+        end
+        group.traces[#group.traces + 1] = trace
+        group.retained = group.retained + (trace.retained or 0)
+      end
+    end
+  end
   if opts.suspects then report.suspects, report.reachable_bytes = M.suspects(heap, opts) end
   for _, g in ipairs(order) do
     local first = g.traces[1]
