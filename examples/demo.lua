@@ -285,3 +285,12 @@ if io.open(binder) then
   print("(docs/fleet.md: sift serve --ingest --workers N, sift worker, sift fleet groups; --redis, --postgres)")
 end
 
+-- lint: the Cursor rule over classes javac makes now
+section("lint: Cursors that can leak, from bytecode; resources a dump shows left open")
+if os.execute("command -v javac >/dev/null 2>&1") then
+  os.execute("rm -rf build/demo/lint && mkdir -p build/demo/lint")
+  os.execute("javac -d build/demo/lint/classes $(find spec/java/lint -name '*.java')")
+  sh("bin/sift lint build/demo/lint/classes | tail -5")
+  sh("lua5.4 examples/lint.lua build/demo/lint/classes --rules closeable")
+  print("(docs/lint.md: --rules, --json, --sarif; sift leaks reports UNCLOSED RESOURCES in dumps)")
+end
