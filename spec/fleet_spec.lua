@@ -298,6 +298,37 @@ for _, backend in ipairs(BACKENDS) do
   end)
 end
 
+describe("sift fleet's analysis", function()
+  it("of a trace: its hottest methods and its heaviest folded stacks, as sift fold gives them", function()
+    local trace = helper.fixture("trace/amp-legacy.trace")
+    if not trace then return end
+    local results = assert(fleet_mod.analyze(trace, "trace"))
+    local s = results.summary
+    assert.are.same({ "trace", 20, {} }, { s.format, #s.top, results.leaks })
+    local weights = {}
+    for stack, w in helper.sift({ "fold", "--clock", "cpu", trace }):gmatch("([^\n]+) (%d+)\n") do
+      weights[stack] = tonumber(w)
+    end
+    local kept, last = 0, math.huge
+    for stack, w in s.folded:gmatch("([^\n]+) (%d+)\n") do
+      assert.are.equal(weights[stack], tonumber(w))
+      assert.is_true(tonumber(w) <= last)  -- the heaviest first
+      last, kept = tonumber(w), kept + 1
+    end
+    assert.is_true(kept > 0 and #s.folded <= fleet_mod.FOLDED_BYTES and s.stacks >= kept)
+  end)
+  it("of a heap: a histogram summary, the classes with the most shallow bytes", function()
+    local dump = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
+    if not dump then return end
+    local s = assert(fleet_mod.analyze(dump, "hprof")).summary
+    local cli = cjson.decode((helper.sift { "histogram", "--json", dump }))
+    assert.are.equal(20, #s.histogram)
+    for i, row in ipairs(s.histogram) do
+      assert.are.same({ cli.rows[i].class, cli.rows[i].count, cli.rows[i].shallow }, { row.class, row.count, row.shallow })
+    end
+  end)
+end)
+
 describe("sift fleet migrate", function()
   it("makes the PostgreSQL schema once; workers refuse a database without it", function()
     local engines = engines_mod.start()

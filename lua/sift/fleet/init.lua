@@ -155,9 +155,15 @@ local function trace_text(t)
   return table.concat(lines, "\n")
 end
 
+--- How many folded stacks a trace's summary keeps (the heaviest), and
+-- in how many bytes at most.
+M.FOLDED_LINES, M.FOLDED_BYTES = 1000, 256 * 1024
+
 --- Analyse a stored file: for a heap, its leaks (with signatures, kinds,
 -- retained bytes and one trace each, drawn as text) and a histogram
--- summary; for a trace, its top methods. Returns results, or nil and why.
+-- summary (the 20 classes with the most shallow bytes); for a trace, its
+-- 20 hottest methods and its folded stacks (cpu clock, the heaviest
+-- FOLDED_LINES within FOLDED_BYTES). Returns results, or nil and why.
 function M.analyze(path, format)
   local sift = require "sift"
   local doc, msg = sift.open(path)
@@ -170,7 +176,20 @@ function M.analyze(path, format)
         if i > 20 then break end
         top[i] = { name = r.name, exclusive = r.exclusive, inclusive = r.inclusive, calls = r.calls }
       end
-      results.summary = { format = "trace", records = doc:info().records, top = top }
+      -- the folded stacks (flamegraph.pl's input), the heaviest FOLDED_LINES of them
+      local lines = {}
+      for stack, weight in doc:fold { clock = "cpu" }:gmatch("([^\n]+) (%d+)\n") do
+        lines[#lines + 1] = { stack, tonumber(weight) }
+      end
+      table.sort(lines, function(a, b) return a[2] > b[2] or (a[2] == b[2] and a[1] < b[1]) end)
+      local folded, bytes = {}, 0
+      for i = 1, math.min(#lines, M.FOLDED_LINES) do
+        folded[i] = lines[i][1] .. " " .. lines[i][2] .. "\n"
+        bytes = bytes + #folded[i]
+        if bytes > M.FOLDED_BYTES then folded[i] = nil break end
+      end
+      results.summary = { format = "trace", records = doc:info().records, top = top, folded = table.concat(folded),
+        stacks = #lines }
       return
     end
     local info = doc:info()
@@ -185,8 +204,13 @@ function M.analyze(path, format)
           description = l.description, retained = l.retained, trace = l.traces[1] and trace_text(l.traces[1]) }
       end
     end
+    local histogram = json.array {}
+    for i, r in ipairs(doc:histogram()) do
+      if i > 20 then break end
+      histogram[i] = r
+    end
     results.summary = { format = format, instances = info.instances, classes = info.classes,
-      leaks = #results.leaks }
+      leaks = #results.leaks, histogram = histogram }
   end)
   doc:close()
   if not ok then return nil, (tostring(err):gsub("^.-:%d+: ", "")) end
