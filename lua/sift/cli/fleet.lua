@@ -43,10 +43,12 @@ end
 
 function M.define.worker(parser)
   local w = parser:command("worker", "Analyse the dumps and traces queued by sift serve --ingest.")
-    :description("Take jobs from the queue in --data (the embedded SQLite default), analyse each file (leaks "
-      .. "with signatures and retained sizes, a histogram summary; for traces the top methods) and write the "
-      .. "results. Any number of workers may share a data directory. A job a killed worker left is taken "
-      .. "again once its lease runs out; a bad file is recorded as failed with its message.")
+    :description("Take jobs from the queue in --data (the embedded SQLite default) or, with --redis and "
+      .. "--postgres, from the Redis Stream with results in PostgreSQL; analyse each file (leaks with signatures "
+      .. "and retained sizes, a histogram summary; for traces the top methods and folded stacks) and write the "
+      .. "results. Any number of workers may share a queue (on the engines, from any machine that mounts the "
+      .. "files: --files). A job a killed worker left is taken again once it has been held past --lease; a bad "
+      .. "file is recorded as failed with its message; an engine that goes away is waited for (5 minutes).")
   data_option(w)
   M.engine_options(w)
   w:option("--files", "Where this machine sees the stored files: a directory (the server's --data, mounted), "

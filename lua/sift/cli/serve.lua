@@ -28,7 +28,7 @@ function M.define.serve(parser)
     .. "the others wait.", "2"):convert(tonumber)
   serve:flag("--ingest", "Take dumps and traces from devices at POST /ingest (with X-Sift-App, -Version, "
     .. "-Device, -OS, -Time, -Tags), queue them for workers and show the leak groups at /fleet.")
-  serve:option("--workers", "With --ingest: run this many sift worker processes on --data.", "0"):convert(tonumber)
+  serve:option("--workers", "With --ingest: run this many sift worker processes (on --data, or on --redis and --postgres).", "0"):convert(tonumber)
   require("sift.cli.fleet").engine_options(serve)
   serve:option("--db", "A finance store (sift import): a page with its report and chart.")
   serve:option("--model", "Size model for heaps: shark, jvm or visualvm.", "shark")

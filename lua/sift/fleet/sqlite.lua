@@ -116,22 +116,21 @@ function Queue:status()
   return out
 end
 
-function Queue:failures()
+-- every row of a query, as a JSON array
+local function all(db, sql)
   local out = json.array {}
-  for row in self.db:rows("SELECT sha256, error FROM files WHERE state = 'failed' ORDER BY rowid") do
-    out[#out + 1] = row
-  end
+  for row in db:rows(sql) do out[#out + 1] = row end
   return out
 end
 
+function Queue:failures()
+  return all(self.db, "SELECT sha256, error FROM files WHERE state = 'failed' ORDER BY rowid")
+end
+
 function Queue:leak_rows()
-  local out = {}
-  for row in self.db:rows([[SELECT l.signature, l.kind, l.description, l.retained, l.trace, l.sha256,
+  return all(self.db, [[SELECT l.signature, l.kind, l.description, l.retained, l.trace, l.sha256,
       u.version, u.device, u.received_at FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
-      ORDER BY l.signature, u.id]]) do
-    out[#out + 1] = row
-  end
-  return out
+      ORDER BY l.signature, u.id]])
 end
 
 function Queue:fixes()
@@ -145,11 +144,8 @@ function Queue:mark_fixed(signature, version)
     signature, version, version)
 end
 
--- one attempt per row of `files`, for specs and `sift fleet status`
 function Queue:jobs()
-  local out = {}
-  for row in self.db:rows("SELECT sha256, state, attempts, worker FROM files ORDER BY rowid") do out[#out + 1] = row end
-  return out
+  return all(self.db, "SELECT sha256, state, attempts, worker FROM files ORDER BY rowid")
 end
 
 return M
