@@ -50,7 +50,7 @@ build = {
         "csrc/trace/calls.c", "csrc/trace/calltree.c", "csrc/trace/ltrace.c", "csrc/trace/trace.c",
         "csrc/ofx/lofx.c", "csrc/ofx/lrecord.c", "csrc/ofx/ltree.c", "csrc/ofx/ltxns.c", "csrc/ofx/ofx.c", "csrc/ofx/tree.c",
         "csrc/finance/lsqlite.c",
-        "csrc/lint/classfile.c", "csrc/lint/lbytecode.c",
+        "csrc/lint/classfile.c", "csrc/lint/dex.c", "csrc/lint/lbytecode.c",
       },
       libraries = { "z", "bz2", "sqlite3" },
       incdirs = { "csrc", "$(ZLIB_INCDIR)", "$(BZ2_INCDIR)", "$(SQLITE_INCDIR)" },

@@ -1,8 +1,9 @@
 /*
 ** fuzz_bytecode.c
-** libFuzzer harness for the lint's bytecode reader: the input read as a
-** zip (each class entry parsed) or as one class file, and every constant
-** pool reference of every instruction resolved the way lbytecode.c does.
+** libFuzzer harness for the lint's bytecode readers: the input read as a
+** zip (each class and dex entry parsed), as one class file and as one dex
+** file, and every reference of every instruction resolved the way
+** lbytecode.c does.
 */
 
 #include <stdint.h>
@@ -11,6 +12,7 @@
 
 #include "core/zip.h"
 #include "lint/classfile.h"
+#include "lint/dex.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
@@ -35,6 +37,37 @@ static void parse_class (const unsigned char *p, size_t n) {
   cf_free(&c);
 }
 
+static void parse_dex (const unsigned char *p, size_t n) {
+  dx_File d;
+  const unsigned char *s, *params;
+  size_t len, k, j, i;
+  uint32_t a, b, c, np;
+  char err[160];
+  if (dx_parse(&d, p, n, err, sizeof err) != SIFT_OK) return;
+  for (k = 0; k < d.nclasses; k++) {
+    const dx_Class *cl = &d.classes[k];
+    dx_type(&d, cl->class_idx, &s, &len);
+    dx_string(&d, cl->source_idx, &s, &len);
+    for (j = 0; j < cl->nmethods; j++) {
+      const dx_Method *m = &cl->methods[j];
+      if (dx_method(&d, m->method_idx, &a, &b, &c) && dx_proto(&d, c, &a, &np, &params))
+        for (i = 0; i < np; i++) dx_type(&d, params[2 * i] | (uint32_t)params[2 * i + 1] << 8, &s, &len);
+      for (i = 0; i < m->ninsns; i++) {
+        const dx_Insn *in = &m->insns[i];
+        int kind = dx_refkind(in->op);
+        if (dx_opname(in->op) == NULL) abort();  /* decode only keeps opcodes it knows */
+        if (in->ref < 0 || in->ref > 0xFFFFFFFF) continue;
+        if (kind == 'm' && dx_method(&d, (uint32_t)in->ref, &a, &b, &c)) dx_type(&d, a, &s, &len);
+        else if (kind == 'f' && dx_field(&d, (uint32_t)in->ref, &a, &b)) dx_string(&d, b, &s, &len);
+        else if (kind == 't') dx_type(&d, (uint32_t)in->ref, &s, &len);
+        else if (kind == 's') dx_string(&d, (uint32_t)in->ref, &s, &len);
+      }
+      for (i = 0; i < m->ntries; i++) if (m->tries[i].type >= 0) dx_type(&d, (uint32_t)m->tries[i].type, &s, &len);
+    }
+  }
+  dx_free(&d);
+}
+
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   sift_Zip z;
   sift_ZipEntry e;
@@ -44,10 +77,14 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
       const unsigned char *body;
       unsigned char *owned;
       size_t n;
-      if (sift_zip_read(&z, &e, 1 << 20, &body, &n, &owned) == SIFT_OK) parse_class(body, n);
+      if (sift_zip_read(&z, &e, 1 << 20, &body, &n, &owned) == SIFT_OK) {
+        parse_class(body, n);
+        parse_dex(body, n);
+      }
       free(owned);
     }
   }
   parse_class(data, size);
+  parse_dex(data, size);
   return 0;
 }

@@ -24,3 +24,13 @@ if command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1; then
     cp "$tmp/classes/sample/Shapes.class" "$out/class-shapes" && cp "$tmp/lint.jar" "$out/jar-lint"
   rm -rf "$tmp"
 fi
+# a dex for the bytecode fuzzer, written by the lint spec's dex writer
+if command -v lua5.4 >/dev/null 2>&1; then
+  LUA_PATH="lua/?.lua;lua/?/init.lua;;" lua5.4 -e "
+    package.path = './?.lua;' .. package.path
+    local w = dofile('spec/dex_writer.lua').new()
+    w:class { name = 'La/B;', source = 'B.java', methods = { { name = 'f', params = { 'I' }, ret = 'I', registers = 2,
+      code = { { 'move-exception', 0 }, { 'throw', 0 }, { 'return', 1 } }, lines = { { 0, 3 }, { 2, 4 } },
+      tries = { { start = 0, count = 1, handlers = { { 'Ljava/lang/Exception;', 2 } }, catch_all = 2 } } } } }
+    io.open('$out/dex-small', 'wb'):write(w:bytes())" 2>/dev/null
+fi

@@ -114,6 +114,132 @@ describe("sift lint (Cursor rule) on classes javac made", function()
   end)
 end)
 
+-- the Cursor shapes as dex (what d8 makes of them: registers, move-result,
+-- catch-all handlers), written by spec/dex_writer.lua
+local function shapes_dex()
+  local writer = dofile("spec/dex_writer.lua")
+  local DB, CURSOR = "Landroid/database/sqlite/SQLiteDatabase;", "Landroid/database/Cursor;"
+  local raw = { class = DB, name = "rawQuery", params = { "Ljava/lang/String;", "[Ljava/lang/String;" }, ret = CURSOR }
+  local count = { class = CURSOR, name = "getCount", params = {}, ret = "I" }
+  local close = { class = CURSOR, name = "close", params = {}, ret = "V" }
+  local first = { class = CURSOR, name = "moveToFirst", params = {}, ret = "Z" }
+  local kept = { class = "Lsample/DexShapes;", name = "kept", type = CURSOR }
+  -- the query that opens a Cursor into v0 (pcs 0-6), then the rest
+  local function opened(...)
+    local code = { { "const-string", 0, "select 1" }, { "const/4", 1, 0 }, { "invoke-virtual", { 2, 0, 1 }, raw },
+      { "move-result-object", 0 } }
+    for _, ins in ipairs { ... } do code[#code + 1] = ins end
+    return code
+  end
+  local w = writer.new()
+  w:class { name = "Lsample/DexShapes;", source = "DexShapes.java", methods = {
+    { name = "outsideTry", params = { DB }, ret = "I", registers = 3, lines = { { 0, 10 }, { 7, 11 }, { 11, 12 } },
+      code = opened({ "invoke-interface", { 0 }, count }, { "move-result", 1 }, { "invoke-interface", { 0 }, close },
+        { "return", 1 }) },
+    { name = "tryFinally", params = { DB }, ret = "I", registers = 3, lines = { { 0, 20 }, { 7, 21 }, { 11, 23 } },
+      code = opened({ "invoke-interface", { 0 }, count }, { "move-result", 1 }, { "invoke-interface", { 0 }, close },
+        { "return", 1 }, { "move-exception", 1 }, { "invoke-interface", { 0 }, close }, { "throw", 1 }),
+      tries = { { start = 7, count = 4, catch_all = 15 } } },
+    { name = "tryCatch", params = { DB }, ret = "Z", registers = 3, lines = { { 0, 30 }, { 7, 31 } },
+      code = opened({ "invoke-interface", { 0 }, first }, { "move-result", 1 }, { "return", 1 },
+        { "move-exception", 1 }, { "const/4", 1, 0 }, { "return", 1 }),
+      tries = { { start = 7, count = 4, handlers = { { "Ljava/lang/RuntimeException;", 12 } } } } },
+    { name = "returned", params = { DB }, ret = CURSOR, registers = 3, lines = { { 0, 40 } },
+      code = opened({ "invoke-interface", { 0 }, first }, { "return-object", 0 }) },
+    { name = "storedInField", params = { DB }, ret = "V", registers = 3, lines = { { 0, 50 } },
+      code = opened({ "sput-object", 0, kept }, { "invoke-interface", { 0 }, first }, { "return-void" }) },
+  } }
+  return w:bytes()
+end
+
+-- dexdump's view of a dex file: per method "Class.name", its instructions
+-- {pc, mnemonic}, catches {start, end, handler, type} and positions {pc, line}
+local function dexdump(path)
+  local p = io.popen("env -u LD_PRELOAD dexdump -d " .. quote(path) .. " 2>&1")
+  local text = p:read("a")
+  p:close()
+  local out, m, section = {}, nil, nil
+  for line in text:gmatch("[^\n]+") do
+    local name = line:match("^%x+:%s+|%[%x+%] ([%w.$]+:)")
+    if name then
+      m = { code = {}, catches = {}, positions = {} }
+      out[name:gsub(":$", ""):match("[^.]+%.[^.]+$")] = m
+      section = "code"
+    elseif m then
+      local pc, op = line:match("^%x+: [%x ]+|(%x+): ([%w/-]+)")
+      if pc then m.code[#m.code + 1] = { tonumber(pc, 16), op } end
+      if line:match("^%s+catches") then section = "catches" end
+      if line:match("^%s+positions") then section = "positions" end
+      if line:match("^%s+locals") then section = nil end
+      local a, b = line:match("^%s+0x(%x+) %- 0x(%x+)$")
+      if a and section == "catches" then m.range = { tonumber(a, 16), tonumber(b, 16) } end
+      local type, h = line:match("^%s+(%S+) %-> 0x(%x+)$")
+      if type and m.range then
+        m.catches[#m.catches + 1] = { m.range[1], m.range[2], tonumber(h, 16), type ~= "<any>" and type or nil }
+      end
+      local at, l = line:match("^%s+0x(%x+) line=(%d+)$")
+      if at and section == "positions" then m.positions[#m.positions + 1] = { tonumber(at, 16), tonumber(l) } end
+    end
+  end
+  return out
+end
+
+describe("sift lint on dex", function()
+  it("reads dex as Android's dexdump does, and finds the same shapes as in class files, in a dex and an apk", function()
+    local core = require "sift.core"
+    local dir = helper.tmpdir()
+    local path = dir .. "/classes.dex"
+    local f = assert(io.open(path, "wb"))
+    f:write(shapes_dex())
+    f:close()
+    local classes = assert(core.dexfile(helper.read(path)))
+    assert.are.same({ "sample/DexShapes", "java/lang/Object", "DexShapes.java" },
+      { classes[1].name, classes[1].super, classes[1].source })
+    -- the second opinion: dexdump's disassembly, catches and positions
+    if os.execute("command -v dexdump >/dev/null") then
+      local dumped = dexdump(path)
+      for _, m in ipairs(classes[1].methods) do
+        local d = assert(dumped["DexShapes." .. m.name], m.name)
+        local code, lines = {}, {}
+        for i, ins in ipairs(m.code) do code[i] = { ins.pc, ins.op } end
+        assert.are.same(d.code, code)
+        local tries = {}
+        for i, t in ipairs(m.tries) do
+          tries[i] = { t.start, t.stop, t.handler, t.type and ("L" .. t.type .. ";") or nil }
+        end
+        assert.are.same(d.catches, tries)
+        for _, ins in ipairs(m.code) do lines[ins.pc] = ins.line end
+        for _, pos in ipairs(d.positions) do assert.are.equal(pos[2], lines[pos[1]]) end
+      end
+    else
+      pending("no dexdump: the disassembly is not compared")
+    end
+    local function found(target)
+      local out, err, code = helper.sift { "lint", "--json", target }
+      assert.are.same({ 1, "" }, { code, err })
+      local got = {}
+      for i, x in ipairs(cjson.decode(out).findings) do got[i] = { x.method, x.criterion, x.pc, x.line } end
+      return got, cjson.decode(out).findings
+    end
+    local want = { { "outsideTry", "op-outside-try", 7, 11 }, { "tryCatch", "never-closed", 3, 30 },
+      { "tryCatch", "try-without-close", 7, 31 } }
+    assert.are.same(want, (found(path)))
+    -- in an apk (a zip holding classes.dex)
+    assert(os.execute(("cd %s && env -u LD_PRELOAD jar cfM app.apk classes.dex"):format(quote(dir))))
+    local from_apk, findings = found(dir .. "/app.apk")
+    assert.are.same(want, from_apk)
+    assert.matches("app%.apk!/classes%.dex$", findings[1].file)
+    -- a cut dex: skipped, said, the rest still read
+    local bytes = helper.read(path)
+    local cut = helper.tmpfile(bytes:sub(1, 0x200))
+    local out, err = helper.sift { "lint", "--json", cut, path }
+    assert.are.equal(3, #cjson.decode(out).findings)
+    assert.matches("^sift: skipped .-: dex file: [%w' ]+ at byte %d+\n$", err)
+    os.remove(cut)
+    os.execute("rm -rf " .. quote(dir))
+  end)
+end)
+
 describe("unclosed resources in heap dumps (sift leaks)", function()
   it("finds the JDK file streams a program left open, not the closed one nor the JDK's own", function()
     local dump = helper.jvm_dump("OpenStreams")

@@ -2,8 +2,8 @@
 ** lbytecode.c
 ** Bytecode for the lint rules (sift.lint), as Lua tables: a class file's
 ** methods with their instructions, exception tables, lines and locals
-** (core.classfile), and the class and dex entries of a jar or apk
-** (core.zip_entries). The tables are per class: what a rule reads.
+** (core.classfile), a dex file's classes in the same shape (core.dexfile),
+** and the class and dex entries of a jar or apk (core.zip_entries). The tables are per class: what a rule reads.
 */
 
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "core/lsift.h"
 #include "core/zip.h"
 #include "lint/classfile.h"
+#include "lint/dex.h"
 
 static void setstr (lua_State *L, const char *key, cf_Str s) {
   lua_pushlstring(L, (const char *)s.s, s.n);
@@ -172,7 +173,146 @@ static int core_zip_entries (lua_State *L) {
   return 1;
 }
 
+/* a dex type descriptor as a class file names it: Lcom/foo/Bar; -> com/foo/Bar */
+static void push_dex_class (lua_State *L, const dx_File *d, uint32_t idx) {
+  const unsigned char *s;
+  size_t n;
+  if (!dx_type(d, idx, &s, &n)) { lua_pushnil(L); return; }
+  if (n >= 2 && s[0] == 'L' && s[n - 1] == ';') lua_pushlstring(L, (const char *)s + 1, n - 2);
+  else lua_pushlstring(L, (const char *)s, n);
+}
+
+/* a proto as a JVM method descriptor: (Ljava/lang/String;I)V */
+static int push_dex_desc (lua_State *L, const dx_File *d, uint32_t proto) {
+  uint32_t ret, nparams, k;
+  const unsigned char *params, *s;
+  size_t n;
+  luaL_Buffer b;
+  if (!dx_proto(d, proto, &ret, &nparams, &params)) return 0;
+  luaL_buffinit(L, &b);
+  luaL_addchar(&b, '(');
+  for (k = 0; k < nparams; k++)
+    if (dx_type(d, params[2 * k] | (uint32_t)params[2 * k + 1] << 8, &s, &n)) luaL_addlstring(&b, (const char *)s, n);
+  luaL_addchar(&b, ')');
+  if (dx_type(d, ret, &s, &n)) luaL_addlstring(&b, (const char *)s, n);
+  luaL_pushresult(&b);
+  return 1;
+}
+
+static void set_dex_string (lua_State *L, const dx_File *d, const char *key, uint32_t idx) {
+  const unsigned char *s;
+  size_t n;
+  if (dx_string(d, idx, &s, &n)) {
+    lua_pushlstring(L, (const char *)s, n);
+    lua_setfield(L, -2, key);
+  }
+}
+
+/* a method's owner, name and descriptor into the table on top */
+static void set_dex_method (lua_State *L, const dx_File *d, uint32_t idx, const char *owner_key) {
+  uint32_t cls, name, proto;
+  if (!dx_method(d, idx, &cls, &name, &proto)) return;
+  if (owner_key) {
+    push_dex_class(L, d, cls);
+    lua_setfield(L, -2, owner_key);
+  }
+  set_dex_string(L, d, "name", name);
+  if (push_dex_desc(L, d, proto)) lua_setfield(L, -2, "desc");
+}
+
+static void push_dex_method (lua_State *L, const dx_File *d, const dx_Method *m) {
+  size_t k;
+  lua_createtable(L, 0, 6);
+  set_dex_method(L, d, m->method_idx, NULL);
+  setint(L, "access", m->access);
+  if (!m->has_code) return;
+  lua_createtable(L, (int)m->ninsns, 0);
+  for (k = 0; k < m->ninsns; k++) {
+    const dx_Insn *in = &m->insns[k];
+    int kind = dx_refkind(in->op);
+    lua_createtable(L, 0, 6);
+    setint(L, "pc", in->pc);
+    lua_pushstring(L, dx_opname(in->op));
+    lua_setfield(L, -2, "op");
+    if (in->reg >= 0) setint(L, "var", in->reg);
+    if (in->branch >= 0) setint(L, "branch", in->branch);
+    if (in->ref >= 0 && in->ref <= 0xFFFFFFFF) {
+      uint32_t ref = (uint32_t)in->ref, cls, name;
+      if (kind == 'm') set_dex_method(L, d, ref, "owner");
+      else if (kind == 'f' && dx_field(d, ref, &cls, &name)) {
+        push_dex_class(L, d, cls);
+        lua_setfield(L, -2, "owner");
+        set_dex_string(L, d, "name", name);
+      }
+      else if (kind == 't') {
+        push_dex_class(L, d, ref);
+        lua_setfield(L, -2, "class");
+      }
+    }
+    if (in->line) setint(L, "line", in->line);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_setfield(L, -2, "code");
+  lua_createtable(L, (int)m->ntries, 0);
+  for (k = 0; k < m->ntries; k++) {
+    const dx_Try *t = &m->tries[k];
+    lua_createtable(L, 0, 4);
+    setint(L, "start", t->start);
+    setint(L, "stop", t->end);
+    setint(L, "handler", t->handler);
+    if (t->type >= 0) {
+      push_dex_class(L, d, (uint32_t)t->type);
+      lua_setfield(L, -2, "type");
+    }
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_setfield(L, -2, "tries");
+  lua_newtable(L);
+  lua_setfield(L, -2, "locals");
+}
+
+/*
+** core.dexfile(bytes) -> {class...}, or nil, message, code: each class of
+** a dex file in core.classfile's shape (names as class files spell them:
+** com/foo/Bar; descriptors built from the protos; pcs and try ranges in
+** 16-bit code units; `var` the instruction's first register; lines from
+** the debug info; no locals).
+*/
+static int core_dexfile (lua_State *L) {
+  size_t n, k, j;
+  const sift_Map *map;
+  const unsigned char *p = sift_checksource(L, 1, &n, &map);
+  dx_File d;
+  char err[160];
+  sift_Status st = dx_parse(&d, p, n, err, sizeof err);
+  if (st != SIFT_OK) return sift_pushfail(L, st, "%s", err);
+  lua_createtable(L, (int)d.nclasses, 0);
+  for (k = 0; k < d.nclasses; k++) {
+    const dx_Class *c = &d.classes[k];
+    lua_createtable(L, 0, 6);
+    push_dex_class(L, &d, c->class_idx);
+    lua_setfield(L, -2, "name");
+    if (c->super_idx != 0xFFFFFFFFu) {
+      push_dex_class(L, &d, c->super_idx);
+      lua_setfield(L, -2, "super");
+    }
+    if (c->source_idx != 0xFFFFFFFFu) set_dex_string(L, &d, "source", c->source_idx);
+    setint(L, "version", d.version);
+    setint(L, "access", c->access);
+    lua_createtable(L, (int)c->nmethods, 0);
+    for (j = 0; j < c->nmethods; j++) {
+      push_dex_method(L, &d, &c->methods[j]);
+      lua_rawseti(L, -2, (lua_Integer)j + 1);
+    }
+    lua_setfield(L, -2, "methods");
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  dx_free(&d);
+  return 1;
+}
+
 static const luaL_Reg bytecode_functions[] = {
+  {"dexfile", core_dexfile},
   {"classfile", core_classfile},
   {"zip_entries", core_zip_entries},
   {NULL, NULL}

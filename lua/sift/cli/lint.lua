@@ -7,13 +7,13 @@ local common = require "sift.cli.common"
 local M = { define = {}, commands = {} }
 
 function M.define.lint(parser)
-  local c = parser:command("lint", "Find resources (Cursors by default) that code can leak: class files, directories, jars.")
+  local c = parser:command("lint", "Find resources (Cursors by default) that code can leak: class and dex files, directories, jars, apks.")
     :description("In each method that opens a resource: operations on it outside any try block "
       .. "(op-outside-try), try blocks around them whose cleanup does not release it (try-without-close), and "
       .. "resources released nowhere (never-closed). A resource returned or stored in a field changes owner; a "
       .. "helper that closes what it is given counts. Rules: cursor (default), closeable, typedarray, "
       .. "parcelfiledescriptor. Exit status 1 when something is found.")
-  c:argument("file", "Class files, directories of them, jars."):args("+")
+  c:argument("file", "Class files, dex files, directories of them, jars, apks."):args("+")
   c:option("--rules", "Rules to run, by name (cursor,closeable,...).")
   c:flag("--json", "Print the findings as JSON.")
   c:flag("--sarif", "Print SARIF 2.1.0 (for code review tools).")

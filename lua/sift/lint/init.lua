@@ -1,6 +1,5 @@
 --- Resource leaks before they happen: rules over bytecode (class files,
--- directories of them, jars; apks and dex files are recognised and not
--- read yet). The default rule is the Android Cursor rule of the FindBugs
+-- dex files, directories of them, jars and apks). The default rule is the Android Cursor rule of the FindBugs
 -- detector it comes from: in a method that opens a Cursor,
 --
 -- 1. `op-outside-try`: a Cursor operation (other than close) outside any
@@ -16,7 +15,7 @@
 -- the same shape (`sift.lint.rules`).
 --
 --     local lint = require "sift.lint"
---     local classes = assert(lint.load({"build/classes"}))
+--     local classes = assert(lint.load({"build/classes", "app.apk"}))
 --     for _, f in ipairs(lint.check(classes)) do print(f.class, f.method, f.line, f.criterion) end
 -- @module sift.lint
 
@@ -74,15 +73,24 @@ local function is_dir(path)
   return code == 21  -- EISDIR
 end
 
---- Read classes from paths (class files, directories, jars). Returns the
--- classes (each as `core.classfile` gives it, with `file`: where it came
--- from) and the problems met (`{file, message}`: a damaged class, a dex
--- file), or nil and a message when a path cannot be read at all.
+--- Read classes from paths (class files, dex files, directories, jars,
+-- apks). Returns the classes (each as `core.classfile` or `core.dexfile`
+-- gives it, with `file`: where it came from) and the problems met
+-- (`{file, message}`: a damaged class or dex), or nil and a message when a
+-- path cannot be read at all.
 function M.load(paths)
   local classes, problems = {}, {}
   local function add(bytes, where)
     if bytes:sub(1, 4) == "dex\n" then
-      problems[#problems + 1] = { file = where, message = "dex bytecode is not read yet (class files and jars are)" }
+      local dex, err = core.dexfile(bytes)
+      if not dex then
+        problems[#problems + 1] = { file = where, message = err }
+        return
+      end
+      for _, cls in ipairs(dex) do
+        cls.file = where
+        classes[#classes + 1] = cls
+      end
       return
     end
     local cls, err = core.classfile(bytes)
@@ -160,6 +168,12 @@ local function closers(classes, types, release)
   return out
 end
 
+-- what a value escapes by: in a class file the value on the stack (JVM),
+-- in a dex file the instruction's register A
+local ESCAPES = { areturn = true, putfield = true, putstatic = true }
+local ESCAPES_REGISTER = { ["return-object"] = true, ["iput-object"] = true, ["sput-object"] = true }
+local NEW = { new = true, ["new-instance"] = true }
+
 -- what an instruction does to the resource: "open", "op", "release" or nil
 local function role(code, i, types, release, closer)
   local ins = code[i]
@@ -170,7 +184,7 @@ local function role(code, i, types, release, closer)
   if ins.name == "<init>" then
     if not types[ins.owner] then return nil end
     for j = i - 1, 1, -1 do  -- a constructor opens when this method made the object (new), not super()
-      if code[j].op == "new" and code[j].class == ins.owner then return "open" end
+      if NEW[code[j].op] and code[j].class == ins.owner then return "open" end
     end
     return nil
   end
@@ -182,18 +196,30 @@ local function role(code, i, types, release, closer)
   return nil
 end
 
-local ESCAPES = { areturn = true, putfield = true, putstatic = true }
+-- the local (class file) or register (dex) the value opened at code[i] is kept in
+local function kept_in(code, i)
+  local ins, next_ins = code[i], code[i + 1]
+  if ins.name == "<init>" then  -- a dex constructor: the register new-instance filled
+    for j = i - 1, 1, -1 do
+      if code[j].op == "new-instance" and code[j].class == ins.owner then return code[j].var end
+    end
+  end
+  if next_ins and next_ins.var and (next_ins.op:sub(1, 6) == "astore" or next_ins.op == "move-result-object") then
+    return next_ins.var
+  end
+  return nil
+end
 
 -- whether the value opened at code[i] changes owner: returned or stored in
--- a field, at once or from the local it is kept in
+-- a field, at once or from the local or register it is kept in
 local function escapes(code, i)
-  local next_ins = code[i + 1]
-  if not next_ins then return false end
-  if ESCAPES[next_ins.op] then return true end
-  if not (next_ins.op:sub(1, 6) == "astore" and next_ins.var) then return false end
-  for j = i + 2, #code - 1 do
+  if code[i + 1] and ESCAPES[code[i + 1].op] then return true end
+  local var = kept_in(code, i)
+  if not var then return false end
+  for j = i + 1, #code do
     local ins = code[j]
-    if ins.op:sub(1, 5) == "aload" and ins.var == next_ins.var and ESCAPES[code[j + 1].op] then return true end
+    if ESCAPES_REGISTER[ins.op] and ins.var == var then return true end
+    if ins.op:sub(1, 5) == "aload" and ins.var == var and code[j + 1] and ESCAPES[code[j + 1].op] then return true end
   end
   return false
 end
@@ -224,7 +250,8 @@ local function check_method(cls, m, rule, name, types, release, closer, out)
     local i = at[pc]
     while i and i <= #code do
       if roles[i] == "release" then return true end
-      if code[i].op == "athrow" or code[i].op:match("return$") then return false end
+      local op = code[i].op
+      if op == "athrow" or op == "throw" or op:find("return", 1, true) then return false end
       i = i + 1
     end
     return false

@@ -1,0 +1,420 @@
+/*
+** dex.c
+** Reading a dex file (see dex.h), after the Dalvik executable format: a
+** 0x70-byte header of counts and offsets to the string, type, proto,
+** field and method id tables and the class definitions; a class's
+** class_data (ULEB128 counts and deltas) lists its methods, each with the
+** offset of its code_item: registers, tries count, debug info offset, the
+** instructions in 16-bit units, then the try items and the encoded catch
+** handlers. Lines come from the debug info's state machine.
+*/
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lint/dex.h"
+
+#define NONE 0xFFFFFFFFu
+
+/* instruction formats, by how their operands are laid out */
+enum { F10x, F12x, F11n, F11x, F10t, F20t, F22x, F21t, F21s, F21h, F21c, F23x, F22b, F22t, F22s, F22c, F30t,
+       F32x, F31i, F31t, F31c, F35c, F3rc, F45cc, F4rcc, F51l, FBAD };
+
+typedef struct Op { const char *name; unsigned char fmt; } Op;
+
+#define R(name, fmt) { name, fmt }
+static const Op OPS[256] = {
+  R("nop", F10x), R("move", F12x), R("move/from16", F22x), R("move/16", F32x), R("move-wide", F12x),
+  R("move-wide/from16", F22x), R("move-wide/16", F32x), R("move-object", F12x), R("move-object/from16", F22x),
+  R("move-object/16", F32x), R("move-result", F11x), R("move-result-wide", F11x), R("move-result-object", F11x),
+  R("move-exception", F11x), R("return-void", F10x), R("return", F11x), R("return-wide", F11x),
+  R("return-object", F11x), R("const/4", F11n), R("const/16", F21s), R("const", F31i), R("const/high16", F21h),
+  R("const-wide/16", F21s), R("const-wide/32", F31i), R("const-wide", F51l), R("const-wide/high16", F21h),
+  R("const-string", F21c), R("const-string/jumbo", F31c), R("const-class", F21c), R("monitor-enter", F11x),
+  R("monitor-exit", F11x), R("check-cast", F21c), R("instance-of", F22c), R("array-length", F12x),
+  R("new-instance", F21c), R("new-array", F22c), R("filled-new-array", F35c), R("filled-new-array/range", F3rc),
+  R("fill-array-data", F31t), R("throw", F11x), R("goto", F10t), R("goto/16", F20t), R("goto/32", F30t),
+  R("packed-switch", F31t), R("sparse-switch", F31t), R("cmpl-float", F23x), R("cmpg-float", F23x),
+  R("cmpl-double", F23x), R("cmpg-double", F23x), R("cmp-long", F23x), R("if-eq", F22t), R("if-ne", F22t),
+  R("if-lt", F22t), R("if-ge", F22t), R("if-gt", F22t), R("if-le", F22t), R("if-eqz", F21t), R("if-nez", F21t),
+  R("if-ltz", F21t), R("if-gez", F21t), R("if-gtz", F21t), R("if-lez", F21t),
+  [0x44] = R("aget", F23x), R("aget-wide", F23x), R("aget-object", F23x), R("aget-boolean", F23x),
+  R("aget-byte", F23x), R("aget-char", F23x), R("aget-short", F23x), R("aput", F23x), R("aput-wide", F23x),
+  R("aput-object", F23x), R("aput-boolean", F23x), R("aput-byte", F23x), R("aput-char", F23x),
+  R("aput-short", F23x), R("iget", F22c), R("iget-wide", F22c), R("iget-object", F22c), R("iget-boolean", F22c),
+  R("iget-byte", F22c), R("iget-char", F22c), R("iget-short", F22c), R("iput", F22c), R("iput-wide", F22c),
+  R("iput-object", F22c), R("iput-boolean", F22c), R("iput-byte", F22c), R("iput-char", F22c),
+  R("iput-short", F22c), R("sget", F21c), R("sget-wide", F21c), R("sget-object", F21c), R("sget-boolean", F21c),
+  R("sget-byte", F21c), R("sget-char", F21c), R("sget-short", F21c), R("sput", F21c), R("sput-wide", F21c),
+  R("sput-object", F21c), R("sput-boolean", F21c), R("sput-byte", F21c), R("sput-char", F21c),
+  R("sput-short", F21c), R("invoke-virtual", F35c), R("invoke-super", F35c), R("invoke-direct", F35c),
+  R("invoke-static", F35c), R("invoke-interface", F35c),
+  [0x74] = R("invoke-virtual/range", F3rc), R("invoke-super/range", F3rc), R("invoke-direct/range", F3rc),
+  R("invoke-static/range", F3rc), R("invoke-interface/range", F3rc),
+  [0x7b] = R("neg-int", F12x), R("not-int", F12x), R("neg-long", F12x), R("not-long", F12x),
+  R("neg-float", F12x), R("neg-double", F12x), R("int-to-long", F12x), R("int-to-float", F12x),
+  R("int-to-double", F12x), R("long-to-int", F12x), R("long-to-float", F12x), R("long-to-double", F12x),
+  R("float-to-int", F12x), R("float-to-long", F12x), R("float-to-double", F12x), R("double-to-int", F12x),
+  R("double-to-long", F12x), R("double-to-float", F12x), R("int-to-byte", F12x), R("int-to-char", F12x),
+  R("int-to-short", F12x),
+  [0x90] = R("add-int", F23x), R("sub-int", F23x), R("mul-int", F23x), R("div-int", F23x), R("rem-int", F23x),
+  R("and-int", F23x), R("or-int", F23x), R("xor-int", F23x), R("shl-int", F23x), R("shr-int", F23x),
+  R("ushr-int", F23x), R("add-long", F23x), R("sub-long", F23x), R("mul-long", F23x), R("div-long", F23x),
+  R("rem-long", F23x), R("and-long", F23x), R("or-long", F23x), R("xor-long", F23x), R("shl-long", F23x),
+  R("shr-long", F23x), R("ushr-long", F23x), R("add-float", F23x), R("sub-float", F23x), R("mul-float", F23x),
+  R("div-float", F23x), R("rem-float", F23x), R("add-double", F23x), R("sub-double", F23x), R("mul-double", F23x),
+  R("div-double", F23x), R("rem-double", F23x), R("add-int/2addr", F12x), R("sub-int/2addr", F12x),
+  R("mul-int/2addr", F12x), R("div-int/2addr", F12x), R("rem-int/2addr", F12x), R("and-int/2addr", F12x),
+  R("or-int/2addr", F12x), R("xor-int/2addr", F12x), R("shl-int/2addr", F12x), R("shr-int/2addr", F12x),
+  R("ushr-int/2addr", F12x), R("add-long/2addr", F12x), R("sub-long/2addr", F12x), R("mul-long/2addr", F12x),
+  R("div-long/2addr", F12x), R("rem-long/2addr", F12x), R("and-long/2addr", F12x), R("or-long/2addr", F12x),
+  R("xor-long/2addr", F12x), R("shl-long/2addr", F12x), R("shr-long/2addr", F12x), R("ushr-long/2addr", F12x),
+  R("add-float/2addr", F12x), R("sub-float/2addr", F12x), R("mul-float/2addr", F12x), R("div-float/2addr", F12x),
+  R("rem-float/2addr", F12x), R("add-double/2addr", F12x), R("sub-double/2addr", F12x), R("mul-double/2addr", F12x),
+  R("div-double/2addr", F12x), R("rem-double/2addr", F12x), R("add-int/lit16", F22s), R("rsub-int", F22s),
+  R("mul-int/lit16", F22s), R("div-int/lit16", F22s), R("rem-int/lit16", F22s), R("and-int/lit16", F22s),
+  R("or-int/lit16", F22s), R("xor-int/lit16", F22s), R("add-int/lit8", F22b), R("rsub-int/lit8", F22b),
+  R("mul-int/lit8", F22b), R("div-int/lit8", F22b), R("rem-int/lit8", F22b), R("and-int/lit8", F22b),
+  R("or-int/lit8", F22b), R("xor-int/lit8", F22b), R("shl-int/lit8", F22b), R("shr-int/lit8", F22b),
+  R("ushr-int/lit8", F22b),
+  [0xfa] = R("invoke-polymorphic", F45cc), R("invoke-polymorphic/range", F4rcc), R("invoke-custom", F35c),
+  R("invoke-custom/range", F3rc), R("const-method-handle", F21c), R("const-method-type", F21c),
+};
+
+static const unsigned char UNITS[FBAD] = {
+  1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 4, 4, 5,
+};
+
+const char *dx_opname (unsigned op) {
+  if (op == 0x100) return "packed-switch-payload";
+  if (op == 0x200) return "sparse-switch-payload";
+  if (op == 0x300) return "fill-array-data-payload";
+  return op <= 0xff ? OPS[op].name : NULL;
+}
+
+int dx_refkind (unsigned op) {
+  if (op == 0x1a || op == 0x1b) return 's';
+  if (op == 0x1c || op == 0x1f || op == 0x20 || op == 0x22 || op == 0x23 || op == 0x24 || op == 0x25) return 't';
+  if (op >= 0x52 && op <= 0x6d) return 'f';
+  if ((op >= 0x6e && op <= 0x72) || (op >= 0x74 && op <= 0x78) || op == 0xfa || op == 0xfb) return 'm';
+  return 0;
+}
+
+static uint32_t le2 (const unsigned char *p) { return p[0] | (uint32_t)p[1] << 8; }
+static uint32_t le4 (const unsigned char *p) { return le2(p) | le2(p + 2) << 16; }
+
+/* a ULEB128 at *pos (at most 5 bytes); 0 when it runs past n */
+static int uleb (const unsigned char *p, size_t n, size_t *pos, uint32_t *out) {
+  uint32_t v = 0;
+  int shift;
+  for (shift = 0; shift < 35; shift += 7) {
+    if (*pos >= n) return 0;
+    v |= (uint32_t)(p[*pos] & 0x7f) << shift;
+    if (!(p[(*pos)++] & 0x80)) { *out = v; return 1; }
+  }
+  return 0;
+}
+
+static int sleb (const unsigned char *p, size_t n, size_t *pos, int32_t *out) {
+  size_t start = *pos;
+  uint32_t v;
+  int bits;
+  if (!uleb(p, n, pos, &v)) return 0;
+  bits = 7 * (int)(*pos - start);
+  if (bits < 32 && (v & (1u << (bits - 1)))) v |= ~0u << bits;  /* sign-extend */
+  *out = (int32_t)v;
+  return 1;
+}
+
+static void set_err (char *err, size_t errsize, const char *what, size_t at) {
+  snprintf(err, errsize, "dex file: %s at byte %zu", what, at);
+}
+
+#define FAIL(what, at) do { set_err(err, errsize, what, (at)); return SIFT_ECORRUPT; } while (0)
+
+/* one instruction at unit pc of insns (count units): its size in units, 0 if malformed */
+static uint32_t decode (const unsigned char *u, uint32_t count, uint32_t pc, dx_Insn *in) {
+  const unsigned char *at = u + 2 * (size_t)pc;
+  unsigned op = at[0], hi = at[1];
+  const Op *o;
+  uint32_t size;
+  in->pc = pc;
+  in->reg = in->branch = -1;
+  in->ref = -1;
+  in->line = 0;
+  if (op == 0 && hi != 0) {  /* a payload: switch tables, array data */
+    uint32_t k;
+    if (count - pc < 4 && hi != 2) return 0;
+    if (count - pc < 2) return 0;
+    in->op = (uint16_t)(hi << 8);
+    k = le2(at + 2);
+    if (hi == 1) size = 4 + k * 2;
+    else if (hi == 2) size = 2 + k * 4;
+    else if (hi == 3) {
+      uint64_t bytes = (uint64_t)le2(at + 2) * le4(at + 4);
+      if (bytes > (uint64_t)count * 2) return 0;
+      size = 4 + (uint32_t)((bytes + 1) / 2);
+    }
+    else return 0;
+    return size <= count - pc ? size : 0;
+  }
+  in->op = (uint16_t)op;
+  o = &OPS[op];
+  if (o->name == NULL) return 0;  /* unused: not an instruction */
+  size = UNITS[o->fmt];
+  if (size > count - pc) return 0;
+  switch (o->fmt) {
+    case F12x: case F11n: case F22t: case F22s: case F22c: in->reg = hi & 0x0f; break;
+    case F11x: case F21t: case F21s: case F21h: case F21c: case F22x: case F23x: case F22b: case F31i: case F31t:
+    case F31c: case F51l: in->reg = hi; break;
+    case F32x: in->reg = (int32_t)le2(at + 2); break;
+    case F35c: case F45cc: if (hi >> 4) in->reg = at[4] & 0x0f; break;   /* the first argument */
+    case F3rc: case F4rcc: if (hi) in->reg = (int32_t)le2(at + 4); break;
+    default: break;
+  }
+  switch (o->fmt) {
+    case F10t: in->branch = (int32_t)pc + (int8_t)hi; break;
+    case F20t: case F21t: case F22t: in->branch = (int32_t)pc + (int16_t)le2(at + 2); break;
+    case F30t: case F31t: in->branch = (int32_t)pc + (int32_t)le4(at + 2); break;
+    default: break;
+  }
+  if (dx_refkind(op)) in->ref = o->fmt == F31c ? (int64_t)le4(at + 2) : (int64_t)le2(at + 2);
+  return size;
+}
+
+/* lines from a debug_info_item: each instruction gets the line of the
+   last position entry at or before it */
+static void read_lines (const dx_File *d, uint32_t off, dx_Method *m) {
+  const unsigned char *p = d->p;
+  size_t n = d->n, pos = off, k = 0;
+  uint32_t line, params, addr = 0, cur = 0, x, steps = 0;
+  int32_t delta;
+  if (off == 0 || off >= n || !uleb(p, n, &pos, &line) || !uleb(p, n, &pos, &params)) return;
+  if (params > n - pos) return;
+  while (params-- > 0) if (!uleb(p, n, &pos, &x)) return;
+  while (pos < n && steps++ < (1u << 24)) {
+    unsigned op = p[pos++];
+    if (op == 0x00) break;
+    else if (op == 0x01) { if (!uleb(p, n, &pos, &x)) break; addr += x; }
+    else if (op == 0x02) { if (!sleb(p, n, &pos, &delta)) break; line += (uint32_t)delta; }
+    else if (op == 0x03 || op == 0x04) {  /* start local (extended: and its signature) */
+      int ok = uleb(p, n, &pos, &x) && uleb(p, n, &pos, &x) && uleb(p, n, &pos, &x);
+      if (!ok || (op == 0x04 && !uleb(p, n, &pos, &x))) break;
+    }
+    else if (op == 0x05 || op == 0x06 || op == 0x09) { if (!uleb(p, n, &pos, &x)) break; }
+    else if (op >= 0x0a) {  /* a special opcode: a new position entry */
+      unsigned adj = op - 0x0a;
+      line += (uint32_t)(-4 + (int)(adj % 15));
+      addr += adj / 15;
+      while (k < m->ninsns && m->insns[k].pc < addr) m->insns[k++].line = cur;
+      cur = line;
+    }
+  }
+  while (k < m->ninsns) m->insns[k++].line = cur;
+}
+
+static sift_Status read_code (dx_File *d, uint32_t off, dx_Method *m, char *err, size_t errsize) {
+  const unsigned char *p = d->p;
+  size_t n = d->n, tries_at, handlers_at;
+  uint32_t ntries, debug, count, pc, k;
+  if (off > n || n - off < 16) FAIL("a code item", off);
+  ntries = le2(p + off + 6);
+  debug = le4(p + off + 8);
+  count = le4(p + off + 12);
+  if (count > (n - off - 16) / 2) FAIL("a code item's instruction count", off + 12);
+  if (count > 0 && (m->insns = (dx_Insn *)malloc(count * sizeof(dx_Insn))) == NULL) goto nomem;
+  for (pc = 0; pc < count; ) {
+    uint32_t size = decode(p + off + 16, count, pc, &m->insns[m->ninsns]);
+    if (size == 0) FAIL("an instruction", off + 16 + 2 * (size_t)pc);
+    m->ninsns++;
+    pc += size;
+  }
+  tries_at = off + 16 + 2 * (size_t)count + (ntries && (count & 1) ? 2 : 0);
+  if (tries_at > n || ntries > (n - tries_at) / 8) FAIL("a code item's try count", off + 6);
+  handlers_at = tries_at + 8 * (size_t)ntries;
+  for (k = 0; k < ntries; k++) {  /* a try item, then its handler list: typed pairs and a catch-all */
+    const unsigned char *t = p + tries_at + 8 * (size_t)k;
+    size_t pos = handlers_at + le2(t + 6);
+    uint32_t start = le4(t), end = start + le2(t + 4), h, pairs;
+    int32_t size;
+    if (!sleb(p, n, &pos, &size)) FAIL("a catch handler", handlers_at);
+    pairs = (uint32_t)(size < 0 ? -(int64_t)size : size);
+    if (pairs > (n - pos) / 2) FAIL("a catch handler's count", pos);
+    {
+      dx_Try *grown = (dx_Try *)realloc(m->tries, (m->ntries + pairs + 1) * sizeof(dx_Try));
+      if (grown == NULL) goto nomem;
+      m->tries = grown;
+    }
+    for (h = 0; h < pairs; h++) {
+      uint32_t type, addr;
+      if (!uleb(p, n, &pos, &type) || !uleb(p, n, &pos, &addr)) FAIL("a catch handler", pos);
+      m->tries[m->ntries++] = (dx_Try){ start, end, addr, (int64_t)type };
+    }
+    if (size <= 0) {
+      uint32_t addr;
+      if (!uleb(p, n, &pos, &addr)) FAIL("a catch-all handler", pos);
+      m->tries[m->ntries++] = (dx_Try){ start, end, addr, -1 };
+    }
+  }
+  read_lines(d, debug, m);
+  m->has_code = 1;
+  return SIFT_OK;
+nomem:
+  snprintf(err, errsize, "out of memory");
+  return SIFT_ENOMEM;
+}
+
+/* a class's class_data_item: its direct and virtual methods */
+static sift_Status read_class_data (dx_File *d, uint32_t off, dx_Class *c, char *err, size_t errsize) {
+  const unsigned char *p = d->p;
+  size_t n = d->n, pos = off;
+  uint32_t sizes[4], k, list, x;
+  for (k = 0; k < 4; k++) if (!uleb(p, n, &pos, &sizes[k])) FAIL("a class's data", off);
+  for (k = 0; k < 2 * (sizes[0] + sizes[1]); k++) if (!uleb(p, n, &pos, &x)) FAIL("a class's fields", pos);
+  if (sizes[2] > (n - pos) / 3 || sizes[3] > (n - pos) / 3 || sizes[2] + sizes[3] > (n - pos) / 3)
+    FAIL("a class's method count", off);
+  if (sizes[2] + sizes[3] > 0
+      && (c->methods = (dx_Method *)calloc(sizes[2] + sizes[3], sizeof(dx_Method))) == NULL) {
+    snprintf(err, errsize, "out of memory");
+    return SIFT_ENOMEM;
+  }
+  for (list = 2; list < 4; list++) {
+    uint32_t idx = 0;
+    for (k = 0; k < sizes[list]; k++) {
+      uint32_t diff, access, code;
+      dx_Method *m = &c->methods[c->nmethods];
+      if (!uleb(p, n, &pos, &diff) || !uleb(p, n, &pos, &access) || !uleb(p, n, &pos, &code))
+        FAIL("a method", pos);
+      idx += diff;
+      if (idx >= d->nmethods) FAIL("a method index", pos);
+      m->method_idx = idx;
+      m->access = access;
+      c->nmethods++;
+      if (code) {
+        sift_Status st = read_code(d, code, m, err, errsize);
+        if (st != SIFT_OK) return st;
+      }
+    }
+  }
+  return SIFT_OK;
+}
+
+/* a table of count entries of size bytes at off: inside the file */
+static int table_fits (size_t n, uint32_t count, uint32_t off, size_t size) {
+  return count == 0 || (off <= n && count <= (n - off) / size);
+}
+
+sift_Status dx_parse (dx_File *d, const unsigned char *p, size_t n, char *err, size_t errsize) {
+  uint32_t nclasses, classes_off, k;
+  sift_Status st;
+  memset(d, 0, sizeof *d);
+  d->p = p;
+  d->n = n;
+  if (n < 0x70 || memcmp(p, "dex\n0", 5) != 0 || p[7] != 0) FAIL("no dex magic", 0);
+  d->version = (unsigned)((p[5] - '0') * 10 + (p[6] - '0'));
+  if (p[5] < '0' || p[5] > '9' || p[6] < '0' || p[6] > '9' || d->version < 35 || d->version > 39) {
+    snprintf(err, errsize, "dex version %.3s is not one sift reads (035 to 039)", (const char *)p + 4);
+    return SIFT_EUNSUPPORTED;
+  }
+  if (le4(p + 0x28) != 0x12345678u) FAIL("a byte order other than little-endian", 0x28);
+  d->nstrings = le4(p + 0x38); d->strings_off = le4(p + 0x3c);
+  d->ntypes = le4(p + 0x40);   d->types_off = le4(p + 0x44);
+  d->nprotos = le4(p + 0x48);  d->protos_off = le4(p + 0x4c);
+  d->nfields = le4(p + 0x50);  d->fields_off = le4(p + 0x54);
+  d->nmethods = le4(p + 0x58); d->methods_off = le4(p + 0x5c);
+  nclasses = le4(p + 0x60);    classes_off = le4(p + 0x64);
+  if (!table_fits(n, d->nstrings, d->strings_off, 4)) FAIL("the string ids", 0x38);
+  if (!table_fits(n, d->ntypes, d->types_off, 4)) FAIL("the type ids", 0x40);
+  if (!table_fits(n, d->nprotos, d->protos_off, 12)) FAIL("the proto ids", 0x48);
+  if (!table_fits(n, d->nfields, d->fields_off, 8)) FAIL("the field ids", 0x50);
+  if (!table_fits(n, d->nmethods, d->methods_off, 8)) FAIL("the method ids", 0x58);
+  if (!table_fits(n, nclasses, classes_off, 32)) FAIL("the class definitions", 0x60);
+  if (nclasses > 0 && (d->classes = (dx_Class *)calloc(nclasses, sizeof(dx_Class))) == NULL) {
+    snprintf(err, errsize, "out of memory");
+    return SIFT_ENOMEM;
+  }
+  for (k = 0; k < nclasses; k++) {
+    const unsigned char *def = p + classes_off + 32 * (size_t)k;
+    dx_Class *c = &d->classes[d->nclasses++];
+    uint32_t data = le4(def + 24);
+    c->class_idx = le4(def);
+    c->access = le4(def + 4);
+    c->super_idx = le4(def + 8);
+    c->source_idx = le4(def + 16);
+    if (data && (st = read_class_data(d, data, c, err, errsize)) != SIFT_OK) {
+      dx_free(d);
+      return st;
+    }
+  }
+  return SIFT_OK;
+}
+
+void dx_free (dx_File *d) {
+  size_t k, j;
+  for (k = 0; k < d->nclasses; k++) {
+    for (j = 0; j < d->classes[k].nmethods; j++) {
+      free(d->classes[k].methods[j].insns);
+      free(d->classes[k].methods[j].tries);
+    }
+    free(d->classes[k].methods);
+  }
+  free(d->classes);
+  d->classes = NULL;
+  d->nclasses = 0;
+}
+
+int dx_string (const dx_File *d, uint32_t idx, const unsigned char **s, size_t *len) {
+  size_t pos, end;
+  uint32_t utf16;
+  if (idx >= d->nstrings) return 0;
+  pos = le4(d->p + d->strings_off + 4 * (size_t)idx);
+  if (pos >= d->n || !uleb(d->p, d->n, &pos, &utf16)) return 0;
+  for (end = pos; end < d->n && d->p[end] != 0; end++) {}
+  if (end >= d->n) return 0;
+  *s = d->p + pos;
+  *len = end - pos;
+  return 1;
+}
+
+int dx_type (const dx_File *d, uint32_t idx, const unsigned char **s, size_t *len) {
+  if (idx >= d->ntypes) return 0;
+  return dx_string(d, le4(d->p + d->types_off + 4 * (size_t)idx), s, len);
+}
+
+int dx_method (const dx_File *d, uint32_t idx, uint32_t *class_idx, uint32_t *name_idx, uint32_t *proto_idx) {
+  const unsigned char *m;
+  if (idx >= d->nmethods) return 0;
+  m = d->p + d->methods_off + 8 * (size_t)idx;
+  *class_idx = le2(m);
+  *proto_idx = le2(m + 2);
+  *name_idx = le4(m + 4);
+  return 1;
+}
+
+int dx_field (const dx_File *d, uint32_t idx, uint32_t *class_idx, uint32_t *name_idx) {
+  const unsigned char *f;
+  if (idx >= d->nfields) return 0;
+  f = d->p + d->fields_off + 8 * (size_t)idx;
+  *class_idx = le2(f);
+  *name_idx = le4(f + 4);
+  return 1;
+}
+
+int dx_proto (const dx_File *d, uint32_t idx, uint32_t *return_idx, uint32_t *nparams,
+              const unsigned char **params) {
+  const unsigned char *pr;
+  uint32_t off;
+  if (idx >= d->nprotos) return 0;
+  pr = d->p + d->protos_off + 12 * (size_t)idx;
+  *return_idx = le4(pr + 4);
+  off = le4(pr + 8);
+  *nparams = 0;
+  *params = NULL;
+  if (off == 0) return 1;
+  if (off > d->n || d->n - off < 4) return 0;
+  *nparams = le4(d->p + off);
+  if (*nparams > (d->n - off - 4) / 2) return 0;
+  *params = d->p + off + 4;
+  return 1;
+}

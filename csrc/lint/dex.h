@@ -1,0 +1,75 @@
+/*
+** dex.h
+** A dex file (Dalvik executable, versions 035 to 039) read in place for
+** the lint rules: its classes, and per method its instructions (opcode,
+** first register, jump target, resolved method/field/type), try blocks
+** with their handlers, and line numbers from the debug info. Every
+** index, offset and count is checked against the bytes.
+*/
+
+#if !defined(lint_dex_h)
+#define lint_dex_h
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/common.h"
+
+typedef struct dx_Insn {
+  uint32_t pc;          /* in 16-bit code units */
+  uint16_t op;          /* the opcode (a payload's: 0x100, 0x200, 0x300) */
+  int32_t reg;          /* register A, for the formats that have one; -1 */
+  int32_t branch;       /* a jump's target; -1 */
+  int64_t ref;          /* a method, field, type or string index (by kind); -1 */
+  uint32_t line;        /* 0: unknown */
+} dx_Insn;
+
+typedef struct dx_Try {
+  uint32_t start, end, handler;
+  int64_t type;         /* type index; -1 catches everything */
+} dx_Try;
+
+typedef struct dx_Method {
+  uint32_t method_idx, access;
+  dx_Insn *insns;  size_t ninsns;
+  dx_Try *tries;   size_t ntries;
+  int has_code;
+} dx_Method;
+
+typedef struct dx_Class {
+  uint32_t class_idx, access, super_idx, source_idx;  /* 0xFFFFFFFF: none */
+  dx_Method *methods;
+  size_t nmethods;
+} dx_Class;
+
+typedef struct dx_File {
+  const unsigned char *p;
+  size_t n;
+  unsigned version;
+  uint32_t nstrings, strings_off, ntypes, types_off, nprotos, protos_off, nfields, fields_off,
+           nmethods, methods_off;
+  dx_Class *classes;
+  size_t nclasses;
+} dx_File;
+
+/* read a dex file; on failure a message with the byte offset */
+sift_Status dx_parse (dx_File *d, const unsigned char *p, size_t n, char *err, size_t errsize);
+void dx_free (dx_File *d);
+
+/* a string's MUTF-8 text; 0 if idx is out of range or damaged */
+int dx_string (const dx_File *d, uint32_t idx, const unsigned char **s, size_t *len);
+/* a type's descriptor (Lcom/foo/Bar;) */
+int dx_type (const dx_File *d, uint32_t idx, const unsigned char **s, size_t *len);
+/* a method: its class's type index, name string index, proto index */
+int dx_method (const dx_File *d, uint32_t idx, uint32_t *class_idx, uint32_t *name_idx, uint32_t *proto_idx);
+/* a field: its class's type index and name string index */
+int dx_field (const dx_File *d, uint32_t idx, uint32_t *class_idx, uint32_t *name_idx);
+/* a proto: return type index, and its parameters' type list (count, u2 type indexes) */
+int dx_proto (const dx_File *d, uint32_t idx, uint32_t *return_idx, uint32_t *nparams,
+              const unsigned char **params);
+/* an opcode's mnemonic ("invoke-interface"); and what its index names:
+   'm' method, 'f' field, 't' type, 's' string, 0 none */
+const char *dx_opname (unsigned op);
+int dx_refkind (unsigned op);
+
+#endif
