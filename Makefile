@@ -33,7 +33,7 @@ DEB_PACKAGES = lua5.4 liblua5.4-dev lua-busted lua-argparse lua-cjson \
                libclang-rt-14-dev lua-readline openjdk-17-jdk-headless visualvm \
                lua-lpeg libsqlite3-dev ledger hledger beancount lua-http lua-socket lua-sec openssl \
                python3-jsonschema chromium curl procps \
-               redis-server lua-redis postgresql-15 lua-dbi-postgresql dexdump
+               redis-server lua-redis postgresql-15 lua-dbi-postgresql dexdump findbugs
 
 CORE_SRC = $(wildcard csrc/*.c csrc/*/*.c)
 CORE_HDR = $(wildcard csrc/*/*.h)

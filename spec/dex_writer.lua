@@ -33,7 +33,8 @@ end
 --- A class: name and super (descriptors; super defaults to
 -- Ljava/lang/Object;), source, methods (each: name, params, ret,
 -- registers, code, tries ({start, count, handlers = {{type, addr}},
--- catch_all = addr}), lines ({pc, line}...)). Every method is public static.
+-- catch_all = addr}), lines ({pc, line}...), locals ({reg, name, type,
+-- start, stop}...)). Every method is public static.
 function writer:class(c)
   c.super = c.super or "Ljava/lang/Object;"
   self.classes[#self.classes + 1] = c
@@ -123,6 +124,10 @@ function writer:bytes()
       end
       for _, t in ipairs(m.tries or {}) do
         for _, h in ipairs(t.handlers or {}) do use_type(h[1]) end
+      end
+      for _, l in ipairs(m.locals or {}) do
+        strings[l.name] = true
+        use_type(l.type)
       end
     end
   end
@@ -238,10 +243,21 @@ function writer:bytes()
         local line, pc = m.lines[1][2], 0
         local d = { uleb(line), uleb(#m.params) }
         for _ in ipairs(m.params) do d[#d + 1] = uleb(0) end  -- (no parameter names)
-        for _, e in ipairs(m.lines) do
+        -- the events in address order: locals ending, locals starting, positions
+        local events = {}
+        for _, l in ipairs(m.locals or {}) do
+          events[#events + 1] = { l.start, 2, "\3" .. uleb(l.reg) .. uleb(string_idx[l.name] + 1) .. uleb(type_idx[l.type] + 1) }
+          events[#events + 1] = { l.stop, 1, "\5" .. uleb(l.reg) }
+        end
+        for _, e in ipairs(m.lines) do events[#events + 1] = { e[1], 3, e[2] } end
+        table.sort(events, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
+        for _, e in ipairs(events) do
           if e[1] ~= pc then d[#d + 1] = "\1" .. uleb(e[1] - pc) pc = e[1] end
-          if e[2] ~= line then d[#d + 1] = "\2" .. sleb(e[2] - line) line = e[2] end
-          d[#d + 1] = string.char(0x0a + 4)  -- a position entry: line +0, address +0
+          if e[2] ~= 3 then d[#d + 1] = e[3]
+          else
+            if e[3] ~= line then d[#d + 1] = "\2" .. sleb(e[3] - line) line = e[3] end
+            d[#d + 1] = string.char(0x0a + 4)  -- a position entry: line +0, address +0
+          end
         end
         d[#d + 1] = "\0"
         put(table.concat(d))

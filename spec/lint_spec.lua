@@ -134,6 +134,7 @@ local function shapes_dex()
   local w = writer.new()
   w:class { name = "Lsample/DexShapes;", source = "DexShapes.java", methods = {
     { name = "outsideTry", params = { DB }, ret = "I", registers = 3, lines = { { 0, 10 }, { 7, 11 }, { 11, 12 } },
+    locals = { { reg = 0, name = "c", type = CURSOR, start = 7, stop = 15 }, { reg = 1, name = "n", type = "I", start = 11, stop = 15 } },
       code = opened({ "invoke-interface", { 0 }, count }, { "move-result", 1 }, { "invoke-interface", { 0 }, close },
         { "return", 1 }) },
     { name = "tryFinally", params = { DB }, ret = "I", registers = 3, lines = { { 0, 20 }, { 7, 21 }, { 11, 23 } },
@@ -153,7 +154,8 @@ local function shapes_dex()
 end
 
 -- dexdump's view of a dex file: per method "Class.name", its instructions
--- {pc, mnemonic}, catches {start, end, handler, type} and positions {pc, line}
+-- {pc, mnemonic}, catches {start, end, handler, type}, positions {pc, line}
+-- and named locals {start, end, register, name, type}
 local function dexdump(path)
   local p = io.popen("env -u LD_PRELOAD dexdump -d " .. quote(path) .. " 2>&1")
   local text = p:read("a")
@@ -162,7 +164,7 @@ local function dexdump(path)
   for line in text:gmatch("[^\n]+") do
     local name = line:match("^%x+:%s+|%[%x+%] ([%w.$]+:)")
     if name then
-      m = { code = {}, catches = {}, positions = {} }
+      m = { code = {}, catches = {}, positions = {}, locals = {} }
       out[name:gsub(":$", ""):match("[^.]+%.[^.]+$")] = m
       section = "code"
     elseif m then
@@ -170,12 +172,16 @@ local function dexdump(path)
       if pc then m.code[#m.code + 1] = { tonumber(pc, 16), op } end
       if line:match("^%s+catches") then section = "catches" end
       if line:match("^%s+positions") then section = "positions" end
-      if line:match("^%s+locals") then section = nil end
       local a, b = line:match("^%s+0x(%x+) %- 0x(%x+)$")
       if a and section == "catches" then m.range = { tonumber(a, 16), tonumber(b, 16) } end
       local type, h = line:match("^%s+(%S+) %-> 0x(%x+)$")
       if type and m.range then
         m.catches[#m.catches + 1] = { m.range[1], m.range[2], tonumber(h, 16), type ~= "<any>" and type or nil }
+      end
+      if line:match("^%s+locals") then section = "locals" end
+      local from, to, reg, lname, ltype = line:match("^%s+0x(%x+) %- 0x(%x+) reg=(%d+) (%S+) (%S+)")
+      if from and section == "locals" and lname ~= "(null)" then  -- (parameters without names left out)
+        m.locals[#m.locals + 1] = { tonumber(from, 16), tonumber(to, 16), tonumber(reg), lname, ltype }
       end
       local at, l = line:match("^%s+0x(%x+) line=(%d+)$")
       if at and section == "positions" then m.positions[#m.positions + 1] = { tonumber(at, 16), tonumber(l) } end
@@ -210,6 +216,9 @@ describe("sift lint on dex", function()
         assert.are.same(d.catches, tries)
         for _, ins in ipairs(m.code) do lines[ins.pc] = ins.line end
         for _, pos in ipairs(d.positions) do assert.are.equal(pos[2], lines[pos[1]]) end
+        local locals = {}
+        for i, l in ipairs(m.locals) do locals[i] = { l.start, l.stop, l.index, l.name, l.desc } end
+        assert.are.same(d.locals, locals)
       end
     else
       pending("no dexdump: the disassembly is not compared")
@@ -236,6 +245,96 @@ describe("sift lint on dex", function()
     assert.are.equal(3, #cjson.decode(out).findings)
     assert.matches("^sift: skipped .-: dex file: [%w' ]+ at byte %d+\n$", err)
     os.remove(cut)
+    os.execute("rm -rf " .. quote(dir))
+  end)
+end)
+
+-- FindBugs (Debian's 3.1.0~preview2) reads neither JDK 17's class library
+-- (no rt.jar; its ASM stops at NestMembers) nor so classes built against
+-- it: it gets the samples compiled for Java 8 against this stub of the
+-- few JDK classes they use, written and compiled here.
+local BOOT = {
+  ["java/lang/Object"] = "public class Object { public Object() {} public boolean equals(Object o) { return this == o; } "
+    .. "public int hashCode() { return 0; } public String toString() { return null; } }",
+  ["java/lang/Throwable"] = "public class Throwable implements java.io.Serializable { public Throwable() {} "
+    .. "public void addSuppressed(Throwable t) {} }",
+  ["java/lang/Exception"] = "public class Exception extends Throwable { public Exception() {} }",
+  ["java/lang/RuntimeException"] = "public class RuntimeException extends Exception { public RuntimeException() {} }",
+  ["java/lang/IllegalStateException"] = "public class IllegalStateException extends RuntimeException {}",
+  ["java/lang/InterruptedException"] = "public class InterruptedException extends Exception {}",
+  ["java/lang/Error"] = "public class Error extends Throwable {}",
+  ["java/lang/String"] = "public final class String implements CharSequence { public int length() { return 0; } }",
+  ["java/lang/CharSequence"] = "public interface CharSequence { int length(); }",
+  ["java/lang/AutoCloseable"] = "public interface AutoCloseable { void close() throws Exception; }",
+  ["java/lang/Class"] = "public final class Class<T> {}",
+  ["java/lang/Iterable"] = "public interface Iterable<T> { java.util.Iterator<T> iterator(); }",
+  ["java/io/Serializable"] = "public interface Serializable {}",
+  ["java/io/Closeable"] = "public interface Closeable extends AutoCloseable { void close() throws IOException; }",
+  ["java/io/IOException"] = "public class IOException extends Exception { public IOException() {} }",
+  ["java/io/FileNotFoundException"] = "public class FileNotFoundException extends IOException {}",
+  ["java/io/InputStream"] = "public abstract class InputStream implements Closeable { "
+    .. "public abstract int read() throws IOException; public void close() throws IOException {} }",
+  ["java/io/FileInputStream"] = "public class FileInputStream extends InputStream { "
+    .. "public FileInputStream(String s) throws FileNotFoundException {} public int read() throws IOException { return 0; } }",
+  ["java/util/Iterator"] = "public interface Iterator<E> { boolean hasNext(); E next(); }",
+  ["java/util/Collection"] = "public interface Collection<E> extends Iterable<E> { boolean add(E e); void clear(); }",
+  ["java/util/List"] = "public interface List<E> extends Collection<E> {}",
+  ["java/util/ArrayList"] = "public class ArrayList<E> implements List<E> { public ArrayList() {} "
+    .. "public boolean add(E e) { return true; } public void clear() {} public Iterator<E> iterator() { return null; } }",
+}
+
+-- FindBugs's findings that name a sample method first: "Class.method PATTERN", sorted
+local function findbugs(dir)
+  local sources = {}
+  for name, body in pairs(BOOT) do
+    local path = ("%s/boot-src/%s.java"):format(dir, name)
+    os.execute("mkdir -p " .. quote(path:match("^(.*)/")))
+    local f = assert(io.open(path, "w"))
+    f:write("package ", name:match("^(.*)/"):gsub("/", "."), ";\n", body, "\n")
+    f:close()
+    sources[#sources + 1] = quote(path)
+  end
+  local javac = "env -u LD_PRELOAD javac -nowarn -source 8 -target 8 -Xlint:-options "
+  assert(os.execute(("%s -d %s/boot %s"):format(javac, quote(dir), table.concat(sources, " "))))
+  local p = io.popen("find spec/java/lint -name '*.java'")
+  local samples = p:read("a"):gsub("\n", " ")
+  p:close()
+  assert(os.execute(("%s -bootclasspath %s/boot -d %s/java8 %s"):format(javac, quote(dir), quote(dir), samples)))
+  p = io.popen(("env -u LD_PRELOAD findbugs -textui -effort:max -low -auxclasspath %s/boot %s/java8 2>/dev/null")
+    :format(quote(dir), quote(dir)))
+  local out = {}
+  for pattern, method in p:read("a"):gmatch("\n?%u %u (%u+): sample%.([%w.]+)%(") do
+    out[#out + 1] = method .. " " .. pattern
+  end
+  p:close()
+  table.sort(out)
+  return out
+end
+
+describe("sift lint beside FindBugs", function()
+  it("finds what FindBugs's open-resource detectors find on streams, and the Cursors they do not know", function()
+    if not os.execute("command -v findbugs >/dev/null && command -v javac >/dev/null") then
+      return pending("no findbugs or JDK")
+    end
+    local dir = helper.tmpdir()
+    local theirs = findbugs(dir)
+    -- FindBugs: the stream read and never closed (OS_OPEN_STREAM, OBL_UNSATISFIED_OBLIGATION); no Cursor
+    -- finding (they know java.io and java.sql, not Android); no finding on the stream closed only when the
+    -- read does not throw
+    assert.are.same({ "Streams.leaks OBL", "Streams.leaks OS" }, theirs)
+    -- sift on the same classes: the same stream, the one closed only when read does not throw, and the Cursors
+    local ours = {}
+    for _, rules in ipairs { "closeable", "cursor" } do
+      local out = helper.sift { "lint", "--json", "--rules", rules, dir .. "/java8" }
+      for _, f in ipairs(cjson.decode(out).findings) do
+        ours[#ours + 1] = f.class:match("[^.]+$") .. "." .. f.method .. " " .. f.criterion
+      end
+    end
+    table.sort(ours)
+    assert.are.same({ "Shapes.closeInCatchOnly try-without-close", "Shapes.loopOutsideTry op-outside-try",
+      "Shapes.neverClosed never-closed", "Shapes.outsideTry op-outside-try", "Shapes.tryCatchWithoutClose never-closed",
+      "Shapes.tryCatchWithoutClose try-without-close", "Streams.closesUnlessThrown op-outside-try",
+      "Streams.leaks never-closed", "Streams.leaks op-outside-try" }, ours)
     os.execute("rm -rf " .. quote(dir))
   end)
 end)

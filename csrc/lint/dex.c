@@ -183,26 +183,65 @@ static uint32_t decode (const unsigned char *u, uint32_t count, uint32_t pc, dx_
   return size;
 }
 
-/* lines from a debug_info_item: each instruction gets the line of the
-   last position entry at or before it */
-static void read_lines (const dx_File *d, uint32_t off, dx_Method *m) {
+/* the locals being read: open[reg] is the index of reg's open local, or NONE */
+typedef struct Locals {
+  dx_Method *m;
+  uint32_t *open, regs;
+  size_t cap;
+} Locals;
+
+static void end_local (Locals *ls, uint32_t addr, uint32_t reg) {
+  if (reg < ls->regs && ls->open[reg] != NONE) {
+    ls->m->locals[ls->open[reg]].end = addr;
+    ls->open[reg] = NONE;
+  }
+}
+
+/* a local variable starts in reg at addr (the one there before ends); 0 when out of memory */
+static int start_local (Locals *ls, uint32_t addr, uint32_t reg, uint32_t name, uint32_t type) {
+  dx_Method *m = ls->m;
+  if (reg >= ls->regs) return 1;  /* not a register of this method: ignored */
+  end_local(ls, addr, reg);
+  if (m->nlocals == ls->cap) {
+    size_t cap = ls->cap ? 2 * ls->cap : 8;
+    dx_Local *grown = (dx_Local *)realloc(m->locals, cap * sizeof(dx_Local));
+    if (grown == NULL) return 0;
+    m->locals = grown;
+    ls->cap = cap;
+  }
+  ls->open[reg] = (uint32_t)m->nlocals;
+  m->locals[m->nlocals++] = (dx_Local){ addr, NONE, reg, (int64_t)name - 1, (int64_t)type - 1 };
+  return 1;
+}
+
+/* a debug_info_item: each instruction gets the line of the last position
+   entry at or before it; locals from START_LOCAL to END_LOCAL (or the end).
+   0 when out of memory; a damaged item just ends early */
+static int read_debug (const dx_File *d, uint32_t off, dx_Method *m, uint32_t units, uint32_t regs) {
   const unsigned char *p = d->p;
   size_t n = d->n, pos = off, k = 0;
-  uint32_t line, params, addr = 0, cur = 0, x, steps = 0;
+  uint32_t line, params, addr = 0, cur = 0, x, reg, name, type, steps = 0;
   int32_t delta;
-  if (off == 0 || off >= n || !uleb(p, n, &pos, &line) || !uleb(p, n, &pos, &params)) return;
-  if (params > n - pos) return;
-  while (params-- > 0) if (!uleb(p, n, &pos, &x)) return;
+  Locals ls = { m, NULL, regs, 0 };
+  if (off == 0 || off >= n || !uleb(p, n, &pos, &line) || !uleb(p, n, &pos, &params)) return 1;
+  if (params > n - pos) return 1;
+  while (params-- > 0) if (!uleb(p, n, &pos, &x)) return 1;
+  if (regs > 0) {
+    if ((ls.open = (uint32_t *)malloc(regs * sizeof(uint32_t))) == NULL) return 0;
+    for (x = 0; x < regs; x++) ls.open[x] = NONE;
+  }
   while (pos < n && steps++ < (1u << 24)) {
     unsigned op = p[pos++];
     if (op == 0x00) break;
     else if (op == 0x01) { if (!uleb(p, n, &pos, &x)) break; addr += x; }
     else if (op == 0x02) { if (!sleb(p, n, &pos, &delta)) break; line += (uint32_t)delta; }
     else if (op == 0x03 || op == 0x04) {  /* start local (extended: and its signature) */
-      int ok = uleb(p, n, &pos, &x) && uleb(p, n, &pos, &x) && uleb(p, n, &pos, &x);
-      if (!ok || (op == 0x04 && !uleb(p, n, &pos, &x))) break;
+      if (!uleb(p, n, &pos, &reg) || !uleb(p, n, &pos, &name) || !uleb(p, n, &pos, &type)) break;
+      if (op == 0x04 && !uleb(p, n, &pos, &x)) break;
+      if (!start_local(&ls, addr, reg, name, type)) { free(ls.open); return 0; }
     }
-    else if (op == 0x05 || op == 0x06 || op == 0x09) { if (!uleb(p, n, &pos, &x)) break; }
+    else if (op == 0x05) { if (!uleb(p, n, &pos, &reg)) break; end_local(&ls, addr, reg); }
+    else if (op == 0x06 || op == 0x09) { if (!uleb(p, n, &pos, &x)) break; }  /* restart local, set file */
     else if (op >= 0x0a) {  /* a special opcode: a new position entry */
       unsigned adj = op - 0x0a;
       line += (uint32_t)(-4 + (int)(adj % 15));
@@ -212,6 +251,9 @@ static void read_lines (const dx_File *d, uint32_t off, dx_Method *m) {
     }
   }
   while (k < m->ninsns) m->insns[k++].line = cur;
+  for (k = 0; k < m->nlocals; k++) if (m->locals[k].end == NONE) m->locals[k].end = units;
+  free(ls.open);
+  return 1;
 }
 
 static sift_Status read_code (dx_File *d, uint32_t off, dx_Method *m, char *err, size_t errsize) {
@@ -257,7 +299,7 @@ static sift_Status read_code (dx_File *d, uint32_t off, dx_Method *m, char *err,
       m->tries[m->ntries++] = (dx_Try){ start, end, addr, -1 };
     }
   }
-  read_lines(d, debug, m);
+  if (!read_debug(d, debug, m, count, le2(p + off))) goto nomem;
   m->has_code = 1;
   return SIFT_OK;
 nomem:
@@ -356,6 +398,7 @@ void dx_free (dx_File *d) {
     for (j = 0; j < d->classes[k].nmethods; j++) {
       free(d->classes[k].methods[j].insns);
       free(d->classes[k].methods[j].tries);
+      free(d->classes[k].methods[j].locals);
     }
     free(d->classes[k].methods);
   }

@@ -3,7 +3,8 @@
 ** A dex file (Dalvik executable, versions 035 to 039) read in place for
 ** the lint rules: its classes, and per method its instructions (opcode,
 ** first register, jump target, resolved method/field/type), try blocks
-** with their handlers, and line numbers from the debug info. Every
+** with their handlers, and line numbers and local variables from the
+** debug info (its START_LOCAL entries; parameters' names are not read). Every
 ** index, offset and count is checked against the bytes.
 */
 
@@ -29,10 +30,16 @@ typedef struct dx_Try {
   int64_t type;         /* type index; -1 catches everything */
 } dx_Try;
 
+typedef struct dx_Local {
+  uint32_t start, end, reg;
+  int64_t name, type;   /* string and type indexes; -1: none */
+} dx_Local;
+
 typedef struct dx_Method {
   uint32_t method_idx, access;
   dx_Insn *insns;  size_t ninsns;
   dx_Try *tries;   size_t ntries;
+  dx_Local *locals; size_t nlocals;
   int has_code;
 } dx_Method;
 

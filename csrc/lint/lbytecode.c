@@ -267,7 +267,24 @@ static void push_dex_method (lua_State *L, const dx_File *d, const dx_Method *m)
     lua_rawseti(L, -2, (lua_Integer)k + 1);
   }
   lua_setfield(L, -2, "tries");
-  lua_newtable(L);
+  lua_createtable(L, (int)m->nlocals, 0);
+  for (k = 0; k < m->nlocals; k++) {
+    const dx_Local *l = &m->locals[k];
+    lua_createtable(L, 0, 5);
+    setint(L, "start", l->start);
+    setint(L, "stop", l->end);
+    setint(L, "index", l->reg);
+    if (l->name >= 0) set_dex_string(L, d, "name", (uint32_t)l->name);
+    if (l->type >= 0 && l->type <= 0xFFFFFFFF) {
+      const unsigned char *s;
+      size_t len;
+      if (dx_type(d, (uint32_t)l->type, &s, &len)) {
+        lua_pushlstring(L, (const char *)s, len);
+        lua_setfield(L, -2, "desc");
+      }
+    }
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
   lua_setfield(L, -2, "locals");
 }
 
@@ -275,8 +292,8 @@ static void push_dex_method (lua_State *L, const dx_File *d, const dx_Method *m)
 ** core.dexfile(bytes) -> {class...}, or nil, message, code: each class of
 ** a dex file in core.classfile's shape (names as class files spell them:
 ** com/foo/Bar; descriptors built from the protos; pcs and try ranges in
-** 16-bit code units; `var` the instruction's first register; lines from
-** the debug info; no locals).
+** 16-bit code units; `var` the instruction's first register; lines and
+** locals ({start, stop, index = register, name, desc}) from the debug info).
 */
 static int core_dexfile (lua_State *L) {
   size_t n, k, j;
