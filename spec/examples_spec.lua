@@ -199,7 +199,7 @@ describe("examples", function()
       assert.matches("2 uploads, 2 analysed now; 2 done, 0 failed", out, 1, true)
       assert.matches("   2 dumps  ef9d39eb4003  com.example.leakcanary.LeakyService instance  (versions 1.0, 1.1", out,
         1, true)
-      assert.matches("GC Root: jni global", out, 1, true)
+      assert.matches("GC Root: Global variable in native code", out, 1, true)
     end
     check(run("fleet.lua", { helper.tmpdir(), a .. "@1.0", b .. "@1.1" }))
     local engines = require("spec.engines").start()

@@ -13,6 +13,7 @@ local commands = M.commands
 local EXIT_OK, EXIT_BAD_INPUT, EXIT_USAGE, printable, with_progress, say_failure, open_heap, group_digits, budget_option =
   common.EXIT_OK, common.EXIT_BAD_INPUT, common.EXIT_USAGE, common.printable, common.with_progress, common.say_failure, common.open_heap, common.group_digits, common.budget_option
 
+local root_description = require("sift.heap.fields").root_description
 local object_text, short, ref_label, root_text, merged_json, top_rows =
   views.object_text, views.short, views.ref_label, views.root_text, views.merged_json, views.top_rows
 
@@ -288,7 +289,7 @@ function commands.top(args, out, err)
       if path and #path > 1 then
         local parts = {}
         for k = 1, #path - 1 do parts[k] = short(path[k].object) end
-        out:write(("%26s  via %s\n"):format("", printable(path[1].root .. ": " .. table.concat(parts, " → "))))
+        out:write(("%26s  via %s\n"):format("", printable(root_description(path[1].root) .. ": " .. table.concat(parts, " → "))))
       end
       if r.inside and #r.inside > 0 then
         local parts, last, same = {}, nil, 0

@@ -12,6 +12,7 @@
 -- @module sift.fleet
 
 local json = require "sift.json"
+local root_description = require("sift.heap.fields").root_description
 
 local M = {}
 
@@ -147,7 +148,7 @@ end
 
 -- a leak trace (sift leaks --json's) as LeakCanary draws it, in text
 local function trace_text(t)
-  local lines = { "GC Root: " .. tostring(t.root or "?"):gsub("_", " ") }
+  local lines = { "GC Root: " .. root_description(t.root) }
   for _, e in ipairs(t.elements or {}) do
     lines[#lines + 1] = ("├─ %s [%s]%s"):format(e.class or "?", e.status or "?", e.reason and (" " .. e.reason) or "")
     if e.ref then lines[#lines + 1] = "│    ↓ " .. e.ref end

@@ -53,13 +53,21 @@ local ROOT_DESCRIPTIONS = {
   java_frame = "Java local variable", native_stack = "Input or output parameters in native code",
   sticky_class = "System class", thread_block = "Thread block",
   monitor_used = "Monitor (anything that called the wait() or notify() methods, or that is synchronized.)",
-  thread_object = "Thread object", jni_monitor = "Root JNI monitor",
+  thread_object = "Thread object", jni_monitor = "Root JNI monitor", unknown = "Unknown",
+  interned_string = "Interned string", finalizing = "Finalizing", debugger = "Debugger",
+  reference_cleanup = "Reference cleanup", vm_internal = "VM internal", unreachable = "Unreachable",
 }
+
+-- a root kind ("jni_global") as every text of sift writes it: LeakCanary's words
+local function root_description(kind)
+  if kind == nil then return "?" end
+  return ROOT_DESCRIPTIONS[kind] or (kind:gsub("_", " "))
+end
 
 local function simple(name) return (name:match("[^.]+$")) end
 
 M.field_or_nil, M.text, M.FRAGMENTS = field_or_nil, text, FRAGMENTS
 M.running_services, M.activity_of, M.destroyed_activity = running_services, activity_of, destroyed_activity
-M.ROOT_DESCRIPTIONS, M.simple = ROOT_DESCRIPTIONS, simple
+M.ROOT_DESCRIPTIONS, M.root_description, M.simple = ROOT_DESCRIPTIONS, root_description, simple
 
 return M

@@ -8,7 +8,7 @@ local suspects = require "sift.heap.suspects"
 
 local M = {}
 
-local text, simple, ROOT_DESCRIPTIONS = fields.text, fields.simple, fields.ROOT_DESCRIPTIONS
+local text, simple, root_description = fields.text, fields.simple, fields.root_description
 local format, concat = string.format, table.concat
 
 --- {======================================================
@@ -27,7 +27,7 @@ end
 
 --- One trace as LeakCanary draws it.
 function M.render_trace(trace)
-  local out = { "┬───", "│ GC Root: " .. (ROOT_DESCRIPTIONS[trace.root] or trace.root or "?"), "│" }
+  local out = { "┬───", "│ GC Root: " .. root_description(trace.root), "│" }
   local n = #trace.elements
   for k = 1, n - 1 do
     local e = trace.elements[k]
@@ -168,7 +168,7 @@ function M.html(report, title)
       out[#out + 1] = "<p>Signature <code>" .. leak.signature .. "</code></p>"
       for i, trace in ipairs(leak.traces) do
         out[#out + 1] = format("<details%s><summary>Trace %d: GC root %s</summary><ol>", i == 1 and " open" or "", i,
-          esc(ROOT_DESCRIPTIONS[trace.root] or trace.root))
+          esc(root_description(trace.root)))
         for _, e in ipairs(trace.elements) do
           out[#out + 1] = format("<li><b>%s</b> %s <span class=\"%s\">%s%s</span>", esc(e.class), e.type, e.status,
             e.status, e.reason and (" (" .. esc(e.reason) .. ")") or "")

@@ -6,6 +6,7 @@
 -- @module sift.heap.views
 
 local json = require "sift.json"
+local root_description = require("sift.heap.fields").root_description
 
 local M = {}
 
@@ -45,7 +46,7 @@ end
 
 -- the root of a path, as Shark writes it, with the thread and frame
 function M.root_text(first)
-  local text = "GC Root: " .. (first.root and first.root:gsub("_", " ") or "?")
+  local text = "GC Root: " .. root_description(first.root)
   if first.thread then text = text .. " (thread " .. first.thread .. ")" end
   local f = first.frame_info
   if f then
