@@ -299,7 +299,10 @@ describe("sift leaks", function()
     assert.are.same({ "jni_global", "com.example.leakcanary.LeakyService", "0xb0fa7cb0" },
       { trace.root, trace.leaking_class, trace.leaking_id })
     assert.are.same({ class = "com.example.leakcanary.LeakyService$MyBinder", id = trace.elements[1].id,
-      ref = "field service", status = "UNKNOWN", suspect = true }, trace.elements[1])
+      ref = "field service", status = "UNKNOWN", suspect = true, retained = 402, retained_count = 12 },
+      trace.elements[1])
+    -- the leaking object retains what the leak does, and is one of the binder's 12
+    assert.are.same({ 378, 11 }, { trace.elements[2].retained, trace.elements[2].retained_count })
     assert.are.same({ "LEAKING", "ObjectWatcher was watching this and Service not held by ActivityThread" },
       { trace.elements[2].status, trace.elements[2].reason })
     assert.are.same({ 19, "com.example.leakcanary:leakyprocess" }, { t.metadata.sdk_int, t.metadata.process })

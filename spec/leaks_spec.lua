@@ -58,10 +58,14 @@ describe("leak analysis on Shark's synthetic scenarios", function()
       "│",
       "├─ GcRoot class",
       "│    Leaking: UNKNOWN",
+      -- (what it retains: itself, the leak, and the classes only they reach, Leaking and Object: no root
+      -- holds those in this synthetic dump)
+      "│    Retaining 8 B in 4 objects",
       "│    ↓ static GcRoot.leak",
       "│                    ~~~~",
       "╰→ Leaking instance",
       "\u{200B}     Leaking: YES (ObjectWatcher was watching this because its lifecycle has ended)",
+      "\u{200B}     Retaining 0 B in 2 objects",
       "\u{200B}     key = " .. KEY,
       "\u{200B}     watchDurationMillis = 25000",
       "\u{200B}     retainedDurationMillis = 10000",
@@ -519,6 +523,14 @@ describe("leak analysis on a planted JVM leak (spec/java/LeakySample.java, jcmd)
     assert.are.same({ "appClass", "SESSIONS" }, { labels[1], labels[2] })
     assert.matches('^%["user%-%d+"%]$', labels[3])              -- the HashMap entry, by its String key
     assert.are.equal("LeakySample$Session", trace.leaking.class)
+    -- LeakCanary's retained line: a Session retains itself and its buffer (2 objects, 17 + 4096 bytes); the
+    -- map's table and nodes above it hold all 2,000 of them
+    local last = trace.elements[#trace.elements]
+    assert.are.same({ 17 + 4096, 2 }, { last.retained, last.retained_count })
+    assert.matches("\n\u{200B}     Retaining 4.1 kB in 2 objects$", leaks.render_trace(trace))
+    local map = trace.elements[3]
+    assert.are.equal("java.util.HashMap", map.class)
+    assert.is_true(map.retained_count > 2000 * 2 and map.retained > leak.retained)
   end)
 
   it("names the method whose local variable holds an object (main's args)", function()

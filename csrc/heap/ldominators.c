@@ -58,6 +58,36 @@ static int graph_retained (lua_State *L) {
   return 1;
 }
 
+/* heap:retained_count(num) -> how many objects num retains (its dominator
+   subtree, itself included), nil when unreachable: a walk of the subtree */
+static int graph_retained_count (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  uint32_t v = sift_checkobj(L, g, 2), *stack, top = 0, cap = 64, i;
+  uint64_t count = 0;
+  if (g->idom[v] == HG_NONE) {
+    lua_pushnil(L);
+    return 1;
+  }
+  if ((stack = (uint32_t *)malloc(cap * sizeof(uint32_t))) == NULL) return luaL_error(L, "not enough memory");
+  stack[top++] = v;
+  while (top > 0) {  /* each object is pushed once: the tree has one parent per node */
+    uint32_t u = stack[--top];
+    count++;
+    for (i = g->child_first[u]; i < g->child_first[u + 1]; i++) {
+      if (top == cap) {
+        uint32_t *grown = cap <= UINT32_MAX / 2 ? (uint32_t *)realloc(stack, 2 * (size_t)cap * sizeof(uint32_t)) : NULL;
+        if (grown == NULL) { free(stack); return luaL_error(L, "not enough memory"); }
+        stack = grown;
+        cap *= 2;
+      }
+      stack[top++] = g->children[i];
+    }
+  }
+  free(stack);
+  lua_pushinteger(L, (lua_Integer)count);
+  return 1;
+}
+
 /* heap:dominated(num | 0) -> the objects num immediately dominates (0: those
    only the roots dominate) */
 static int graph_dominated (lua_State *L) {
@@ -249,6 +279,7 @@ static const luaL_Reg dominator_methods[] = {
   {"dominators", graph_dominators},
   {"idom", graph_idom},
   {"retained", graph_retained},
+  {"retained_count", graph_retained_count},
   {"dominated", graph_dominated},
   {"top", graph_top},
   {"unreachable", graph_unreachable},

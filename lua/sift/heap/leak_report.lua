@@ -17,10 +17,20 @@ local format, concat = string.format, table.concat
 
 local ZWSP = "\u{200B}"
 
+--- Bytes as LeakCanary writes them: SI units, one decimal ("1.2 kB").
+function M.bytes_text(n)
+  if n < 1000 then return format("%d B", n) end
+  local exp = math.min(math.floor(math.log(n) / math.log(1000)), 6)
+  return format("%.1f %sB", n / 1000 ^ exp, ("kMGTPE"):sub(exp, exp))
+end
+
 local function node_text(e, first_prefix, prefix, type_name)
   local status = e.status == "UNKNOWN" and "UNKNOWN"
     or format("%s (%s)", e.status == "LEAKING" and "YES" or "NO", e.reason)
   local lines = { first_prefix .. e.class .. " " .. (type_name or e.type), prefix .. "Leaking: " .. status }
+  if e.retained and e.retained_count then
+    lines[#lines + 1] = format("%sRetaining %s in %d objects", prefix, M.bytes_text(e.retained), e.retained_count)
+  end
   for _, label in ipairs(e.labels) do lines[#lines + 1] = prefix .. label end
   return concat(lines, "\n")
 end
@@ -51,6 +61,10 @@ function M.render(report)
     out[#out + 1] = "===================================="
     out[#out + 1] = format("%d %s", #leaks, title)
     out[#out + 1] = ""
+    if #leaks > 0 then  -- LeakCanary's legend
+      out[#out + 1] = 'References underlined with "~~~" are likely causes.'
+      out[#out + 1] = ""
+    end
     for _, leak in ipairs(leaks) do
       out[#out + 1] = format("%d bytes retained by leaking objects", leak.retained)
       if leak.pattern then out[#out + 1] = "Leak pattern: " .. leak.pattern end
@@ -99,7 +113,8 @@ function M.to_json(report)
       elseif e.entry and not e.entry:match("^%d+$") then ref = e.entry  -- key(), "name", element()
       else ref = e.ref_name end
       elements[i] = { class = e.class, id = format("0x%x", e.object:id()), ref = ref, status = e.status,
-                      reason = e.reason, suspect = e.suspect or nil }
+                      reason = e.reason, suspect = e.suspect or nil, retained = e.retained,
+                      retained_count = e.retained_count }
     end
     local f = t.frame  -- a local variable's root: Shark's text has the thread first; both are here
     return { root = t.root, thread = t.thread,

@@ -216,6 +216,16 @@ end
 
 -- }======================================================
 
+-- what each UNKNOWN and LEAKING object of a trace retains, as LeakCanary
+-- says it ("Retaining 1.2 kB in 34 objects"): bytes and objects
+local function retaining(heap, trace)
+  for _, e in ipairs(trace.elements) do
+    if e.status ~= "NOT_LEAKING" then
+      e.retained, e.retained_count = heap:retained(e.object), heap:retained_count(e.object)
+    end
+  end
+end
+
 --- A finder from a predicate over objects: every instance (of `class`,
 -- when given) for which `fn(obj)` is true.
 function M.where(fn, class)
@@ -604,6 +614,7 @@ function M.analyze(heap, opts)
         end
       end
       trace.retained = opts.retained ~= false and heap:retained(obj) or nil
+      if opts.retained ~= false then retaining(heap, trace) end
       local key = (lib and "lib:" or "app:") .. trace.signature
       local group = groups[key]
       if not group then
@@ -628,6 +639,7 @@ function M.analyze(heap, opts)
       if upaths[i] then
         local trace = make_trace(heap, upaths[i], inspectors, u.reason)
         trace.retained = opts.retained ~= false and heap:retained(u.object) or nil
+        if opts.retained ~= false then retaining(heap, trace) end
         local key = trace.signature .. " " .. trace.leaking.class  -- (one group per resource class)
         local group = by_sig[key]
         if not group then

@@ -172,6 +172,13 @@ function Heap:retained(obj)
   return dominators(self):retained(num)
 end
 
+--- How many objects obj retains (its dominator subtree, obj included);
+-- nil when no root reaches obj.
+function Heap:retained_count(obj)
+  local _, num = object_parts(obj)
+  return dominators(self):retained_count(num)
+end
+
 --- Shallow size of obj under a model ("shark" or "jvm").
 function Heap:shallow(obj, model)
   local _, num = object_parts(obj)
