@@ -74,6 +74,15 @@ function M.define.top(parser)
     .. "the chain of large objects inside it folded into its row.")
 end
 
+function M.define.waste(parser)
+  local waste = parser:command("waste", "Report wasted memory: duplicate strings, half-empty collections, "
+    .. "all-zero arrays, boxed primitives (Eclipse MAT's Java Basics and Collections reports).")
+  heap_options(waste)
+  model_option(waste)
+  waste:option("--top", "Rows per report.", "20"):convert(tonumber)
+  waste:flag("--json", "Print JSON: {duplicate_strings, collections, zero_arrays, boxed}.")
+end
+
 function M.define.leaks(parser)
   local leaks = parser:command("leaks", "Find leaking objects and explain them as LeakCanary does.")
   heap_options(leaks)
@@ -265,6 +274,45 @@ function commands.path(args, out, err)
   if args.json then out:write("]\n") end
   if not args.json and #objs == 0 then out:write(("no instances of %s\n"):format(cls.name)) end
   heap:close()
+  return EXIT_OK
+end
+
+function commands.waste(args, out, err)
+  local heap = heap_or_report(args, err, true)
+  if not heap then return EXIT_BAD_INPUT end
+  heap._model = args.model
+  local report = require("sift.heap.waste").report(heap, { top = args.top })
+  heap:close()
+  if args.json then
+    out:write(json.encode(report), "\n")
+    return EXIT_OK
+  end
+  local function head(title, rows) out:write(("\n== %s (%d) ==\n"):format(title, #rows)) end
+  head("duplicate strings: count, bytes wasted, value, held by", report.duplicate_strings)
+  for _, d in ipairs(report.duplicate_strings) do
+    out:write(("%8s %12s  %q  %s\n"):format(group_digits(d.count), group_digits(d.wasted),
+      printable(d.value), d.holders[1] and printable(d.holders[1].class) or ""))
+  end
+  head("collections below capacity: instances, fill, bytes wasted, class; worst", report.collections)
+  for _, c in ipairs(report.collections) do
+    out:write(("%8s %5s %12s  %s\n"):format(group_digits(c.count), c.fill and ("%.0f%%"):format(100 * c.fill) or "-",
+      group_digits(c.wasted), c.class))
+    for _, w in ipairs(c.worst) do
+      out:write(("%28s %s holds %s of %s\n"):format("", w.id, group_digits(w.size), group_digits(w.capacity)))
+    end
+  end
+  head("arrays of zeros: count, bytes, type, commonest lengths", report.zero_arrays)
+  for _, z in ipairs(report.zero_arrays) do
+    local lengths = {}
+    for i, l in ipairs(z.lengths) do if i <= 3 then lengths[i] = ("%s × %s"):format(group_digits(l.count), l.length) end end
+    out:write(("%8s %12s  %s  %s\n"):format(group_digits(z.count), group_digits(z.wasted), z.class,
+      table.concat(lengths, ", ")))
+  end
+  head("boxed primitives: count, distinct values, bytes wasted, class", report.boxed)
+  for _, b in ipairs(report.boxed) do
+    out:write(("%8s %8s %12s  %s\n"):format(group_digits(b.count), group_digits(b.distinct), group_digits(b.wasted),
+      b.class))
+  end
   return EXIT_OK
 end
 
