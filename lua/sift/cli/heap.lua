@@ -83,6 +83,22 @@ function M.define.waste(parser)
   waste:flag("--json", "Print JSON: {duplicate_strings, collections, zero_arrays, boxed}.")
 end
 
+function M.define.threads(parser)
+  local threads = parser:command("threads", "List threads with their stacks, the locals each frame holds "
+    .. "and what those retain.")
+  heap_options(threads)
+  model_option(threads)
+  threads:flag("--json", "Print JSON: a list of {serial, name, id, retained, held, frames, locals}.")
+end
+
+function M.define.loaders(parser)
+  local loaders = parser:command("loaders", "List class loaders: classes defined, instances, retained size, "
+    .. "parent, classes loaded twice, Android's dex path.")
+  heap_options(loaders)
+  model_option(loaders)
+  loaders:flag("--json", "Print JSON: {loaders, duplicates}.")
+end
+
 function M.define.leaks(parser)
   local leaks = parser:command("leaks", "Find leaking objects and explain them as LeakCanary does.")
   heap_options(leaks)
@@ -312,6 +328,82 @@ function commands.waste(args, out, err)
   for _, b in ipairs(report.boxed) do
     out:write(("%8s %8s %12s  %s\n"):format(group_digits(b.count), group_digits(b.distinct), group_digits(b.wasted),
       b.class))
+  end
+  return EXIT_OK
+end
+
+-- a stack frame as a Java stack trace writes it
+local function frame_text(f)
+  local where = f.line == -3 and "Native method" or f.line and f.line > 0 and ((f.source or "?") .. ":" .. f.line)
+    or (f.source or "Unknown Source")
+  return ("%s.%s(%s)"):format(f.class or "?", f.method or "?", where)
+end
+
+function commands.threads(args, out, err)
+  local heap = heap_or_report(args, err, true)
+  if not heap then return EXIT_BAD_INPUT end
+  heap._model = args.model
+  local threads = with_progress(args, "dominators", function(update)
+    heap:dominators { model = args.model, progress = update }
+    return require("sift.heap.census").threads(heap)
+  end)
+  heap:close()
+  if args.json then
+    out:write(json.encode(threads), "\n")
+    return EXIT_OK
+  end
+  for _, t in ipairs(threads) do
+    out:write(("%q (serial %d): the thread retains %s bytes; its stack holds %s\n"):format(printable(t.name or "?"),
+      t.serial, group_digits(t.retained or 0), group_digits(t.held)))
+    local by_frame = {}
+    for _, l in ipairs(t.locals) do
+      local k = l.frame or 0
+      by_frame[k] = by_frame[k] or {}
+      table.insert(by_frame[k], l)
+    end
+    local function locals(list)
+      for _, l in ipairs(list or {}) do
+        out:write(("        local %s %s retains %s\n"):format(printable(l.class), l.id, group_digits(l.retained)))
+      end
+    end
+    for i, f in ipairs(t.frames) do
+      out:write("    at ", printable(frame_text(f)), "\n")
+      locals(by_frame[i])
+    end
+    if by_frame[0] then
+      out:write("    (frame unknown)\n")
+      locals(by_frame[0])
+    end
+  end
+  if #threads == 0 then out:write("no threads in this dump\n") end
+  return EXIT_OK
+end
+
+function commands.loaders(args, out, err)
+  local heap = heap_or_report(args, err, true)
+  if not heap then return EXIT_BAD_INPUT end
+  heap._model = args.model
+  local loaders, duplicates = with_progress(args, "dominators", function(update)
+    heap:dominators { model = args.model, progress = update }
+    return require("sift.heap.census").loaders(heap)
+  end)
+  heap:close()
+  if args.json then
+    out:write(json.encode({ loaders = loaders, duplicates = duplicates }), "\n")
+    return EXIT_OK
+  end
+  out:write(("%8s %10s %12s  %s\n"):format("classes", "instances", "retained", "loader"))
+  for _, l in ipairs(loaders) do
+    out:write(("%8s %10s %12s  %s%s%s\n"):format(group_digits(l.classes), group_digits(l.instances),
+      l.retained and group_digits(l.retained) or "-", printable(l.name), l.id and (" " .. l.id) or "",
+      l.parent and (" (parent " .. l.parent .. ")") or ""))
+    for _, d in ipairs(l.dex or {}) do out:write(("%33s dex %s\n"):format("", printable(d))) end
+  end
+  out:write(("\n%d class%s defined by more than one loader\n"):format(#duplicates, #duplicates == 1 and "" or "es"))
+  for _, d in ipairs(duplicates) do
+    local names = {}
+    for i, l in ipairs(d.loaders) do names[i] = l.name .. (l.id and (" " .. l.id) or "") end
+    out:write("  ", printable(d.name), ": ", printable(table.concat(names, ", ")), "\n")
   end
   return EXIT_OK
 end

@@ -1,0 +1,66 @@
+-- sift threads and sift loaders on a dump jcmd makes now of
+-- spec/java/CensusSample.java: a thread "holder" keeping a 5,000,000-byte
+-- array in a local, and a child-first class loader defining a class the
+-- application loader defines too.
+local cjson = require "cjson"
+local helper = require "spec.helper"
+
+-- the line of the source holding text
+local function source_line(text)
+  local n = 0
+  for line in io.lines("spec/java/CensusSample.java") do
+    n = n + 1
+    if line:find(text, 1, true) then return n end
+  end
+end
+
+describe("sift threads and sift loaders", function()
+  local dump
+  setup(function() dump = helper.jvm_dump("CensusSample") end)
+
+  it("show the thread holding a large local, in the frame that holds it", function()
+    if not dump then return pending("no JDK") end
+    local out, err, code = helper.sift { "threads", "--json", "-q", dump }
+    assert.are.same({ 0, "" }, { code, err })
+    local threads = cjson.decode(out)
+    local holder = threads[1]  -- the largest holder first
+    assert.are.same({ "holder", 5000000 }, { holder.name, holder.locals[1].retained })
+    assert.is_true(holder.held >= 5000000)
+    local frame = holder.frames[holder.locals[1].frame]
+    assert.are.same({ "CensusSample", source_line("Thread.sleep(600_000); } catch") },
+      { frame.class, frame.line })
+    assert.matches("^lambda%$main%$", frame.method)
+    assert.are.same({ "java.lang.Thread", "sleep", -3 }, { holder.frames[1].class, holder.frames[1].method,
+      holder.frames[1].line })
+    local main
+    for _, t in ipairs(threads) do if t.name == "main" then main = t end end
+    assert.are.equal("main", main.frames[#main.frames].method)
+    out = helper.sift { "threads", "-q", dump }
+    assert.matches('^"holder" %(serial %d+%): the thread retains [%d,]+ bytes; its stack holds 5,000,[%d,]+\n'
+      .. "    at java%.lang%.Thread%.sleep%(Native method%)\n    at CensusSample%.lambda%$main%$0%(CensusSample%.java:%d+%)\n"
+      .. "        local byte%[%] 0x%x+ retains 5,000,000\n", out)
+  end)
+
+  it("show the class defined by two loaders, and each loader's parent and classes", function()
+    if not dump then return pending("no JDK") end
+    local out, err, code = helper.sift { "loaders", "--json", "-q", dump }
+    assert.are.same({ 0, "" }, { code, err })
+    local r = cjson.decode(out)
+    assert.are.equal(1, #r.duplicates)
+    local dup = r.duplicates[1]
+    assert.are.equal("CensusSample$Payload", dup.name)
+    local names = {}
+    for i, l in ipairs(dup.loaders) do names[i] = l.name end
+    table.sort(names)
+    assert.are.same({ 'CensusSample$ChildFirst "child-first"', 'jdk.internal.loader.ClassLoaders$AppClassLoader "app"' },
+      names)
+    local by_name = {}
+    for _, l in ipairs(r.loaders) do by_name[l.name] = l end
+    local child, app = by_name['CensusSample$ChildFirst "child-first"'], by_name['jdk.internal.loader.ClassLoaders$AppClassLoader "app"']
+    assert.are.same({ 1, app.id, { "CensusSample$Payload" } }, { child.classes, child.parent, child.duplicates })
+    assert.is_true(app.classes >= 3 and app.retained > 0)
+    assert.are.equal("<bootstrap>", r.loaders[1].name)  -- it defines the most
+    out = helper.sift { "loaders", "-q", dump }
+    assert.matches("\n1 class defined by more than one loader\n  CensusSample%$Payload: ", out)
+  end)
+end)
