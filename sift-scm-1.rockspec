@@ -78,6 +78,7 @@ build = {
     ["sift.finance.store"] = "lua/sift/finance/store.lua",
     ["sift.heap.waste"] = "lua/sift/heap/waste.lua",
     ["sift.heap.census"] = "lua/sift/heap/census.lua",
+    ["sift.heap.growth"] = "lua/sift/heap/growth.lua",
     ["sift.fleet"] = "lua/sift/fleet/init.lua",
     ["sift.fleet.sqlite"] = "lua/sift/fleet/sqlite.lua",
     ["sift.fleet.engines"] = "lua/sift/fleet/engines.lua",

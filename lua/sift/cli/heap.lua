@@ -99,6 +99,17 @@ function M.define.loaders(parser)
   loaders:flag("--json", "Print JSON: {loaders, duplicates}.")
 end
 
+function M.define.growth(parser)
+  local growth = parser:command("growth", "Find what grows at every step across dumps of one process (taken "
+    .. "after the same scenario each time), and the path to what holds it.")
+  growth:argument("file", "The dumps, oldest first (HPROF or BMD; two at least)."):args("2+")
+  growth:option("--top", "How many growing classes.", "20"):convert(tonumber)
+  growth:option("--min-step", "The least growth in instances at every step.", "1"):convert(tonumber)
+  model_option(growth)
+  growth:flag("--json", "Print JSON: {dumps, classes, holders}.")
+  growth:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+end
+
 function M.define.leaks(parser)
   local leaks = parser:command("leaks", "Find leaking objects and explain them as LeakCanary does.")
   heap_options(leaks)
@@ -404,6 +415,40 @@ function commands.loaders(args, out, err)
     local names = {}
     for i, l in ipairs(d.loaders) do names[i] = l.name .. (l.id and (" " .. l.id) or "") end
     out:write("  ", printable(d.name), ": ", printable(table.concat(names, ", ")), "\n")
+  end
+  return EXIT_OK
+end
+
+function commands.growth(args, out, err)
+  local said = false
+  local report, why = require("sift.heap.growth").analyze(args.file, { top = args.top, min_step = args.min_step,
+    model = args.model, open = function(path)
+      local heap, msg, code = open_heap(args, path)
+      if not heap then
+        say_failure(err, path, msg, code)
+        said = true
+        return nil, msg
+      end
+      return heap
+    end })
+  if not report then
+    if not said then err:write("sift: growth: ", printable(why), "\n") end
+    return EXIT_BAD_INPUT
+  end
+  if args.json then
+    out:write(json.encode(report), "\n")
+    return EXIT_OK
+  end
+  out:write(("%d dumps; %d class%s grew at every step\n"):format(#report.dumps, #report.classes,
+    #report.classes == 1 and "" or "es"))
+  for _, g in ipairs(report.classes) do
+    local deltas = {}
+    for i, d in ipairs(g.deltas) do deltas[i] = "+" .. group_digits(d) end
+    out:write(("  %s: %s instances (%s per step), %s bytes more\n"):format(printable(g.class),
+      table.concat(g.counts, " → "), table.concat(deltas, ", "), group_digits(g.growth)))
+  end
+  for _, h in ipairs(report.holders) do
+    out:write("\nheld through: ", printable(h.text), "\n  growing there: ", printable(table.concat(h.classes, ", ")), "\n")
   end
   return EXIT_OK
 end

@@ -18,7 +18,7 @@ for _, part in ipairs {
   { "sift.cli.heap", "histogram", "repl", "path", "top", "leaks", "crunch", "decrunch" },
   { "sift.cli.ofx", "ofx" },
   { "sift.cli.trace", "profile", "fold", "calls", "export", "flame", "diff" },
-  { "sift.cli.heap", "dominators", "diff-heap", "waste", "threads", "loaders" },
+  { "sift.cli.heap", "dominators", "diff-heap", "waste", "threads", "loaders", "growth" },
   { "sift.cli.finance", "import", "categorize", "transactions", "transfers", "duplicates", "report", "fetch",
     "journal" },
   { "sift.cli.serve", "serve" },
