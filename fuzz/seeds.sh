@@ -34,3 +34,8 @@ if command -v lua5.4 >/dev/null 2>&1; then
       tries = { { start = 0, count = 1, handlers = { { 'Ljava/lang/Exception;', 2 } }, catch_all = 2 } } } } }
     io.open('$out/dex-small', 'wb'):write(w:bytes())" 2>/dev/null
 fi
+# a BMD with sift's record of root kinds, for the BMD fuzzer
+if [ -f "$fixtures/hprof/hprof-slurp/hprof-32.bin" ] && [ -f build/sift/core.so ]; then
+  LUA_PATH="lua/?.lua;lua/?/init.lua;;" SIFT_CPATH="build/?.so" lua5.4 bin/sift crunch -q \
+    "$fixtures/hprof/hprof-slurp/hprof-32.bin" "$out/bmd-kinds" >/dev/null 2>&1 || true
+fi

@@ -32,13 +32,13 @@ describe("BMD crunching", function()
       local input, theirs = helper.fixture(case[1]), helper.fixture(case[2])
       if not input or not theirs then return end
       local out = tmp()
-      local counts = assert(bmd.crunch(input, out))
+      local counts = assert(bmd.crunch(input, out, { badoo = true }))
       assert.are.equal(helper.read(theirs), helper.read(out))
       assert.are.equal(#helper.read(theirs), counts.bytes_out)
       -- the same from the dump gzipped
       local gz = tmp() .. ".gz"
       assert(os.execute(("gzip -c %s > %s"):format(helper.quote(input), helper.quote(gz))))
-      assert(bmd.crunch(gz, out))
+      assert(bmd.crunch(gz, out, { badoo = true }))
       assert.are.equal(helper.read(theirs), helper.read(out))
       os.remove(gz)
       os.remove(out)
@@ -358,13 +358,16 @@ describe("sift crunch, decrunch and info on BMD", function()
     local input = helper.fixture("hprof/hprof-slurp/hprof-32.bin")
     if not input then return end
     local out, back = tmp(), tmp()
-    local text, _, status = helper.sift { "crunch", input, out, "-q" }
+    local text, _, status = helper.sift { "crunch", input, out, "-q", "--badoo" }
     assert.are.equal(0, status)
     assert.matches("282,310 %-> 86,886 bytes %(30.8%%%)", text)
     assert.matches("strings +119 as text, 1,377 hashed", text)
-    text = helper.sift { "crunch", input, out, "-q", "--json" }
+    assert.matches("roots +862 %(their kinds lost, as Badoo's format does%)", text)
+    text = helper.sift { "crunch", input, out, "-q", "--json" }  -- (by default one more string: the roots' kinds)
     local counts = require("cjson").decode(text)
-    assert.are.same({ 86886, 1377, 365 }, { counts.bytes_out, counts.hashed_strings, counts.legacy_tags["0x04"] })
+    assert.are.same({ 1377, 365, 120, 862 }, { counts.hashed_strings, counts.legacy_tags["0x04"], counts.strings,
+      counts.kinds })
+    assert.is_true(counts.bytes_out > 86886 and counts.bytes_out < 86886 + 200)
     text, _, status = helper.sift { "info", out, "--source", input }
     assert.are.equal(0, status)
     assert.matches("ratio +30.8%%", text)
@@ -381,5 +384,51 @@ describe("sift crunch, decrunch and info on BMD", function()
     assert.matches("not an HPROF file", err)
     os.remove(out)
     os.remove(back)
+  end)
+end)
+
+describe("GC root kinds through BMD", function()
+  local function kinds_of(heap)
+    local by = {}
+    for _, r in ipairs(heap:roots()) do by[r.kind] = (by[r.kind] or 0) + 1 end
+    return by
+  end
+
+  it("keeps them in one STRING record, Badoo's bytes otherwise, and through decrunching", function()
+    local input, theirs = helper.fixture("bmd/jdk17-sample.id4.hprof"), helper.fixture("bmd/jdk17-sample.id4.bmd")
+    if not input then return end
+    local out, back = tmp(), tmp()
+    local counts = assert(bmd.crunch(input, out))
+    assert.are.same({ 613, 613 }, { counts.roots, counts.kinds })
+    -- the file is Badoo's with one STRING record (id 0x7FFFFFFE) before the roots: any BMD reader takes it
+    local ours, badoo = helper.read(out), helper.read(theirs)
+    local at = assert(ours:find("\1\254\255\255\255\7", 1, true))
+    local len, text_at = string.unpack("B", ours, at + 6), at + 7
+    assert.are.equal("sift:root-kinds:1:", ours:sub(text_at, text_at + 17))
+    assert.is_nil(ours:sub(text_at, text_at + len - 1):find("[^%w:*,%-]"))  -- printable, whatever the charset
+    assert.are.equal(badoo, ours:sub(1, at - 1) .. ours:sub(text_at + len))
+    -- read back: the kinds of the HPROF, also after decrunching to HPROF
+    local original = kinds_of(assert(sift.open(input)))
+    assert.are.same({ java_frame = 15, jni_global = 38, sticky_class = 553, thread_object = 7 }, original)
+    assert.are.same(original, kinds_of(assert(sift.open(out))))
+    assert(bmd.decrunch(out, back))
+    assert.are.same(original, kinds_of(assert(sift.open(back))))
+    os.remove(out)
+    os.remove(back)
+  end)
+
+  it("infers them on a BMD from Badoo's cruncher, and says so", function()
+    local theirs = helper.fixture("bmd/jdk17-sample.id4.bmd")
+    if not theirs then return end
+    local heap = assert(sift.open(theirs))
+    local info = heap:info()
+    assert.is_true(info.roots_inferred)
+    -- class objects are sticky classes, Threads thread objects, the rest unknown
+    assert.are.same({ sticky_class = 554, thread_object = 15, unknown = 44 }, info.roots)
+    local out = helper.sift { "path", "-q", theirs, "--class", "java.lang.Thread", "--limit", "1" }
+    assert.matches("│ GC Root: Thread object %(inferred%)\n", out)
+    local json = require("cjson").decode((helper.sift { "path", "-q", "--json", theirs, "--class", "java.lang.Thread",
+      "--limit", "1" }))
+    assert.are.same({ "thread_object", true }, { json[1].root, json[1].root_inferred })
   end)
 end)

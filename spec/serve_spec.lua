@@ -108,6 +108,16 @@ describe("sift serve", function()
         -- leaks: sift leaks's JSON
         local _, leaks = get(f.url .. "leaks.json")
         assert.are.same(cli_json { "leaks", "--json", "-q", helper.fixture(rel) }.application_leaks, leaks.application_leaks)
+        -- the reports beyond the trace: the CLI's JSON, and a page each
+        for _, report in ipairs { "waste", "threads", "loaders" } do
+          local status, view = get(f.url .. report .. ".json")
+          assert.are.equal(200, status, report .. ": " .. cjson.encode(view))
+          assert.are.same(cli_json { report, "--json", "-q", helper.fixture(rel) }, view)
+          local page_status, page = get(f.url .. report, { accept = "text/html" })
+          assert.are.equal(200, page_status)
+          assert.truthy(page:find("<header>", 1, true) and (page:find("<table", 1, true) or page:find("no threads", 1, true)),
+            report)
+        end
       end
       -- the JVM dump's planted leak is in the histogram, filtered by name
       local _, leaky = get(by_name["leaky_jdk17_all.hprof"].url .. "histogram.json?filter=LeakyApp")

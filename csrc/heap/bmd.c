@@ -34,6 +34,10 @@ typedef struct Walk {
   uint32_t removed;           /* string id of "field_removed" */
   sift_Progress *pr;
   uint64_t base;              /* progress: bytes done before this walk */
+  size_t kpos;                /* root kinds: where the next run starts in b->kinds */
+  uint64_t kleft;             /* ... how many roots the current run has left */
+  unsigned kcur;              /* ... and its kind */
+  uint32_t threads;           /* thread object roots written so far */
 } Walk;
 
 /* where the heap pass writes a value (nowhere in the other walks) */
@@ -217,6 +221,11 @@ static sift_Status string_record (Walk *w, int hashed) {
     textlen = len;
   }
   if (id > w->b->max_string) w->b->max_string = id;
+  if (w->pass == CHECK && !hashed && id == BMD_KINDS_ID && len >= strlen(BMD_KINDS_PREFIX)
+      && memcmp(text, BMD_KINDS_PREFIX, strlen(BMD_KINDS_PREFIX)) == 0) {  /* sift's root kinds (bmd.h) */
+    w->b->kinds = text + strlen(BMD_KINDS_PREFIX);
+    w->b->kindslen = len - strlen(BMD_KINDS_PREFIX);
+  }
   if (w->pass == CHECK) {  /* a decrunched file crunched again has its placeholder name */
     int32_t h;
     size_t m = hashed ? len : sift_java_string(text, len, &h, NULL);
@@ -225,6 +234,8 @@ static sift_Status string_record (Walk *w, int hashed) {
     return SIFT_OK;
   }
   if (w->pass != TOP) return SIFT_OK;
+  if (!hashed && id == BMD_KINDS_ID && w->b->kinds && text + strlen(BMD_KINDS_PREFIX) == w->b->kinds)
+    return SIFT_OK;  /* sift's root kinds: written as the roots' own tags, not as a string */
   if (id == w->removed) {
     text = (const unsigned char *)FIELD_REMOVED;
     textlen = strlen(FIELD_REMOVED);
@@ -448,6 +459,55 @@ static int fits_id4 (int tag, const unsigned char *q, uint32_t len) {
   }
 }
 
+/* the kind of the next root: from sift's record (runs "KK*N,"), else
+   0xFF as Badoo writes every root; a malformed run ends the kinds */
+static unsigned next_kind (Walk *w) {
+  const unsigned char *t = w->b->kinds;
+  size_t n = w->b->kindslen, pos = w->kpos;
+  while (w->kleft == 0) {
+    unsigned kind = 0;
+    uint64_t count = 0;
+    int k;
+    if (t == NULL || pos + 4 > n || t[pos + 2] != '*') return 0xFF;
+    for (k = 0; k < 2; k++) {
+      int c = t[pos + k];
+      kind = kind * 16 + (unsigned)(c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 99);
+    }
+    for (pos += 3; pos < n && t[pos] >= '0' && t[pos] <= '9' && count < (1ull << 40); pos++)
+      count = count * 10 + (uint64_t)(t[pos] - '0');
+    if (kind > 0xFF || count == 0 || pos >= n || t[pos] != ',') {  /* malformed: the rest are unknown */
+      w->kpos = n;
+      return 0xFF;
+    }
+    w->kpos = pos = pos + 1;
+    w->kcur = kind;
+    w->kleft = count;
+  }
+  w->kleft--;
+  return w->kcur;
+}
+
+/* one root as an HPROF sub-record of its kind; what BMD does not keep
+   (threads, frames, JNI references) is 0, and thread objects are numbered */
+static void root (Walk *w, uint32_t id) {
+  unsigned kind = next_kind(w);
+  sift_Out *o = w->seg;
+  switch (kind) {
+    case 0x01: case 0x02: case 0x03: case 0x04: case 0x05: case 0x06: case 0x07: case 0x08:
+    case 0x89: case 0x8A: case 0x8B: case 0x8C: case 0x8D: case 0x8E: case 0xFF: break;
+    default: kind = 0xFF;  /* not a root tag */
+  }
+  sift_out_u1(o, kind);
+  sift_out_u4be(o, id);
+  switch (kind) {
+    case 0x01: sift_out_u4be(o, 0); break;                                  /* JNI global ref id */
+    case 0x02: case 0x03: case 0x8E: sift_out_u4be(o, 0); sift_out_u4be(o, 0); break;  /* thread, frame */
+    case 0x04: case 0x06: sift_out_u4be(o, 0); break;                      /* thread */
+    case 0x08: sift_out_u4be(o, ++w->threads); sift_out_u4be(o, 0); break;  /* thread serial, stack */
+    default: break;
+  }
+}
+
 static sift_Status record (Walk *w) {
   bmd_File *b = w->b;
   size_t at = w->r.pos;
@@ -465,13 +525,13 @@ static sift_Status record (Walk *w) {
     case BMD_OBJECT_ARRAY: case BMD_PRIMITIVE_ARRAY: return array_record(w, tag);
     case BMD_ROOTS:
       if ((s = rd_count(w, "root count", 1, &n)) != SIFT_OK) return s;
-      if (w->pass == CHECK) b->counts.roots += n;
+      if (w->pass == CHECK) {
+        b->counts.roots += n;
+        if (b->kinds) b->counts.kinds = b->counts.roots;
+      }
       for (k = 0; k < n; k++) {
         if ((s = rd_u31(w, "root id", &id)) != SIFT_OK) return s;
-        if (w->pass == HEAP) {
-          sift_out_u1(w->seg, 0xFF);
-          sift_out_u4be(w->seg, id);
-        }
+        if (w->pass == HEAP) root(w, id);
       }
       return SIFT_OK;
     case BMD_LEGACY:
@@ -562,6 +622,7 @@ sift_Status bmd_decrunch (const bmd_File *b, FILE *out,
   w.st = st;
   w.pr = pr;
   w.removed = b->removed ? b->removed : b->max_string + 1;
+  st->kinds = b->kinds ? b->counts.roots : 0;
   /* what a BMD amplifies is its primitive arrays, written as zeros: the
      output is at most the input's records re-encoded (each BMD byte
      becomes at most 8) plus those zeros */

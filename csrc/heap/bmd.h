@@ -15,6 +15,16 @@
 #include "core/common.h"
 #include "core/idmap.h"
 
+/*
+** GC root kinds, which Badoo's format loses (BMD.md 5.5), kept by sift in
+** an ordinary STRING record every BMD reader accepts (Badoo's decruncher
+** writes it back as one more HPROF string): id BMD_KINDS_ID, text
+** BMD_KINDS_PREFIX then runs "KK*N," (an HPROF root tag in hex, how many
+** roots in a row have it), in the order of the ROOT_OBJECTS list.
+*/
+#define BMD_KINDS_ID 0x7FFFFFFEu
+#define BMD_KINDS_PREFIX "sift:root-kinds:1:"
+
 enum {  /* record tags */
   BMD_STRING = 1, BMD_HASHED_STRING, BMD_CLASS, BMD_INSTANCE, BMD_ROOTS,
   BMD_OBJECT_ARRAY, BMD_PRIMITIVE_ARRAY, BMD_LEGACY, BMD_NTAGS
@@ -34,12 +44,14 @@ typedef struct bmd_Counts {
   uint64_t bytes_in, bytes_out;
   uint64_t zeros;               /* the primitive arrays' bytes, which BMD
                                    does not hold and decrunching writes */
+  uint64_t kinds;               /* roots whose kind the file keeps (sift's record) */
 } bmd_Counts;
 
 typedef struct bmd_CrunchOptions {
   const char *const *keep;      /* strings starting with these stay text */
   size_t nkeep;
   int keep_primitives;          /* every class keeps its primitive fields */
+  int badoo;                    /* exactly Badoo's bytes: no root kinds record */
 } bmd_CrunchOptions;
 
 /*
@@ -78,6 +90,8 @@ typedef struct bmd_File {
   size_t nfields, fieldcap;
   uint32_t max_string;        /* the largest string id */
   uint32_t removed;           /* id of a "field_removed" string, 0: none */
+  const unsigned char *kinds; /* the runs of sift's root kinds record; NULL: none */
+  size_t kindslen;
   bmd_Counts counts;
 } bmd_File;
 
@@ -104,6 +118,7 @@ typedef struct bmd_DecrunchStats {
   uint64_t recovered;         /* hashed strings given back their text */
   uint64_t placeholders;      /* ... written as Hash$<hash> */
   uint64_t legacy_dropped;    /* legacy records whose ids are not 4 bytes */
+  uint64_t kinds;             /* roots written with their kind (sift's record); the others are unknown */
   uint64_t bytes_out;
 } bmd_DecrunchStats;
 

@@ -51,7 +51,8 @@ typedef struct Cruncher {
   uint8_t *types;
   size_t ntypes, typecap;
   uint64_t *roots;
-  size_t nroots, rootcap;
+  uint8_t *kinds;         /* each root's HPROF tag */
+  size_t nroots, rootcap, kindcap;
   unsigned char *scratch; /* re-encoded string bytes */
   size_t scratchcap;
   sift_Progress *pr;
@@ -364,6 +365,37 @@ static sift_Status instance_dump (Cruncher *c, const unsigned char *q, size_t at
   return SIFT_OK;
 }
 
+/* sift's STRING record of the roots' kinds (bmd.h), before ROOT_OBJECTS;
+   none when every root's kind is unknown */
+static int root_kinds (Cruncher *c) {
+  size_t k = 0, len = strlen(BMD_KINDS_PREFIX), cap = len + 32;
+  char *text;
+  while (k < c->nroots && c->kinds[k] == 0xFF) k++;
+  if (k == c->nroots) return 1;  /* every root of unknown kind: nothing to keep */
+  k = 0;
+  if ((text = (char *)malloc(cap)) == NULL) return 0;
+  memcpy(text, BMD_KINDS_PREFIX, len);
+  while (k < c->nroots) {
+    size_t run = 1;
+    while (k + run < c->nroots && c->kinds[k + run] == c->kinds[k]) run++;
+    if (cap - len < 32) {
+      char *grown = (char *)realloc(text, cap *= 2);
+      if (grown == NULL) { free(text); return 0; }
+      text = grown;
+    }
+    len += (size_t)snprintf(text + len, cap - len, "%02X*%zu,", c->kinds[k], run);
+    k += run;
+  }
+  sift_out_varint(&c->o, BMD_STRING);
+  sift_out_int32(&c->o, (int32_t)BMD_KINDS_ID);
+  sift_out_int32(&c->o, (int32_t)len);
+  sift_out_bytes(&c->o, (const unsigned char *)text, len);
+  free(text);
+  c->counts->records[BMD_STRING]++;
+  c->counts->kinds = c->nroots;
+  return 1;
+}
+
 /* one HEAP_DUMP or segment body, in pass 1 or 2 */
 static sift_Status heap_records (Cruncher *c, size_t from, size_t to, int pass) {
   size_t I = (size_t)c->idsize, pos = from;
@@ -404,7 +436,9 @@ static sift_Status heap_records (Cruncher *c, size_t from, size_t to, int pass) 
           c->counts->dropped++;
           break;
         default:  /* a root */
-          if (!grow((void **)&c->roots, &c->rootcap, c->nroots + 1, sizeof *c->roots)) return NOMEM(c);
+          if (!grow((void **)&c->roots, &c->rootcap, c->nroots + 1, sizeof *c->roots)
+              || !grow((void **)&c->kinds, &c->kindcap, c->nroots + 1, 1)) return NOMEM(c);
+          c->kinds[c->nroots] = (uint8_t)tag;
           c->roots[c->nroots++] = id_at(c, q);
       }
     }
@@ -493,6 +527,9 @@ sift_Status bmd_crunch (const unsigned char *p, size_t n, FILE *out,
   sift_out_int32(&c.o, (int32_t)hlen);
   sift_out_bytes(&c.o, p, hlen);
   if ((s = pass(&c, data, 1)) == SIFT_OK && (s = pass(&c, data, 2)) == SIFT_OK) {
+    if (!(opt && opt->badoo) && c.nroots > 0 && !root_kinds(&c)) s = NOMEM(&c);
+  }
+  if (s == SIFT_OK) {
     sift_out_varint(&c.o, BMD_ROOTS);
     sift_out_int32(&c.o, (int32_t)c.nroots);
     for (k = 0; k < c.nroots; k++)
@@ -514,6 +551,7 @@ sift_Status bmd_crunch (const unsigned char *p, size_t n, FILE *out,
   free(c.k);
   free(c.types);
   free(c.roots);
+  free(c.kinds);
   free(c.scratch);
   return s;
 }

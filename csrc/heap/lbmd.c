@@ -29,6 +29,7 @@ static void push_counts (lua_State *L, const bmd_Counts *c) {
   SETINT("legacy", c->records[BMD_LEGACY]);
   SETINT("root_records", c->records[BMD_ROOTS]);
   SETINT("roots", c->roots);
+  SETINT("kinds", c->kinds);
   SETINT("dropped", c->dropped);
   SETINT("bytes_in", c->bytes_in);
   SETINT("bytes_out", c->bytes_out);
@@ -66,7 +67,8 @@ static int close_part (lua_State *L, const char *path, FILE *f, int ok) {
 
 /*
 ** core.bmd_crunch(source, outpath [, opts [, progress]]) -> counts
-** opts: keep (list of string prefixes kept as text), keep_primitives.
+** opts: keep (list of string prefixes kept as text), keep_primitives,
+** badoo (exactly Badoo's bytes: without sift's record of the roots' kinds).
 */
 static int bmd_crunch_lua (lua_State *L) {
   size_t n, nkeep = 0, i;
@@ -96,6 +98,9 @@ static int bmd_crunch_lua (lua_State *L) {
     lua_pop(L, 1);
     lua_getfield(L, 3, "keep_primitives");
     opt.keep_primitives = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    lua_getfield(L, 3, "badoo");
+    opt.badoo = lua_toboolean(L, -1);
     lua_pop(L, 1);
   }
   opt.keep = keep;
@@ -302,6 +307,7 @@ static int bmd_decrunch_lua (lua_State *L) {
   SETINT("recovered", st.recovered);
   SETINT("placeholders", st.placeholders);
   SETINT("legacy_dropped", st.legacy_dropped);
+  SETINT("kinds", st.kinds);
   SETINT("bytes_out", st.bytes_out);
   return path ? 1 : 2;
 }

@@ -137,6 +137,8 @@ function M.define.crunch(parser)
     .. "primitive type names); repeat for several."):count("*")
   crunch:flag("--keep-primitives", "Keep the primitive fields of every class (BMD keeps them only for "
     .. "classes whose names stay text).")
+  crunch:flag("--badoo", "Write exactly what Badoo's cruncher writes: without sift's record of the GC roots' "
+    .. "kinds (which any BMD reader accepts, and which Badoo's format otherwise loses).")
   crunch:flag("--json", "Print the counts as JSON.")
   crunch:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
   budget_option(crunch)
@@ -337,7 +339,8 @@ function commands.waste(args, out, err)
   end
   head("boxed primitives: count, distinct values, bytes wasted, class", report.boxed)
   for _, b in ipairs(report.boxed) do
-    out:write(("%8s %8s %12s  %s\n"):format(group_digits(b.count), group_digits(b.distinct), group_digits(b.wasted),
+    out:write(("%8s %8s %12s  %s\n"):format(group_digits(b.count), b.distinct and group_digits(b.distinct) or "?",
+      group_digits(b.wasted),
       b.class))
   end
   return EXIT_OK
@@ -631,7 +634,7 @@ end
 function commands.crunch(args, out, err)
   local counts = convert(args, out, err, function(update)
     return require("sift.heap.bmd").crunch(args.input, args.output, { keep = args.keep,
-      keep_primitives = args.keep_primitives, progress = update })
+      keep_primitives = args.keep_primitives, badoo = args.badoo, progress = update })
   end)
   if not counts then return EXIT_BAD_INPUT end
   if args.json then return EXIT_OK end
@@ -640,7 +643,11 @@ function commands.crunch(args, out, err)
   out:write(("  strings                %s as text, %s hashed\n"):format(group_digits(counts.strings),
     group_digits(counts.hashed_strings)))
   for _, k in ipairs { "classes", "instances", "object_arrays", "primitive_arrays", "legacy", "roots", "dropped" } do
-    if counts[k] > 0 or k ~= "dropped" then out:write(("  %-22s %s\n"):format(k, group_digits(counts[k]))) end
+    if counts[k] > 0 or k ~= "dropped" then
+      local note = k == "roots" and counts.roots > 0
+        and (counts.kinds > 0 and " (their kinds kept)" or " (their kinds lost, as Badoo's format does)") or ""
+      out:write(("  %-22s %s%s\n"):format(k, group_digits(counts[k]), note))
+    end
   end
   return EXIT_OK
 end

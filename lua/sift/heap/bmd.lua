@@ -101,10 +101,13 @@ end
 -- @tparam table opts `keep` (list of string prefixes kept as text, beyond
 --   `java.lang` and the primitive type names), `keep_primitives` (every
 --   class keeps its primitive fields, not only the ones named as text),
---   `progress`
+--   `badoo` (write exactly Badoo's cruncher's bytes; by default sift adds
+--   one STRING record keeping the GC roots' kinds, which Badoo's format
+--   loses and every BMD reader accepts: core/bmd.h), `progress`
 -- @return counts `{ strings, hashed_strings, classes, instances,
---   object_arrays, primitive_arrays, legacy, roots, dropped, bytes_in,
---   bytes_out, legacy_tags }`, or nil, message, code
+--   object_arrays, primitive_arrays, legacy, roots, kinds (roots whose
+--   kind is kept), dropped, bytes_in, bytes_out, legacy_tags }`, or nil,
+--   message, code
 function M.crunch(input, output, opts)
   opts = opts or {}
   local m, err, code = map(input)

@@ -138,6 +138,7 @@ M.jvm_edges = JVM_EDGES
 local function step(heap, raw_step, from)
   local obj = object_at(heap, raw_step.object)
   local s = { object = obj, root = raw_step.root, frame = raw_step.frame }
+  if s.root == "unknown" and heap:roots_inferred() then s.root, s.root_inferred = heap:infer_root(obj) end
   if raw_step.thread then  -- a thread's root; a local variable's frame too
     local t = threads_by_serial(heap)[raw_step.thread]
     s.thread_serial, s.thread = raw_step.thread, t and t.name

@@ -155,6 +155,10 @@ end
 -- oddities counted (`duplicates`, `missing_classes`, `truncated_at`).
 function Heap:info()
   local info = self.index:info()
+  if self:roots_inferred() and next(info.roots) then  -- (the kinds sift infers, as heap:roots gives them)
+    info.roots, info.roots_inferred = {}, true
+    for _, r in ipairs(self:roots()) do info.roots[r.kind] = (info.roots[r.kind] or 0) + 1 end
+  end
   info.format = self.format
   info.path = self.path
   info.compressed = self.compressed
@@ -267,13 +271,29 @@ end
 -- @tparam[opt] string kind only roots of this kind (`sticky_class`, ...)
 function Heap:roots(kind)
   local out = {}
+  local infer = self:roots_inferred()
   for _, root in ipairs(self.index:roots()) do
-    if kind == nil or root.kind == kind then
-      root.object = self:object(root.id)
-      out[#out + 1] = root
-    end
+    root.object = self:object(root.id)
+    if infer and root.kind == "unknown" and root.object then root.kind, root.inferred = self:infer_root(root.object) end
+    if kind == nil or root.kind == kind then out[#out + 1] = root end
   end
   return out
+end
+
+--- Whether this heap's root kinds are inferred: a BMD written without
+-- sift's record of them (Badoo's cruncher merges every root into one list
+-- and loses its kind).
+function Heap:roots_inferred()
+  return self.format == "bmd" and (self.bmd and self.bmd.kinds or 0) == 0
+end
+
+--- The kind a root of unknown kind most likely had, from what it is: a
+-- class object "sticky_class", a Thread "thread_object", else "unknown";
+-- and true (inferred).
+function Heap:infer_root(obj)
+  if obj:as_class() then return "sticky_class", true end
+  if obj:kind() == "instance" and obj:is_instance_of("java.lang.Thread") then return "thread_object", true end
+  return "unknown", true
 end
 
 

@@ -37,7 +37,7 @@ end
 
 --- One trace as LeakCanary draws it.
 function M.render_trace(trace)
-  local out = { "┬───", "│ GC Root: " .. root_description(trace.root), "│" }
+  local out = { "┬───", "│ GC Root: " .. root_description(trace.root) .. (trace.root_inferred and " (inferred)" or ""), "│" }
   local n = #trace.elements
   for k = 1, n - 1 do
     local e = trace.elements[k]
@@ -117,7 +117,7 @@ function M.to_json(report)
                       retained_count = e.retained_count }
     end
     local f = t.frame  -- a local variable's root: Shark's text has the thread first; both are here
-    return { root = t.root, thread = t.thread,
+    return { root = t.root, root_inferred = t.root_inferred, thread = t.thread,
              frame = f and { method = f.method, class = f.class, source = f.source, line = f.line } or nil,
              leaking_class = t.leaking.class, leaking_id = format("0x%x", t.leaking.object:id()),
              retained = t.retained, elements = elements }

@@ -478,7 +478,8 @@ local function make_trace(heap, path, inspectors, found_reason)
     if e.suspect then signature[#signature + 1] = e.class .. e.ref_generic end
   end
   return {
-    root = path[1].root, thread = path[1].thread, frame = path[1].frame_info, elements = elements,
+    root = path[1].root, root_inferred = path[1].root_inferred, thread = path[1].thread, frame = path[1].frame_info,
+    elements = elements,
     signature = sha1.hex(concat(signature)), leaking = elements[n],
   }
 end

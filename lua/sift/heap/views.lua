@@ -46,7 +46,7 @@ end
 
 -- the root of a path, as Shark writes it, with the thread and frame
 function M.root_text(first)
-  local text = "GC Root: " .. root_description(first.root)
+  local text = "GC Root: " .. root_description(first.root) .. (first.root_inferred and " (inferred)" or "")
   if first.thread then text = text .. " (thread " .. first.thread .. ")" end
   local f = first.frame_info
   if f then
@@ -75,7 +75,7 @@ end
 -- the root of a path in JSON: its kind, and for a thread's roots the
 -- thread's name and (a local variable's) frame
 function M.root_json(r, first)
-  r.root, r.thread = first.root, first.thread
+  r.root, r.thread, r.root_inferred = first.root, first.thread, first.root_inferred
   local f = first.frame_info
   if f then r.frame = { method = f.method, class = f.class, source = f.source, line = f.line } end
 end

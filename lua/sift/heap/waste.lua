@@ -120,7 +120,7 @@ local COLLECTIONS = {
 -- (the unused share of their arrays' bytes), worst ({id, capacity, size,
 -- wasted}: the most wasteful instances)}`, most wasted first. HashSet and
 -- LinkedHashSet count as the HashMap inside them; a collection with no
--- array yet (capacity 0) wastes nothing. opts: `top` (instances listed per
+-- array yet (capacity 0) wastes nothing. opts: `worst` (instances listed per
 -- class, 5).
 function M.collections(heap, opts)
   opts = opts or {}
@@ -145,9 +145,12 @@ function M.collections(heap, opts)
       end
       if row.count > 0 then
         row.fill = row.capacity > 0 and row.size / row.capacity or nil
-        table.sort(row.instances, function(a, b) return a.wasted > b.wasted end)
+        table.sort(row.instances, function(a, b)
+          if a.wasted ~= b.wasted then return a.wasted > b.wasted end
+          return a.id < b.id
+        end)
         row.worst = json.array {}
-        for i = 1, math.min(#row.instances, opts.top or 5) do row.worst[i] = row.instances[i] end
+        for i = 1, math.min(#row.instances, opts.worst or 5) do row.worst[i] = row.instances[i] end
         row.instances = nil
         list[#list + 1] = row
       end
@@ -173,8 +176,8 @@ function M.zero_arrays(heap)
     if cls then
       local row, lengths = { class = name, count = 0, wasted = 0 }, {}
       for a in cls:instances() do
-        local n = a:length()
-        if n > 0 and not a:bytes():find("[^\0]") then
+        local n, bytes = a:length(), a:bytes()
+        if n > 0 and bytes and not bytes:find("[^\0]") then  -- (a BMD keeps no array contents: none known)
           row.count = row.count + 1
           row.wasted = row.wasted + heap:shallow(a)
           lengths[n] = (lengths[n] or 0) + 1
@@ -197,25 +200,29 @@ local BOXES = { "java.lang.Integer", "java.lang.Long", "java.lang.Short", "java.
 
 --- Boxed primitives: per box class `{class, count, bytes, distinct
 -- (values), wasted (bytes of the boxes beyond one per value), values (the
--- most repeated: {value, count})}`, most wasted first.
+-- most repeated: {value, count})}`, most wasted first. Where the values
+-- are not in the dump (a BMD), `distinct` is absent and nothing is counted
+-- as wasted.
 function M.boxed(heap)
   local list = {}
   for _, name in ipairs(BOXES) do
     local cls = heap:class(name)
     if cls then
-      local row, by_value = { class = name, count = 0, bytes = 0, distinct = 0 }, {}
+      local row, by_value, known = { class = name, count = 0, bytes = 0, distinct = 0 }, {}, true
       for b in cls:instances() do
         local v = f(b, "value")
         row.count = row.count + 1
         row.bytes = row.bytes + heap:shallow(b)
-        if v ~= nil then
+        if v == nil then known = false  -- (a BMD drops primitive fields: the values are not known)
+        else
           local key = tostring(v)
           if not by_value[key] then row.distinct = row.distinct + 1 end
           by_value[key] = (by_value[key] or 0) + 1
         end
       end
+      if not known then row.distinct = nil end
       if row.count > 0 then
-        row.wasted = row.count > 0 and (row.count - row.distinct) * (row.bytes // row.count) or 0
+        row.wasted = known and (row.count - row.distinct) * (row.bytes // row.count) or 0
         row.values = json.array {}
         for v, k in pairs(by_value) do
           if k > 1 then row.values[#row.values + 1] = { value = v, count = k } end

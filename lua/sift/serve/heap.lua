@@ -27,7 +27,8 @@ end
 
 local function nav(ctx)
   local links = { { href(ctx, ""), ctx.entry.name }, { href(ctx, "histogram"), "histogram" },
-    { href(ctx, "dominators"), "dominator tree" }, { href(ctx, "leaks"), "leaks" } }
+    { href(ctx, "dominators"), "dominator tree" }, { href(ctx, "leaks"), "leaks" }, { href(ctx, "waste"), "waste" },
+    { href(ctx, "threads"), "threads" }, { href(ctx, "loaders"), "class loaders" } }
   if ctx.server.opts.baseline then links[#links + 1] = { href(ctx, "diff"), "diff with the baseline" } end
   return links
 end
@@ -348,7 +349,92 @@ function M.diff(ctx)
   end
 end
 
+--- Waste: duplicate strings, collections below capacity, arrays of
+-- zeros, boxed primitives (`sift waste`).
+function M.waste(ctx)
+  local heap = ctx.doc
+  heap._model = ctx.model
+  if not heap._served_waste then heap._served_waste = require("sift.heap.waste").report(heap) end
+  local r = heap._served_waste
+  return r, function()
+    local dup, coll, zero, box = {}, {}, {}, {}
+    for i, d in ipairs(r.duplicate_strings) do
+      dup[i] = { num(d.count), num(d.wasted), esc(d.value), esc(d.holders[1] and d.holders[1].class or "") }
+    end
+    for i, c in ipairs(r.collections) do
+      local worst = {}
+      for j, w in ipairs(c.worst) do
+        worst[j] = a(href(ctx, "object/" .. w.id), ("%s of %s"):format(w.size, w.capacity))
+      end
+      coll[i] = { class_link(ctx, c.class), num(c.count), esc(c.fill and ("%.0f%%"):format(100 * c.fill) or "-"),
+        num(c.wasted), table.concat(worst, ", ") }
+    end
+    for i, z in ipairs(r.zero_arrays) do zero[i] = { esc(z.class), num(z.count), num(z.wasted) } end
+    for i, b in ipairs(r.boxed) do box[i] = { esc(b.class), num(b.count), b.distinct and num(b.distinct) or "?", num(b.wasted) } end
+    return html.page("Wasted memory", nav(ctx), table.concat {
+      "<h2>Duplicate strings</h2>", html.table({ "#copies", "#wasted", "value", "held by" }, dup, "strings"),
+      "<h2>Collections below capacity</h2>",
+      html.table({ "class", "#instances", "fill", "#wasted", "worst (size of capacity)" }, coll, "collections"),
+      "<h2>Arrays of zeros</h2>", html.table({ "type", "#arrays", "#bytes" }, zero, "zeros"),
+      "<h2>Boxed primitives</h2>", html.table({ "class", "#boxes", "#values", "#wasted" }, box, "boxes"),
+    })
+  end
+end
+
+--- Threads: stacks, the locals each frame holds, what they retain (`sift threads`).
+function M.threads(ctx)
+  local heap = ctx.doc
+  dominators(ctx)
+  local threads = require("sift.heap.census").threads(heap)
+  return threads, function()
+    local parts = {}
+    for _, t in ipairs(threads) do
+      local rows, by_frame = {}, {}
+      for _, l in ipairs(t.locals) do
+        by_frame[l.frame or 0] = by_frame[l.frame or 0] or {}
+        table.insert(by_frame[l.frame or 0], l)
+      end
+      for i, f in ipairs(t.frames) do
+        local held = {}
+        for j, l in ipairs(by_frame[i] or {}) do
+          held[j] = a(href(ctx, "object/" .. l.id), l.class .. " " .. l.id) .. " (" .. num(l.retained) .. ")"
+        end
+        rows[#rows + 1] = { esc(("%s.%s"):format(f.class or "?", f.method or "?")),
+          esc(f.line and f.line > 0 and ((f.source or "?") .. ":" .. f.line) or (f.source or "")), table.concat(held, "<br>") }
+      end
+      parts[#parts + 1] = ("<h2>%s</h2><p>the thread retains %s bytes; its stack holds %s</p>"):format(
+        esc(t.name or ("thread " .. t.serial)), num(t.retained or 0), num(t.held))
+      parts[#parts + 1] = html.table({ "frame", "source", "locals (retained)" }, rows, "thread-" .. t.serial)
+    end
+    if #parts == 0 then parts[1] = "<p>no threads in this dump</p>" end
+    return html.page("Threads", nav(ctx), table.concat(parts))
+  end
+end
+
+--- Class loaders: classes, instances, retained, duplicate classes (`sift loaders`).
+function M.loaders(ctx)
+  local heap = ctx.doc
+  dominators(ctx)
+  local loaders, duplicates = require("sift.heap.census").loaders(heap)
+  return { loaders = loaders, duplicates = duplicates }, function()
+    local rows, dups = {}, {}
+    for i, l in ipairs(loaders) do
+      rows[i] = { l.id and a(href(ctx, "object/" .. l.id), l.name) or esc(l.name), num(l.classes), num(l.instances),
+        l.retained and num(l.retained) or "-", esc(l.parent or ""), esc(table.concat(l.dex or {}, ", ")) }
+    end
+    for i, d in ipairs(duplicates) do
+      local names = {}
+      for j, l in ipairs(d.loaders) do names[j] = esc(l.name) end
+      dups[i] = { class_link(ctx, d.name), table.concat(names, "<br>") }
+    end
+    return html.page("Class loaders", nav(ctx), table.concat {
+      html.table({ "loader", "#classes", "#instances", "#retained", "parent", "dex" }, rows, "loaders"),
+      "<h2>Classes more than one loader defined</h2>", html.table({ "class", "loaders" }, dups, "duplicates"),
+    })
+  end
+end
+
 M.pages = { [""] = M.overview, diff = M.diff, histogram = M.histogram, class = M.class, object = M.object,
-  dominators = M.dominators, leaks = M.leaks }
+  dominators = M.dominators, leaks = M.leaks, waste = M.waste, threads = M.threads, loaders = M.loaders }
 
 return M
