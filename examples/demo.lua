@@ -294,3 +294,20 @@ if os.execute("command -v javac >/dev/null 2>&1") then
   sh("lua5.4 examples/lint.lua build/demo/lint/classes --rules closeable")
   print("(docs/lint.md: --rules, --json, --sarif; sift leaks reports UNCLOSED RESOURCES in dumps)")
 end
+
+-- the reports after the leak trace: waste, threads, loaders, growth, root kinds through BMD
+section("heap reports: waste, threads, class loaders, growth across dumps, root kinds through BMD")
+local leaky = fixtures .. "/hprof/generated-jdk17/leaky_jdk17_all.hprof"
+if io.open(leaky) then
+  sh("bin/sift waste -q --top 2 " .. leaky .. " | head -14")
+  sh("bin/sift threads -q " .. leaky .. " | head -6")
+  sh("bin/sift loaders -q " .. leaky .. " | head -6")
+  sh("bin/sift crunch -q " .. leaky .. " build/demo/leaky.bmd | grep roots")
+  sh("bin/sift path -q build/demo/leaky.bmd --class LeakyApp\\$Holder --limit 1 | head -3")
+end
+local series = require("spec.helper").jvm_series("GrowthSample", "leak", 3)
+if series then
+  sh("bin/sift growth -q " .. table.concat(series, " "))
+  sh("lua5.4 examples/reports.lua " .. table.concat(series, " ") .. " | tail -3")
+end
+print("(docs/heap.md: sift waste, threads, loaders, growth; docs/bmd.md: root kinds)")

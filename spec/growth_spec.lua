@@ -7,36 +7,9 @@ local helper = require "spec.helper"
 
 local quote = helper.quote
 
--- n dumps of one GrowthSample process in a mode, one after each step; nil without a JDK
-local function series(mode, n)
-  if not os.execute("command -v javac >/dev/null && command -v jcmd >/dev/null") then return nil end
-  local dir = helper.tmpdir()
-  assert(os.execute(("env -u LD_PRELOAD javac -d %s spec/java/GrowthSample.java"):format(quote(dir))))
-  local java = io.popen(("exec env -u LD_PRELOAD java -Xmx64m -XX:+UseSerialGC -cp %s GrowthSample %s %s"):format(
-    quote(dir), quote(dir), mode))
-  local pid = java:read("l"):match("^ready (%d+)$")
-  local dumps = {}
-  for i = 1, n do
-    assert(io.open(("%s/go-%d"):format(dir, i), "w")):close()
-    for _ = 1, 3000 do
-      local done = io.open(("%s/done-%d"):format(dir, i))
-      if done then done:close() break end
-      os.execute("sleep 0.01")
-    end
-    dumps[i] = ("%s/dump-%d.hprof"):format(dir, i)
-    local p = io.popen(("env -u LD_PRELOAD jcmd %s GC.heap_dump %s 2>&1"):format(pid, quote(dumps[i])))
-    local said = p:read("a")
-    p:close()
-    assert(said:match("Heap dump file created"), said)
-  end
-  os.execute("kill " .. pid)
-  java:close()
-  return dumps, dir
-end
-
 describe("sift growth", function()
   it("finds the objects a leak adds at every step, by class and by the path that holds them", function()
-    local dumps, dir = series("leak", 4)
+    local dumps, dir = helper.jvm_series("GrowthSample", "leak", 4)
     if not dumps then return pending("no JDK") end
     local args = { "growth", "--json", "-q" }
     for _, d in ipairs(dumps) do args[#args + 1] = d end
@@ -71,7 +44,7 @@ describe("sift growth", function()
   end)
 
   it("reports no growth for a program that only churns, and says what is wrong with a missing dump", function()
-    local dumps, dir = series("churn", 4)
+    local dumps, dir = helper.jvm_series("GrowthSample", "churn", 4)
     if not dumps then return pending("no JDK") end
     local out, err, code = helper.sift { "growth", "--json", "-q", dumps[1], dumps[2], dumps[3], dumps[4] }
     assert.are.same({ 0, "" }, { code, err })

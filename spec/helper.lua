@@ -163,6 +163,36 @@ function helper.jvm_dump(name, dump_args, java_args, histogram)
   return path
 end
 
+--- n heap dumps of one running Java program `spec/java/<name>.java`,
+-- taken after each of its steps: it is started with a directory and mode
+-- as arguments, prints "ready <pid>", and runs step N when DIR/go-N
+-- appears, making DIR/done-N after it (GrowthSample.java does). Returns
+-- the dump paths, oldest first, and DIR; nil without a JDK.
+function helper.jvm_series(name, mode, n)
+  if not sh("command -v javac && command -v jcmd") then return nil end
+  local dir = helper.tmpdir()
+  local ok, out = sh(("javac -d %s spec/java/%s.java"):format(helper.quote(dir), name))
+  assert(ok, out)
+  local java = io.popen(("exec env -u LD_PRELOAD java -Xmx64m -XX:+UseSerialGC -cp %s %s %s %s"):format(
+    helper.quote(dir), name, helper.quote(dir), mode))
+  local pid = java:read("l"):match("^ready (%d+)$")
+  local dumps = {}
+  for i = 1, n do
+    assert(io.open(("%s/go-%d"):format(dir, i), "w")):close()
+    for _ = 1, 3000 do
+      local done = io.open(("%s/done-%d"):format(dir, i))
+      if done then done:close() break end
+      os.execute("sleep 0.01")
+    end
+    dumps[i] = ("%s/dump-%d.hprof"):format(dir, i)
+    ok, out = sh(("jcmd %s GC.heap_dump %s"):format(pid, helper.quote(dumps[i])))
+    assert(ok and out:match("Heap dump file created"), out)
+  end
+  os.execute("kill " .. pid)
+  java:close()
+  return dumps, dir
+end
+
 --- The rows of a `jcmd GC.class_histogram` text: { [class name as sift
 -- writes it] = { count, bytes } } (classes of one name added up).
 function helper.class_histogram(text)
