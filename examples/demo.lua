@@ -303,7 +303,7 @@ if io.open(leaky) then
   sh("bin/sift threads -q " .. leaky .. " | head -6")
   sh("bin/sift loaders -q " .. leaky .. " | head -6")
   sh("bin/sift crunch -q " .. leaky .. " build/demo/leaky.bmd | grep roots")
-  sh("bin/sift path -q build/demo/leaky.bmd --class LeakyApp\\$Holder --limit 1 | head -3")
+  sh("bin/sift path -q build/demo/leaky.bmd --class java.lang.Thread --limit 1 | head -3")
 end
 local series = require("spec.helper").jvm_series("GrowthSample", "leak", 3)
 if series then

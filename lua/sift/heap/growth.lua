@@ -15,6 +15,11 @@ local views = require "sift.heap.views"
 
 local M = {}
 
+--- The least growth per step reported by default: Shark runs the scenario
+-- 5 times between dumps, so an object leaked per run grows by 5 per dump,
+-- and the few objects the JVM itself adds between dumps stay below it.
+M.MIN_STEP = 5
+
 -- the object most of the paths go through at each depth, for as long as
 -- more than half of them agree: the holder of a growing group
 local function common_holder(paths)
@@ -55,7 +60,7 @@ end
 -- opened in turn with `open(path)` (default sift.open), its histogram read
 -- and closed, except the last, kept for the paths. opts: `top` (classes,
 -- 20), `sample` (instances whose paths are followed, 200), `min_step`
--- (the least growth per step, 1), `open`, `model`.
+-- (the least growth per step, M.MIN_STEP), `open`, `model`.
 -- @return `{dumps, classes ({class, counts, bytes, deltas, growth (last -
 --   first bytes), holder ({path (steps as sift path --json gives them),
 --   text, share (of the sampled instances held through it)})}),
@@ -80,7 +85,7 @@ function M.analyze(paths, opts)
   for class, c in pairs(counts) do
     local ok = true
     for i = 2, n do
-      if not (c[i] and c[i - 1] and c[i] - c[i - 1] >= (opts.min_step or 1)) then ok = false break end
+      if not (c[i] and c[i - 1] and c[i] - c[i - 1] >= (opts.min_step or M.MIN_STEP)) then ok = false break end
     end
     if ok then
       local deltas, b = json.array {}, bytes[class]
