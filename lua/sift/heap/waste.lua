@@ -97,6 +97,8 @@ local COLLECTIONS = {
   { "java.util.ArrayList", function(c) return f(c, "elementData") end, function(c) return f(c, "size") end },
   { "java.util.Vector", function(c) return f(c, "elementData") end, function(c) return f(c, "elementCount") end },
   { "java.util.HashMap", function(c) return f(c, "table") end, function(c) return f(c, "size") end },
+  { "java.util.HashSet", function(c) local m = f(c, "map") return m and f(m, "table") end,
+    function(c) local m = f(c, "map") return m and f(m, "size") end },
   { "java.util.Hashtable", function(c) return f(c, "table") end, function(c) return f(c, "count") end },
   { "java.util.IdentityHashMap", function(c) return f(c, "table") end, function(c) return f(c, "size") and 2 * f(c, "size") end },
   { "java.util.concurrent.ConcurrentHashMap", function(c) return f(c, "table") end, function(c) return f(c, "baseCount") end },
@@ -118,8 +120,9 @@ local COLLECTIONS = {
 --- Collections filled far below their capacity: per collection class
 -- `{class, count, capacity, size, fill (size / capacity over all), wasted
 -- (the unused share of their arrays' bytes), worst ({id, capacity, size,
--- wasted}: the most wasteful instances)}`, most wasted first. HashSet and
--- LinkedHashSet count as the HashMap inside them; a collection with no
+-- wasted}: the most wasteful instances)}`, most wasted first. A HashSet
+-- (and LinkedHashSet) row is its map's table and size: the HashMap row
+-- counts those maps too; a collection with no
 -- array yet (capacity 0) wastes nothing. opts: `worst` (instances listed per
 -- class, 5).
 function M.collections(heap, opts)
