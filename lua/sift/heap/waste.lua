@@ -166,6 +166,18 @@ function M.collections(heap, opts)
   return out
 end
 
+-- the ten commonest of a tally {[x] = count} seen at least min times:
+-- {[name] = x, count}, most first
+local function commonest(tally, name, min)
+  local out = json.array {}
+  for x, k in pairs(tally) do
+    if k >= min then out[#out + 1] = { [name] = x, count = k } end
+  end
+  table.sort(out, function(a, b) return a.count > b.count or (a.count == b.count and a[name] < b[name]) end)
+  while #out > 10 do table.remove(out) end
+  return out
+end
+
 local PRIMITIVE_ARRAYS = { "boolean[]", "byte[]", "char[]", "short[]", "int[]", "long[]", "float[]", "double[]" }
 
 --- Primitive arrays that hold only zeros (allocated and never written,
@@ -187,10 +199,7 @@ function M.zero_arrays(heap)
         end
       end
       if row.count > 0 then
-        row.lengths = json.array {}
-        for n, k in pairs(lengths) do row.lengths[#row.lengths + 1] = { length = n, count = k } end
-        table.sort(row.lengths, function(a, b) return a.count > b.count or (a.count == b.count and a.length < b.length) end)
-        while #row.lengths > 10 do table.remove(row.lengths) end
+        row.lengths = commonest(lengths, "length", 1)
         list[#list + 1] = row
       end
     end
@@ -226,12 +235,7 @@ function M.boxed(heap)
       if not known then row.distinct = nil end
       if row.count > 0 then
         row.wasted = known and (row.count - row.distinct) * (row.bytes // row.count) or 0
-        row.values = json.array {}
-        for v, k in pairs(by_value) do
-          if k > 1 then row.values[#row.values + 1] = { value = v, count = k } end
-        end
-        table.sort(row.values, function(a, b) return a.count > b.count or (a.count == b.count and a.value < b.value) end)
-        while #row.values > 10 do table.remove(row.values) end
+        row.values = commonest(by_value, "value", 2)
         list[#list + 1] = row
       end
     end
