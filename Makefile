@@ -95,7 +95,7 @@ spec-asan: build/asan/sift/core.so
 	  LD_PRELOAD="$$($(CC) -print-file-name=libasan.so)" \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  $(BUSTED) --ignore-lua --cpath="build/asan/?.so" --exclude-tags=rock spec \
+	  $(BUSTED) --ignore-lua --cpath="build/asan/?.so" --exclude-tags=rock,heavy spec \
 	  > build/spec-asan.log 2>&1; s=$$?; $(call SUMMARY,asan) build/spec-asan.log; exit $$s
 
 build/fuzz/%: fuzz/fuzz_%.c $(FUZZ_SRC) $(CORE_HDR)
@@ -134,7 +134,7 @@ check-browser: build/sift/core.so
 	  lua5.4 spec/browser_check.lua
 
 fuzz-smoke:
-	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=10
+	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=7
 
 demo: deps build/sift/core.so
 	@$(RUN_ENV) $(LUA) examples/demo.lua

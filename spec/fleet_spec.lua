@@ -101,7 +101,8 @@ for _, backend in ipairs(BACKENDS) do
       if engines then engines.stop() end
     end)
 
-    it("analyses 200 dumps from two workers once each, groups them as sift leaks does, and fails a corrupt one",
+    -- (#heavy: make spec-asan leaves it out; its C is the analysis every other spec runs under ASan)
+    it("analyses 200 dumps from two workers once each, groups them as sift leaks does, and fails a corrupt one #heavy",
         function()
       local dumps = kinds()
       if not dumps then return pending("no JDK") end
