@@ -96,6 +96,26 @@ function helper.serve(args)
   return url, helper.read(dir .. "/pid"):match("%d+"), dir
 end
 
+--- Wait until fn() gives a true value, and return it: polled with a
+-- growing pause, for up to `limit` seconds (default 300: a busy machine
+-- under ASan is slow, and a spec never races the clock). Past the limit
+-- the spec fails with `what` and what fn last gave (its second value, or a
+-- seen() call's answer).
+function helper.wait_for(what, fn, limit, seen)
+  local deadline, pause = os.time() + (limit or 300), 0.01
+  local last, detail
+  while true do
+    last, detail = fn()
+    if last then return last, detail end
+    if os.time() > deadline then
+      error(("waited %d s for %s; last seen: %s"):format(limit or 300, what,
+        tostring(seen and seen() or detail or last)), 2)
+    end
+    os.execute(("sleep %g"):format(pause))
+    pause = math.min(pause * 2, 0.5)
+  end
+end
+
 function helper.quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end
