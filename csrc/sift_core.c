@@ -117,6 +117,7 @@ SIFT_EXPORT int luaopen_sift_core (lua_State *L) {
   sift_open_ofx(L);
   sift_open_sqlite(L);
   sift_open_budget(L);
+  sift_open_files(L);
   sift_open_json(L);
   sift_open_bytecode(L);
   lua_pushliteral(L, SIFT_VERSION);

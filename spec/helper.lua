@@ -77,23 +77,26 @@ function helper.tmpdir()
 end
 
 --- `sift serve` started as its own process with these arguments (quoted
--- here) and `--port 0 --data DIR/data`: its URL (nil when it did not
--- start within 10 s), its pid, and DIR (its output in DIR/out).
-function helper.serve(args)
+-- here) and `--port 0 --data DIR/data` (unless `data` names another):
+-- its URL (nil when it stopped without one, or gave none within minutes),
+-- its pid, and DIR (its output in DIR/out).
+function helper.serve(args, data)
   local dir = helper.tmpdir()
   local words = {}
   for i, a in ipairs(args) do words[i] = helper.quote(a) end
-  os.execute(("lua5.4 bin/sift serve --port 0 --data %s/data %s > %s/out 2>&1 & echo $! > %s/pid"):format(
-    dir, table.concat(words, " "), dir, dir))
-  local url
-  for _ = 1, 100 do
+  os.execute(("lua5.4 bin/sift serve --port 0 --data %s %s > %s/out 2>&1 & echo $! > %s/pid"):format(
+    helper.quote(data or dir .. "/data"), table.concat(words, " "), dir, dir))
+  local pid = helper.read(dir .. "/pid"):match("%d+")
+  local url = helper.wait_for("sift serve to print its URL", function()
     local f = io.open(dir .. "/out")  -- (the shell makes it in the child, a moment later)
-    url = f and f:read("a"):match("(http://127%.0%.0%.1:%d+/)")
+    local text = f and f:read("a") or ""
     if f then f:close() end
-    if url then break end
-    os.execute("sleep 0.1")
-  end
-  return url, helper.read(dir .. "/pid"):match("%d+"), dir
+    local found = text:match("(http://127%.0%.0%.1:%d+/)")
+    if found then return found end
+    if not os.execute("kill -0 " .. pid .. " 2>/dev/null") then return "stopped", text end
+    return nil, text
+  end)
+  return url ~= "stopped" and url or nil, pid, dir
 end
 
 --- Wait until fn() gives a true value, and return it: polled with a

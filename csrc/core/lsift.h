@@ -94,6 +94,7 @@ void sift_open_bmd (lua_State *L);
 void sift_open_ofx (lua_State *L);
 void sift_open_sqlite (lua_State *L);
 void sift_open_budget (lua_State *L);
+void sift_open_files (lua_State *L);
 void sift_open_json (lua_State *L);
 void sift_open_bytecode (lua_State *L);
 

@@ -18,8 +18,17 @@ function M.define.serve(parser)
   serve:option("--port", "The port (0: any free one).", "8080"):convert(tonumber)
   serve:option("--bind", "The address to listen on; other than loopback needs --token.", "127.0.0.1")
   serve:option("--token", "A token every request must carry (Authorization: Bearer TOKEN, or open "
-    .. "/?token=TOKEN once in the browser).")
-  serve:option("--data", "The directory uploads go to (kept between runs).")
+    .. "/?token=TOKEN once in the browser). ps shows it to every local user: prefer --token-file or SIFT_TOKEN.")
+  serve:option("--token-file", "Read the token from this file (its first line; only its owner may read it).")
+  serve:option("--allow-host", "A name the Host header may give besides 127.0.0.1, [::1] and localhost "
+    .. "(on other binds: the only names taken). Requests naming another host are refused (DNS rebinding)."):count("*")
+  serve:option("--data", "The directory uploads go to (kept between runs; 0700, files 0600). "
+    .. "Default: $XDG_DATA_HOME/sift/serve, else ~/.local/share/sift/serve.")
+  serve:option("--group", "Let this group read the data (files 0640, directories 0750 in the group): for "
+    .. "workers on other machines running as another user of the group.")
+  serve:option("--max-connections", "Connections open at once; one more is answered 503.", "64"):convert(tonumber)
+  serve:option("--header-timeout", "Seconds a request's line and headers may take.", "30"):convert(tonumber)
+  serve:option("--body-timeout", "Seconds a request's body may stay silent.", "60"):convert(tonumber)
   serve:option("--max-upload", "The largest upload (e.g. 512M, 2G).", "2G")
   serve:option("--strings", "For BMD dumps: a jar, apk, dex or class file to recover names from."):count("*")
   serve:option("--baseline", "A dump of the same process taken earlier: heap pages get a diff with it "
@@ -45,12 +54,33 @@ function M.commands.serve(args, out, err)
     err:write("sift: --analyses: at least 1\n")
     return common.EXIT_USAGE
   end
+  for _, k in ipairs { "max_connections", "header_timeout", "body_timeout" } do
+    if not args[k] or args[k] <= 0 then
+      err:write("sift: --", k:gsub("_", "-"), ": a positive number\n")
+      return common.EXIT_USAGE
+    end
+  end
+  local private = require "sift.private"
+  local restricted, why = private.restrict(args.group)
+  if not restricted then
+    err:write("sift: --group: ", common.printable(why), "\n")
+    return common.EXIT_USAGE
+  end
   local token = args.token or os.getenv("SIFT_TOKEN")
+  if args.token_file then
+    token, why = private.read_secret(args.token_file)
+    if not token then
+      err:write("sift: --token-file: ", common.printable(why), "\n")
+      return common.EXIT_USAGE
+    end
+  end
   local redis, postgres = require("sift.cli.fleet").engines(args)
   local server, msg = require("sift.serve").new { files = args.file, data = args.data, host = args.bind,
     port = args.port, token = token, max_upload = max, strings = #args.strings > 0 and args.strings or nil,
     model = args.model, baseline = args.baseline, db = args.db,
-    analyses = args.analyses, ingest = args.ingest, redis = redis, postgres = postgres }
+    analyses = args.analyses, ingest = args.ingest, redis = redis, postgres = postgres,
+    allow_hosts = args.allow_host, group = args.group, max_connections = args.max_connections,
+    header_timeout = args.header_timeout, body_timeout = args.body_timeout }
   if not server then
     err:write("sift: ", common.printable(msg), "\n")
     return common.EXIT_USAGE
@@ -69,8 +99,9 @@ function M.commands.serve(args, out, err)
     -- (the engines' URLs in their environment, not on a command line ps shows)
     local env = redis and ("SIFT_REDIS=%s SIFT_POSTGRES=%s "):format(quote(redis), quote(postgres)) or ""
     for _ = 1, args.workers do
-      os.execute(("%s%s %s worker -q --data %s --parent %d &"):format(env, quote(arg and arg[-1] or "lua5.4"),
-        quote(arg and arg[0] or "sift"), quote(server.store.dir), pid))
+      os.execute(("%s%s %s worker -q --data %s%s --parent %d &"):format(env, quote(arg and arg[-1] or "lua5.4"),
+        quote(arg and arg[0] or "sift"), quote(server.store.dir), args.group and " --group " .. quote(args.group) or "",
+        pid))
     end
   end
   out:write("sift serve: ", server:url(), token and " (with a token)" or "", args.ingest and ", ingesting" or "", "\n")

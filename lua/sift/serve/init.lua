@@ -4,16 +4,17 @@
 -- pages are views of what `sift.*` returns, so the CLI and the browser
 -- agree. Binds to 127.0.0.1 unless told otherwise; elsewhere it needs a
 -- token (`Authorization: Bearer T`, or the cookie a `?token=T` link sets).
+-- Connections go through one guard (`sift.serve.listen`), requests through
+-- the access rules (`sift.serve.access`): docs/serve.md, "Security".
 --
 --     local serve = require "sift.serve"
---     local server = assert(serve.new { files = { "app.hprof" }, data = "/tmp/sift-data" })
+--     local server = assert(serve.new { files = { "app.hprof" }, data = "/home/me/sift-data" })
 --     print(server:url())
 --     server:run()
 -- @module sift.serve
 
 require("sift.paths").older_lua()  -- lua-http and its helpers are packaged for Lua 5.1-5.3
 
-local http_server = require "http.server"
 local http_headers = require "http.headers"
 local http_util = require "http.util"
 local cqueues = require "cqueues"
@@ -25,6 +26,10 @@ local worker = require "sift.serve.worker"
 local multipart = require "sift.serve.multipart"
 local html = require "sift.serve.html"
 local store_mod = require "sift.serve.store"
+local listen = require "sift.serve.listen"
+local access = require "sift.serve.access"
+local private = require "sift.private"
+local rand = require "openssl.rand"
 
 local M = {}
 
@@ -33,22 +38,24 @@ Server.__index = Server
 
 local SERVED = { hprof = true, bmd = true, trace = true, ofx = true }
 
-local LOOPBACK = { ["127.0.0.1"] = true, ["::1"] = true, localhost = true }
-
 --- A server (not yet listening).
--- @tparam table opts `files` (paths), `data` (the upload directory),
---   `host` ("127.0.0.1"), `port` (0: any free one), `token` (required when
---   host is not loopback), `max_upload` (bytes, default 2 GB),
---   `max_decompressed` (bytes, default 8× max_upload), `model` (size model),
---   `strings` (jars for BMD names), `baseline` (a dump to diff heaps with),
---   `db` (a finance store: the /finance report), `analyses` (files analysed
---   at once, each in a thread of its own; default 2), `ingest` (take
---   POST /ingest into the fleet queue in data: sift.fleet), `redis` and
---   `postgres` (URLs: the fleet on those engines)
+-- @tparam table opts `files` (paths), `data` (the upload directory; by
+--   default `sift.private.data_dir()`), `host` ("127.0.0.1"), `port` (0:
+--   any free one), `token` (required when host is not loopback),
+--   `allow_hosts` (names the Host header may give besides the loopback
+--   ones), `group` (a group that may read the data: sift.private),
+--   `max_upload` (bytes, default 2 GB), `max_decompressed` (bytes, default
+--   8× max_upload), `model` (size model), `strings` (jars for BMD names),
+--   `baseline` (a dump to diff heaps with), `db` (a finance store: the
+--   /finance report), `analyses` (files analysed at once, each in a thread
+--   of its own; default 2), `ingest` (take POST /ingest into the fleet
+--   queue in data: sift.fleet), `redis` and `postgres` (URLs: the fleet on
+--   those engines), and the connection limits of `sift.serve.listen`
+--   (`max_connections`, `header_timeout`, `body_timeout`, `idle_timeout`)
 -- @return server, or nil, message
 function M.new(opts)
   local host = opts.host or "127.0.0.1"
-  if not LOOPBACK[host] and not opts.token then
+  if not access.loopback(host) and not opts.token then
     return nil, ("binding to %s needs --token: anyone who reaches the port could read the dumps"):format(host)
   end
   if opts.db then
@@ -56,8 +63,17 @@ function M.new(opts)
     if not f then return nil, opts.db .. ": no such finance store" end
     f:close()
   end
-  local data = opts.data or ((os.getenv("TMPDIR") or "/tmp") .. "/sift-serve")
-  local store = store_mod.new(data, { max_upload = opts.max_upload, max_decompressed = opts.max_decompressed })
+  local data, why = opts.data
+  if not data then
+    data, why = private.data_dir()
+    if not data then return nil, why end
+  end
+  local ok
+  ok, why = private.directory(data, opts.group)
+  if not ok then return nil, why end
+  local store
+  store, why = store_mod.new(data, { max_upload = opts.max_upload, max_decompressed = opts.max_decompressed })
+  if not store then return nil, why end
   for _, path in ipairs(opts.files or {}) do
     local entry, msg = store:add(path)
     if not entry then return nil, msg end
@@ -65,11 +81,12 @@ function M.new(opts)
   opts.model = opts.model or "shark"
   local fleet
   if opts.ingest then
-    local why
     fleet, why = require("sift.fleet").open(data, { redis = opts.redis, postgres = opts.postgres, retry = 5 })
     if not fleet then return nil, why end
   end
-  return setmetatable({ opts = opts, host = host, token = opts.token, store = store, fleet = fleet,
+  local csrf = (rand.bytes(16):gsub(".", function(c) return ("%02x"):format(c:byte()) end))
+  return setmetatable({ opts = opts, host = host, token = opts.token, store = store, fleet = fleet, csrf = csrf,
+    rules = access.new { bind = host, allow_hosts = opts.allow_hosts, token = opts.token, csrf = csrf },
     analyses = opts.analyses or 2, working = 0, changed = condition.new() }, Server)
 end
 
@@ -138,8 +155,8 @@ local function index_page(self)
     end
     return html.page("Files", self.opts.db and { { "/finance", "finance report" } } or nil, table.concat {
       html.table({ "file", "what it is", "#bytes", "" }, rows, "files"),
-      [[<h2>Upload</h2><p>An HPROF (plain, .gz, .bz2), a BMD or an Android .trace.</p>
-<form method="post" action="/upload" enctype="multipart/form-data">
+      (([[<h2>Upload</h2><p>An HPROF (plain, .gz, .bz2), a BMD or an Android .trace.</p>
+<form method="post" action="/upload?csrf=CSRF" enctype="multipart/form-data">
 <input type="file" id="file" name="file"> <button id="send" type="submit">upload</button> <span id="status"></span>
 </form>
 <script>
@@ -150,12 +167,12 @@ document.getElementById("send").onclick = function (event) {
   var status = document.getElementById("status");
   status.textContent = "uploading…";
   fetch("/upload?name=" + encodeURIComponent(f.name), { method: "POST", body: f,
-    headers: { "accept": "application/json" } })
+    headers: { "accept": "application/json", "x-sift-csrf": "CSRF" } })
     .then(function (r) { return r.json(); })
     .then(function (j) { if (j.url) location.href = j.url; else status.textContent = j.error; })
     .catch(function (e) { status.textContent = String(e); });
 };
-</script>]],
+</script>]]):gsub("CSRF", self.csrf)),
     })
   end
 end
@@ -261,50 +278,58 @@ local function wants_json(headers, path)
   return accept:find("application/json", 1, true) ~= nil and not accept:find("text/html", 1, true)
 end
 
--- the token a request carries: bearer, cookie, or ?token=
-local function token_of(headers, query)
-  local auth = headers:get("authorization")
-  if auth then return auth:match("^[Bb]earer%s+(%S+)") end
-  local cookie = headers:get("cookie") or ""
-  return cookie:match("sift_token=([^;%s]+)") or query.token
-end
-
 -- the file a request carries (its body, or an HTML form's file part),
--- stored: the entry and whether it was there already, or nil, status, message
-local function receive(self, stream, headers, query)
-  local length = tonumber(headers:get("content-length") or "")
+-- stored: the entry and whether it was there already, or nil, status,
+-- message. The declared length is checked before a byte is read.
+local function receive(self, request, query)
+  local stream, headers = request.stream, request.headers
+  local length = request:length()
   local max = self.opts.max_upload or 2 * 1024 ^ 3
+  if length == false then
+    return nil, 400, ("Content-Length %q is not a length"):format((headers:get("content-length") or ""):sub(1, 40))
+  end
+  if headers:has("transfer-encoding") and length then
+    return nil, 400, "a body with both Content-Length and Transfer-Encoding"
+  end
+  if not length and not headers:has("transfer-encoding") then
+    return nil, 411, "an upload needs its length (Content-Length) or a chunked body"
+  end
   if length and length > max then
     return nil, 413, ("the upload is over the limit of %d bytes (--max-upload)"):format(max)
   end
   -- a client that asked to be told to go on (curl and lua-http do, for
-  -- large bodies) is told at once, rather than after its own timeout
+  -- large bodies) is told once its length is known to be acceptable
   if (headers:get("expect") or ""):lower() == "100-continue" then stream:write_continue() end
-  local function body() return stream:get_next_chunk(self.opts.timeout or 60) end
+  local body = request:body()
   local next_chunk, name = body, query.name or headers:get("x-filename")
   local ctype = headers:get("content-type") or ""
   if ctype:find("multipart/", 1, true) then  -- an HTML form's upload
     local boundary = multipart.boundary(ctype)
     if not boundary then return nil, 400, "a multipart body without its boundary" end
-    local filename_or_why
-    next_chunk, filename_or_why = multipart.file(body, boundary)
-    if not next_chunk then return nil, 400, "the form holds no file: " .. filename_or_why end
+    local filename_or_why, failure
+    next_chunk, filename_or_why, failure = multipart.file(body, boundary)
+    if not next_chunk then
+      return nil, failure and failure.status or 400, "the form holds no file: " .. filename_or_why
+    end
     name = filename_or_why
   end
   return self.store:upload(next_chunk, name)
 end
 
-local function upload(self, stream, headers, query, as_json)
-  local entry, status, message = receive(self, stream, headers, query)
-  if not entry then return send_error(stream, status, message, as_json) end
+local function upload(self, request, query, as_json)
+  local entry, status, message = receive(self, request, query)
+  if not entry then
+    request.log(("%d POST /upload from %s: %s"):format(status, request.peer, message))
+    return send_error(request.stream, status, message, as_json)
+  end
   local duplicate = status
   if not entry.worker then  -- its analysis starts now, in its thread
     cqueues.running():wrap(function() self:ask(entry, "open") end)
   end
   local view = { id = entry.id, url = "/f/" .. entry.id .. "/", name = entry.name, format = entry.format,
     sha256 = entry.sha256, duplicate = duplicate }
-  if as_json then return send_json(stream, duplicate and 200 or 201, view) end
-  send(stream, 303, "text/plain", "", { location = view.url })
+  if as_json then return send_json(request.stream, duplicate and 200 or 201, view) end
+  send(request.stream, 303, "text/plain", "", { location = view.url })
 end
 
 -- POST /ingest (--ingest): a dump or trace from a device, with its
@@ -313,9 +338,13 @@ end
 -- once with the upload's id
 local META = { "app", "version", "device", "os", "time", "tags" }
 
-local function ingest(self, stream, headers, query)
-  local entry, status, message = receive(self, stream, headers, query)
-  if not entry then return send_error(stream, status, message, true) end
+local function ingest(self, request, query)
+  local stream, headers = request.stream, request.headers
+  local entry, status, message = receive(self, request, query)
+  if not entry then
+    request.log(("%d POST /ingest from %s: %s"):format(status, request.peer, message))
+    return send_error(stream, status, message, true)
+  end
   local meta = {}
   for _, k in ipairs(META) do meta[k] = query[k] or headers:get("x-sift-" .. k) end
   local ok, id, known = pcall(self.fleet.ingest, self.fleet, entry.sha256, entry.path, entry.format, meta)
@@ -339,34 +368,46 @@ local function fleet_page(self, query)
         html.num(g.retained_total), "<pre>" .. html.escape(g.trace) .. "</pre>" }
     end
     return html.page("Leak groups", nil, table.concat {
-      ("<p>%s uploads; %s files queued, %s running, %s done, %s failed</p>"):format(html.num(st.uploads),
-        html.num(st.queued), html.num(st.running), html.num(st.done), html.num(st.failed)),
+      ("<p>%s uploads; %s files queued, %s running, %s done (%s with warnings), %s failed</p>"):format(
+        html.num(st.uploads), html.num(st.queued), html.num(st.running), html.num(st.done),
+        html.num(st.done_with_warnings), html.num(st.failed)),
       html.table({ "#dumps", "signature", "leak", "first seen", "last seen", "versions", "#devices",
         "#retained", "a trace" }, rows, "groups"),
     })
   end
 end
 
-local function handle(self, stream)
-  local headers = assert(stream:get_headers())
-  local method = headers:get(":method")
+local function refuse(request, status, message, as_json)
+  request.log(("%d %s %s from %s: %s"):format(status, request.method, request.path, request.peer, message))
+  return send_error(request.stream, status, message, as_json)
+end
+
+local function handle(self, request)
+  local stream, headers, method = request.stream, request.headers, request.method
   local target = headers:get(":path") or "/"
   local path, qs = target:match("^([^?]*)%??(.*)$")
   local query = {}
   for k, v in http_util.query_args(qs) do query[k] = v end
   local as_json = wants_json(headers, path)
+  local ok, why = access.host_ok(self.rules, headers:get(":authority"))
+  if not ok then return refuse(request, 403, why, as_json) end
   if self.token then
-    local given = token_of(headers, query)
-    if given ~= self.token then return send_error(stream, 401, "a token is needed (--token)", as_json) end
+    if not access.same(access.token_of(headers, query), self.token) then
+      return refuse(request, 401, "a token is needed (--token)", as_json)
+    end
     if query.token then  -- keep it as a cookie, so links work
       return send(stream, 303, "text/plain", "", { location = path,
         ["set-cookie"] = "sift_token=" .. self.token .. "; HttpOnly; SameSite=Strict; Path=/" })
     end
   end
-  if path == "/upload" and method == "POST" then return upload(self, stream, headers, query, as_json) end
+  if method ~= "GET" and method ~= "HEAD" then
+    ok, why = access.write_ok(self.rules, headers, query.csrf or headers:get("x-sift-csrf"))
+    if not ok then return refuse(request, 403, why, as_json) end
+  end
+  if path == "/upload" and method == "POST" then return upload(self, request, query, as_json) end
   if path == "/ingest" and method == "POST" then
     if not self.fleet then return send_error(stream, 404, "not ingesting: start the server with --ingest", true) end
-    return ingest(self, stream, headers, query)
+    return ingest(self, request, query)
   end
   if method ~= "GET" and method ~= "HEAD" then return send_error(stream, 405, "method not allowed", as_json) end
   local view, render, status, message
@@ -406,23 +447,21 @@ end
 
 -- }======================================================
 
---- Listen (on the port asked, or any free one); returns the port.
+--- Listen (on the port asked, or any free one); returns the port, or
+-- raises an error saying why not.
 function Server:listen()
-  self.http = assert(http_server.listen {
-    host = self.host, port = self.opts.port or 0, reuseaddr = true,
-    onstream = function(_, stream)
-      local ok, err = pcall(handle, self, stream)
-      if not ok then
-        io.stderr:write("sift serve: ", tostring(err), "\n")
-        pcall(send_error, stream, 500, "the server failed on this request: " .. tostring(err):gsub("^.-:%d+: ", ""))
-      end
+  local o = self.opts
+  local listener, why = listen.new { host = self.host, port = o.port or 0, max_connections = o.max_connections,
+    header_timeout = o.header_timeout, body_timeout = o.body_timeout, idle_timeout = o.idle_timeout,
+    log = o.log,
+    handle = function(request) return handle(self, request) end,
+    on_failure = function(stream, headers, failure)
+      send_error(stream, failure.status, failure.message, wants_json(headers, headers:get(":path") or ""))
     end,
-    onerror = function(_, context, op, err)
-      io.stderr:write(("sift serve: %s %s: %s\n"):format(tostring(context), tostring(op), tostring(err)))
-    end,
-  })
-  assert(self.http:listen())
-  local _, _, port = self.http:localname()
+  }
+  if not listener then error(why, 0) end
+  self.http = listener
+  local _, port = listener:localname()
   self.port = port
   return port
 end
@@ -435,8 +474,7 @@ end
 --- Serve until stopped (or for timeout seconds).
 function Server:run(timeout)
   if not self.http then self:listen() end
-  if timeout then return self.http:loop(timeout) end
-  return assert(self.http:loop())
+  return self.http:loop(timeout)
 end
 
 --- Stop: the workers end (their documents closed) and the port is freed.

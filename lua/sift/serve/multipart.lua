@@ -14,16 +14,21 @@ function M.boundary(content_type)
 end
 
 --- Read up to the file part's data: returns a function giving the file's
--- bytes in chunks (nil at its end; nil, message on a malformed body) and
--- the part's filename; or nil, message.
--- @tparam function next_chunk the body's chunks (nil at the end)
+-- bytes in chunks (nil at its end; nil and a failure, {status, message},
+-- on a body that breaks off or is malformed) and the part's filename; or
+-- nil, message and the failure.
+-- @tparam function next_chunk the body's chunks (nil at the end; nil and a
+--   failure when it broke off)
 -- @tparam string boundary
 -- @tparam[opt] integer max_head bytes allowed before the file (64 kB)
 function M.file(next_chunk, boundary, max_head)
   local buf, dash = "", "--" .. boundary
   local function more()
-    local c, err = next_chunk()
-    if not c then return nil, err or "the body ends inside the form" end
+    local c, failure = next_chunk()
+    if not c then
+      failure = failure or { status = 400, message = "the body ends inside the form" }
+      return nil, failure.message, failure
+    end
     buf = buf .. c
     return true
   end
@@ -32,15 +37,15 @@ function M.file(next_chunk, boundary, max_head)
     local at = buf:find(dash, 1, true)
     while not at do
       if #buf > (max_head or 65536) then return nil, "no file in the first 64 kB of the form" end
-      local ok, err = more()
-      if not ok then return nil, err end
+      local ok, err, failure = more()
+      if not ok then return nil, err, failure end
       at = buf:find(dash, 1, true)
     end
     local head_end = buf:find("\r\n\r\n", at, true)
     while not head_end do
       if #buf > (max_head or 65536) then return nil, "a form part's headers are too long" end
-      local ok, err = more()
-      if not ok then return nil, err end
+      local ok, err, failure = more()
+      if not ok then return nil, err, failure end
       head_end = buf:find("\r\n\r\n", at, true)
     end
     local head = buf:sub(at, head_end)
@@ -65,8 +70,8 @@ function M.file(next_chunk, boundary, max_head)
             buf = buf:sub(#buf - #delim + 1)
             return out
           end
-          local c, err = next_chunk()
-          if not c then return nil, err or "the body ends inside the file" end
+          local c, failure = next_chunk()
+          if not c then return nil, failure or { status = 400, message = "the form broke off inside the file" } end
           buf = buf .. c
         end
       end, filename

@@ -38,26 +38,30 @@ local function display_name(name)
 end
 M.display_name = display_name
 
---- A store over a data directory (created 0700 when missing), with the
--- uploads earlier servers left there.
+--- A store over a data directory (which `sift.private.directory` made
+-- or checked), with the uploads earlier servers left there; temporary
+-- files of uploads that never finished (a server killed mid-upload) are
+-- removed.
 -- @tparam string dir
 -- @tparam table opts `max_upload` (bytes), `max_decompressed` (bytes)
 function M.new(dir, opts)
-  assert(os.execute(("mkdir -p -m 700 '%s'"):format(dir:gsub("'", "'\\''"))), "cannot create " .. dir)
+  local names, why = core.listdir(dir)
+  if not names then return nil, why end
+  table.sort(names)
   local self = setmetatable({ dir = dir, files = {}, order = {}, opts = opts or {} }, Store)
-  local p = io.popen(("ls -1 '%s'"):format(dir:gsub("'", "'\\''")))
-  for name in p:lines() do
+  for _, name in ipairs(names) do
     local sha = name:match("^(%x+)%.meta$")
-    if sha and #sha == 64 then
+    if name:match("^%.upload%-") then
+      os.remove(dir .. "/" .. name)
+    elseif sha and #sha == 64 then
       local meta = {}
       for k, v in (read_file(dir .. "/" .. name) or ""):gmatch("([%w_]+)\t([^\n]*)") do meta[k] = v end
-      if UPLOADABLE[meta.format] and io.open(dir .. "/" .. sha .. UPLOADABLE[meta.format], "rb") then
-        self:add(dir .. "/" .. sha .. UPLOADABLE[meta.format], { id = sha:sub(1, 16), name = meta.name,
-          sha256 = sha, uploaded = true })
+      local path = UPLOADABLE[meta.format] and dir .. "/" .. sha .. UPLOADABLE[meta.format]
+      if path and core.stat(path) then
+        self:add(path, { id = sha:sub(1, 16), name = meta.name, sha256 = sha, uploaded = true })
       end
     end
   end
-  p:close()
   return self
 end
 
@@ -87,61 +91,106 @@ end
 
 function Store:get(id) return self.files[id] end
 
---- Take an upload: next_chunk() gives the body's pieces (nil at the end);
--- name is what the client called it. Returns the entry and whether it was
--- there already, or nil, HTTP status, message.
+--- What an upload is, checked where it lies: its format (one sift serves
+-- as an upload) and, for a gzip or bzip2 HPROF, that it inflates to at
+-- most `limit` bytes. Returns the format, or nil, HTTP status, message.
+-- This is the slow part of an upload (a bomb inflates until its limit):
+-- the server runs it in a thread (`check_aside`).
+function M.check(path, limit)
+  local info, msg = detect.detect(path, { bytes = false })
+  if not info or not UPLOADABLE[info.format] then
+    -- (the message names the upload, never the server's temporary file)
+    local what = info and info.description or msg:gsub("^" .. path:gsub("%p", "%%%0") .. ":%s*", "")
+    return nil, 415, ("not a heap dump or a method trace: %s"):format(what)
+  end
+  if info.compressed then  -- a gzip or bzip2 HPROF: how much it decompresses to
+    local map = core.map(path)
+    local out, why, code = core.inflate(map, nil, limit)
+    map:close()
+    if not out then return nil, code == "too_big" and 413 or 422, "the compressed dump " .. why end
+    out:close()
+  end
+  return info.format
+end
+
+-- the thread of check_aside (no upvalues: it is dumped into a Lua state
+-- of its own)
+local function check_thread(sock, lpath, cpath, path, limit)
+  package.path, package.cpath = lpath, cpath
+  local ok, format, status, message = pcall(require("sift.serve.store").check, path, tonumber(limit))
+  if not ok then format, status, message = nil, 500, tostring(format) end
+  sock:write(format and ("ok\t%s\n"):format(format) or ("fail\t%d\t%s\n"):format(status,
+    (tostring(message):gsub("[\r\n]", " "))))
+  sock:flush()
+end
+
+--- M.check in a thread of its own, waited for without stopping the
+-- cqueues loop (every other request is served meanwhile).
+function M.check_aside(path, limit)
+  local thread = require "cqueues.thread"
+  local th, sock = thread.start(check_thread, package.path, package.cpath, path, tostring(limit))
+  local line = sock:read("*l")
+  sock:close()
+  th:join()
+  local format = line and line:match("^ok\t(%w+)$")
+  if format then return format end
+  local status, message = (line or ""):match("^fail\t(%d+)\t(.*)$")
+  if not status then return nil, 500, "the upload's check stopped" end
+  return nil, tonumber(status), message
+end
+
+--- Take an upload: next_chunk() gives the body's pieces, then nil at its
+-- end, or nil and a failure ({status, message}: a body that broke off);
+-- name is what the client called it. A body that breaks off, or is too
+-- big, or is not a dump sift serves, leaves nothing behind. Returns the
+-- entry and whether it was there already, or nil, HTTP status, message.
 function Store:upload(next_chunk, name)
   local max = self.opts.max_upload or 2 * 1024 ^ 3
   local tmp = ("%s/.upload-%d-%d"):format(self.dir, os.time(), math.random(1 << 30))
-  local f = assert(io.open(tmp, "wb"))
-  os.execute(("chmod 600 '%s'"):format(tmp))
-  local sha, n = digest.new("sha256"), 0
-  while true do
-    local chunk, err = next_chunk()
-    if not chunk then
-      if err then f:close() os.remove(tmp) return nil, 400, "the upload broke off: " .. tostring(err) end
-      break
+  local f = assert(io.open(tmp, "wb"))  -- (0600: the server runs with umask 077)
+  local ok, status, message, sha = pcall(function()
+    local digest_of, n = digest.new("sha256"), 0
+    while true do
+      local chunk, failure = next_chunk()
+      if not chunk then
+        if failure then return failure.status, failure.message end
+        break
+      end
+      n = n + #chunk
+      if n > max then return 413, ("the upload is over the limit of %d bytes (--max-upload)"):format(max) end
+      digest_of:update(chunk)
+      assert(f:write(chunk))
     end
-    n = n + #chunk
-    if n > max then
-      f:close()
-      os.remove(tmp)
-      return nil, 413, ("the upload is over the limit of %d bytes (--max-upload)"):format(max)
-    end
-    sha:update(chunk)
-    f:write(chunk)
-  end
-  f:close()
-  if n == 0 then os.remove(tmp) return nil, 400, "the upload is empty" end
-  local info, msg = detect.detect(tmp, { bytes = false })
-  if not info or not UPLOADABLE[info.format] then
+    assert(f:close())
+    if n == 0 then return 400, "the upload is empty" end
+    return nil, n, digest_of:final()
+  end)
+  if not ok or status then
+    pcall(f.close, f)
     os.remove(tmp)
-    return nil, 415, ("not a heap dump or a method trace: %s"):format(info and info.description or msg)
+    if not ok then error(status, 0) end
+    return nil, status, message
   end
-  if info.compressed then  -- a gzip or bzip2 HPROF: how much it decompresses to
-    local limit = self.opts.max_decompressed or 8 * max
-    local map = core.map(tmp)
-    local out, why, code = core.inflate(map, nil, limit)
-    map:close()
-    if out then out:close() end
-    if not out then
-      os.remove(tmp)
-      return nil, code == "too_big" and 413 or 422, "the compressed dump " .. why
-    end
+  local size = message
+  local format, why_status, why = M.check_aside(tmp, self.opts.max_decompressed or 8 * max)
+  if not format then
+    os.remove(tmp)
+    return nil, why_status, why
   end
-  local digest_hex = hex(sha:final())
-  local path = ("%s/%s%s"):format(self.dir, digest_hex, UPLOADABLE[info.format])
+  local digest_hex = hex(sha)
+  local path = ("%s/%s%s"):format(self.dir, digest_hex, UPLOADABLE[format])
   local id = digest_hex:sub(1, 16)
   if self.files[id] then
     os.remove(tmp)
     return self.files[id], true
   end
-  assert(os.rename(tmp, path))
-  -- what the file was called and when it came: tab-separated lines
+  -- what the file was called and when it came (tab-separated lines), then
+  -- the file under its name: a meta file never names a file not yet whole
   local meta = assert(io.open(("%s/%s.meta"):format(self.dir, digest_hex), "w"))
-  meta:write(("name\t%s\nformat\t%s\nsize\t%d\nuploaded_at\t%d\n"):format(display_name(name), info.format, n,
+  meta:write(("name\t%s\nformat\t%s\nsize\t%d\nuploaded_at\t%d\n"):format(display_name(name), format, size,
     os.time()))
   meta:close()
+  assert(os.rename(tmp, path))
   return self:add(path, { id = id, name = display_name(name), sha256 = digest_hex, uploaded = true }), false
 end
 
