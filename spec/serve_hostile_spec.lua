@@ -238,6 +238,42 @@ describe("sift serve under hostile clients", function()
     assert.are.equal(200, status, text)  -- (the same bytes: known already)
   end)
 
+  it("checks an upload for a gzip bomb in a thread: every other request is served meanwhile", function()
+    -- a gzip HPROF of 1.25 GB: an HPROF header, then 20 members of 64 MB of
+    -- zeros (1.3 MB on the wire); --max-upload 128M lets it inflate to 1 GB
+    local d = helper.tmpdir()
+    local jvm = helper.fixture(JVM)
+    if not jvm then return end
+    local f = assert(io.open(d .. "/head", "wb"))
+    f:write(helper.read(jvm):sub(1, 31))
+    f:close()
+    assert(os.execute(("cd %s && gzip -9 head && head -c 67108864 /dev/zero | gzip -9 > zeros.gz"):format(d)))
+    local zeros = helper.read(d .. "/zeros.gz")
+    local bomb = helper.read(d .. "/head.gz") .. zeros:rep(20)
+    local u, p, sdir = helper.serve { "--max-upload", "128M" }
+    local n = tonumber(u:match(":(%d+)/$"))
+    local before = names(sdir .. "/data")
+    local _, _, up = exchange(n, head("POST", "/upload?name=bomb.hprof.gz", "127.0.0.1", ("Content-Length: %d\r\n"
+      .. "Accept: application/json\r\n\r\n"):format(#bomb)) .. bomb, true)
+    up:shutdown("w")
+    -- while its answer has not come, other requests are answered
+    local served = 0
+    while served < 1000 do
+      if up:fill(1, 0) then break end  -- (its answer began)
+      up:clearerr()
+      local status = exchange(n, head("GET", "/index.json", "127.0.0.1", "Connection: close\r\n\r\n"))
+      assert.are.equal(200, status)
+      served = served + 1
+    end
+    local text = read_all(up)
+    up:close()
+    assert.truthy(text:find("^HTTP/1.1 413 "), text)
+    assert.truthy(text:find("decompresses to more than 1073741824 bytes", 1, true), text)
+    assert.is_true(served >= 3, ("only %d requests served while the bomb inflated"):format(served))
+    assert.are.equal(before, names(sdir .. "/data"))
+    stop(p)
+  end)
+
   it("takes another name with --allow-host, and only the token's requests elsewhere", function()
     local u, p = helper.serve { "--allow-host", "sift.example.org" }
     local n = tonumber(u:match(":(%d+)/$"))
