@@ -14,7 +14,8 @@ for i = 1, #arg do
 end
 assert(#files > 0, "usage: lua5.4 examples/serve.lua FILE... [--for SECONDS]")
 
-local server = assert(serve.new { files = files, data = (os.getenv("TMPDIR") or "/tmp") .. "/sift-serve-example" })
+-- (uploads, none here, would go to the per-user default: ~/.local/share/sift/serve)
+local server = assert(serve.new { files = files })
 server:listen()
 print("open " .. server:url())
 
