@@ -97,4 +97,59 @@ describe("sift serve in headless Chromium", function()
     os.execute("rm -rf " .. helper.quote(dir))
     assert(ok, err)
   end)
+
+  it("refuses what another site's page in the browser sends, and a DNS-rebound name", function()
+    if not have_chromium() then
+      pending("chromium is not installed (apt-get install chromium)")
+      return
+    end
+    local url, pid, dir = helper.serve {}
+    local port = url:match(":(%d+)/$")
+    -- the other site: a page served from another port (another origin),
+    -- reached as attacker.test (another site), that posts a dump to sift
+    -- three ways as soon as it loads
+    local site = helper.tmpdir()
+    local f = assert(io.open(site .. "/attack.html", "w"))
+    f:write(([[<!DOCTYPE html><html><body><p id="out">pending</p>
+<iframe name="sink"></iframe>
+<form id="form" method="post" action="http://127.0.0.1:PORT/upload" enctype="multipart/form-data" target="sink">
+<input type="hidden" name="note" value="x"></form>
+<script>
+var dump = "JAVA PROFILE 1.0.2\0\0\0\0\4\0\0\0\0\0\0\0\0";
+var fd = new FormData();
+fd.append("file", new Blob([dump]), "evil.hprof");
+var done = 0, out = document.getElementById("out");
+function one(what) { return function () { done++; out.textContent = "sent " + done; }; }
+fetch("http://127.0.0.1:PORT/upload?name=evil.hprof", { method: "POST", mode: "no-cors", body: dump }).then(one(), one());
+fetch("http://127.0.0.1:PORT/upload", { method: "POST", mode: "no-cors", body: fd }).then(one(), one());
+document.getElementById("form").submit();
+</script></body></html>]]):gsub("PORT", port))
+    f:close()
+    local web = io.popen(("cd %s && exec env -u LD_PRELOAD python3 -u -m http.server 0 --bind 127.0.0.1 2>&1"):format(
+      helper.quote(site)))
+    local site_port = web:read("l"):match("port (%d+)")
+    local ok, err = pcall(function()
+      local rules = "--host-resolver-rules=" .. helper.quote("MAP attacker.test 127.0.0.1, MAP rebound.test 127.0.0.1")
+      local page = chromium("--virtual-time-budget=5000 --dump-dom " .. rules,
+        ("http://attacker.test:%s/attack.html"):format(site_port))
+      assert.truthy(page:find('<p id="out">sent 2</p>', 1, true), page)
+      local log = helper.wait_for("the server to log three refusals", function()
+        local text = helper.read(dir .. "/out")
+        local n = select(2, text:gsub("403 POST /upload from 127%.0%.0%.1:%d+: a cross%-site request", ""))
+        return n >= 3 and text or nil, text
+      end, 120)
+      assert.are.equal("", (io.popen("ls -A " .. helper.quote(dir .. "/data")):read("a")))
+      -- a page of the rebound name may not read sift's pages
+      local rebound = chromium("--virtual-time-budget=3000 --dump-dom " .. rules,
+        ("http://rebound.test:%s/index.json"):format(port))
+      assert.truthy(rebound:find('Host \\"rebound.test:' .. port .. '\\" is not this server', 1, true)
+        or rebound:find('Host "rebound.test:' .. port .. '" is not this server', 1, true), rebound)
+      assert.falsy(rebound:find('"files"', 1, true), rebound)
+      assert.truthy(helper.read(dir .. "/out"):find('403 GET /index.json from 127.0.0.1:%d+: Host "rebound.test:'), log)
+    end)
+    os.execute("pkill -f " .. helper.quote("http.server 0 --bind 127.0.0.1") .. " 2>/dev/null")
+    web:close()
+    os.execute("kill " .. pid)
+    assert(ok, err)
+  end)
 end)
