@@ -261,6 +261,9 @@ end
 if #served > 0 then
   sh("lua5.4 examples/serve.lua " .. table.concat(served, " ") .. " --for 1")
   print("(docs/serve.md: `sift serve FILE...` serves the same pages until ^C; uploads go to --data)")
+  section("sift serve under hostile clients: bad lengths, cut bodies, other sites, rebound names")
+  sh("lua5.4 examples/serve_security.lua " .. served[1])
+  print("(docs/serve.md, Security: every rule, and spec/serve_hostile_spec.lua trying each)")
 end
 
 -- fleet mode: dumps from devices grouped by leak signature

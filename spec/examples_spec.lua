@@ -190,6 +190,21 @@ describe("examples", function()
     assert.matches("open http://127%.0%.0%.1:%d+/", out)
     assert.matches('200\t{"files":%[{"description":"Android method trace %(regular, version 3%)', out)
   end)
+  it("serve_security.lua answers each hostile request, stores one upload, and keeps it 0600", function()
+    local heap = helper.fixture("hprof/generated-jdk17/leaky_jdk17_all.hprof")
+    if not heap then return end
+    local out, code = run("serve_security.lua", { heap })
+    assert.are.equal(0, code, out)
+    assert.matches("the same bytes again%s+200 OK", out)
+    assert.matches("Content%-Length: 1e99%s+400 Bad Request%s+Content%-Length is not a length", out)
+    assert.matches("400 Bad Request%s+the body broke off after 1000 of the 4911426 bytes Content%-Length says", out)
+    assert.matches("another site posting%s+403 Forbidden%s+a request from https://attacker%.example may not", out)
+    assert.matches('a DNS%-rebound name%s+403 Forbidden%s+Host "attacker%.example:%d+" is not this server', out)
+    local kept = {}
+    for mode, name in out:gmatch("\n  (%d%d%d%d)  (%S+)") do kept[#kept + 1] = mode .. " " .. name:gsub("^/.*/$", "DIR") end
+    assert.are.same({ "0700 DIR", "0600 b376db169c60627ef8c6cdc108652dcc973bfc382db5e32177ff84ee8c21fb33.hprof",
+      "0600 b376db169c60627ef8c6cdc108652dcc973bfc382db5e32177ff84ee8c21fb33.meta" }, kept)
+  end)
   it("fleet.lua ingests two dumps, analyses them and prints their leak groups, embedded and on the engines",
       function()
     local a = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
