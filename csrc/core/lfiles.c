@@ -11,11 +11,14 @@
 **   core.chown_group(path, gid) -> true, or nil, message, "io"
 **   core.chmod(path, mode) -> true, or nil, message, "io"
 **   core.listdir(path) -> { names... } (not . and ..), or nil, message, "io"
+**   core.setenv(name, value) -> nothing: for the processes this one starts
+**     (a secret in their environment, not on a command line ps shows)
 */
 
 #define _DEFAULT_SOURCE  /* dirent, getgrnam_r */
 
 #include <dirent.h>
+#include <stdlib.h>
 #include <errno.h>
 #include <grp.h>
 #include <string.h>
@@ -100,6 +103,14 @@ static int files_listdir (lua_State *L) {
   return 1;
 }
 
+static int files_setenv (lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  const char *value = luaL_checkstring(L, 2);
+  luaL_argcheck(L, name[0] != '\0' && strchr(name, '=') == NULL, 1, "not a variable name");
+  if (setenv(name, value, 1) != 0) return luaL_error(L, "setenv: %s", strerror(errno));
+  return 0;
+}
+
 static const luaL_Reg files_functions[] = {
   {"umask", files_umask},
   {"stat", files_stat},
@@ -108,6 +119,7 @@ static const luaL_Reg files_functions[] = {
   {"chown_group", files_chown_group},
   {"chmod", files_chmod},
   {"listdir", files_listdir},
+  {"setenv", files_setenv},
   {NULL, NULL}
 };
 

@@ -97,9 +97,13 @@ function M.commands.serve(args, out, err)
     if f then f:close() end
     local quote = function(v) return "'" .. tostring(v):gsub("'", "'\\''") .. "'" end
     -- (the engines' URLs in their environment, not on a command line ps shows)
-    local env = redis and ("SIFT_REDIS=%s SIFT_POSTGRES=%s "):format(quote(redis), quote(postgres)) or ""
+    if redis then
+      local core = require "sift.core"
+      core.setenv("SIFT_REDIS", redis)
+      core.setenv("SIFT_POSTGRES", postgres)
+    end
     for _ = 1, args.workers do
-      os.execute(("%s%s %s worker -q --data %s%s --parent %d &"):format(env, quote(arg and arg[-1] or "lua5.4"),
+      os.execute(("%s %s worker -q --data %s%s --parent %d &"):format(quote(arg and arg[-1] or "lua5.4"),
         quote(arg and arg[0] or "sift"), quote(server.store.dir), args.group and " --group " .. quote(args.group) or "",
         pid))
     end
