@@ -27,13 +27,10 @@ end
 -- the DOM of a page; while the file opens (its first visit starts the
 -- analysis in the server's worker) the page shows its progress: ask again
 local function dom(url)
-  local page
-  for _ = 1, 60 do
-    page = chromium("--virtual-time-budget=3000 --dump-dom", url)
-    if not page:find('<p id="progress">', 1, true) then return page end
-    os.execute("sleep 0.5")
-  end
-  return page
+  return helper.wait_for("the page of " .. url .. " past its progress page", function()
+    local page = chromium("--virtual-time-budget=3000 --dump-dom", url)
+    return not page:find('<p id="progress">', 1, true) and page, page
+  end)
 end
 
 -- the href of the first link matching pattern (HTML-unescaped)

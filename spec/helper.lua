@@ -202,11 +202,11 @@ function helper.jvm_series(name, mode, n)
   local dumps = {}
   for i = 1, n do
     assert(io.open(("%s/go-%d"):format(dir, i), "w")):close()
-    for _ = 1, 3000 do
+    helper.wait_for(("%s to finish its step %d"):format(name, i), function()
       local done = io.open(("%s/done-%d"):format(dir, i))
-      if done then done:close() break end
-      os.execute("sleep 0.01")
-    end
+      if done then done:close() end
+      return done ~= nil
+    end)
     dumps[i] = ("%s/dump-%d.hprof"):format(dir, i)
     ok, out = sh(("jcmd %s GC.heap_dump %s"):format(pid, helper.quote(dumps[i])))
     assert(ok and out:match("Heap dump file created"), out)
