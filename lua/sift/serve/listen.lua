@@ -221,12 +221,20 @@ local function accept_loop(self)
     local sock, code = self.socket:accept({ nodelay = true }, 0)
     if sock then
       if self.open >= self.opts.max_connections then
-        self.log(("503 over %d connections: one refused"):format(self.opts.max_connections))
-        self.cq:wrap(function()
-          pcall(bare_answer, sock, 503, "the server has too many connections open; try again")
-          pcall(linger, sock)
+        -- answered and closed; past as many refusals again at once, closed
+        -- without a word (a flood must not hold descriptors for its answers)
+        if self.refusing < self.opts.max_connections then
+          self.log(("503 from %s: over %d connections"):format(peer_of(sock), self.opts.max_connections))
+          self.refusing = self.refusing + 1
+          self.cq:wrap(function()
+            pcall(bare_answer, sock, 503, "the server has too many connections open; try again")
+            pcall(linger, sock)
+            pcall(sock.close, sock)
+            self.refusing = self.refusing - 1
+          end)
+        else
           pcall(sock.close, sock)
-        end)
+        end
       else
         self.open = self.open + 1
         self.cq:wrap(serve_connection, self, sock, peer_of(sock))
@@ -254,7 +262,7 @@ function M.new(opts)
   sock:onerror(function(_, _, why) return why end)
   local ok, why = sock:listen()
   if not ok then return nil, errno.strerror(why) end
-  local self = setmetatable({ opts = o, socket = sock, cq = cqueues.new(), open = 0, handle = o.handle,
+  local self = setmetatable({ opts = o, socket = sock, cq = cqueues.new(), open = 0, refusing = 0, handle = o.handle,
     on_failure = o.on_failure, log = o.log or function(line) io.stderr:write("sift serve: ", line, "\n") end },
     Listener)
   self.cq:wrap(accept_loop, self)
