@@ -387,6 +387,53 @@ describe("sift crunch, decrunch and info on BMD", function()
   end)
 end)
 
+describe("sift crunch of an HPROF with no heap dump", function()
+  -- the fixture cut just before its first HEAP_DUMP (or SEGMENT) record: a
+  -- header, strings and classes, nothing to crunch
+  local function before_heap(bytes)
+    local pos = bytes:find("\0", 1, true) + 13  -- (1-based: past the header's text, id size and time)
+    while pos + 8 <= #bytes do
+      local tag, len = bytes:byte(pos), string.unpack(">I4", bytes, pos + 5)
+      if tag == 0x0C or tag == 0x1C then return pos - 1 end
+      pos = pos + 9 + len
+    end
+  end
+
+  it("fails as sift histogram does, and writes no file", function()
+    local path = helper.fixture("hprof/hprof-slurp/hprof-32.bin")
+    if not path then return end
+    local bytes = helper.read(path)
+    local cut = before_heap(bytes)
+    assert.is_true(cut > 31)  -- (strings and classes before it)
+    local input, output = helper.tmpfile(bytes:sub(1, cut)), tmp()
+    local message = ("sift: %s: holds no heap dump (no HEAP_DUMP record): nothing to analyse\n"):format(input)
+    local out, err, status = helper.sift { "crunch", input, output, "-q" }
+    assert.are.same({ 1, "", message }, { status, out, err })
+    assert.is_nil(io.open(output), "no BMD is written")
+    assert.is_nil(io.open(output .. ".part"), "nor a part of one")
+    _, err, status = helper.sift { "histogram", input, "-q" }
+    assert.are.same({ 1, message }, { status, err })
+    -- --json prints nothing either; the library says why, with a code
+    out, err, status = helper.sift { "crunch", input, output, "-q", "--json" }
+    assert.are.same({ 1, "", message }, { status, out, err })
+    local none, msg, code = bmd.crunch(input, output)
+    assert.are.same({ nil, input .. ": holds no heap dump (no HEAP_DUMP record): nothing to analyse", "empty" },
+      { none, msg, code })
+    -- a header alone, too; an existing output is left as it was
+    local f = assert(io.open(output, "wb"))
+    f:write("before")
+    f:close()
+    local header = helper.tmpfile(bytes:sub(1, 31))
+    _, err, status = helper.sift { "crunch", header, output, "-q" }
+    assert.are.same({ 1, ("sift: %s: holds no heap dump (no HEAP_DUMP record): nothing to analyse\n"):format(header) },
+      { status, err })
+    assert.are.equal("before", helper.read(output))
+    os.remove(input)
+    os.remove(header)
+    os.remove(output)
+  end)
+end)
+
 describe("GC root kinds through BMD", function()
   local function kinds_of(heap)
     local by = {}

@@ -62,6 +62,17 @@ describe("sift (command line)", function()
     os.remove(three)
   end)
 
+  it("never prints the password of a URL on stderr, whatever wrote it", function()
+    for _, case in ipairs {
+      { "redis://:hunter22@127.0.0.1:6379/0", "redis://:***@127.0.0.1:6379/0" },
+      { "postgresql://sift:p@ss:w0rd@db.example:5432/sift", "postgresql://sift:***@db.example:5432/sift" },
+      { "https://host.example/a:b@c", "https://host.example/a:b@c" },  -- (no user info: left alone)
+    } do
+      local out, err, code = sift { "info", case[1] }
+      assert.are.same({ 1, "", ("sift: %s: No such file or directory\n"):format(case[2]) }, { code, out, err })
+    end
+  end)
+
   it("says when a file is none of the formats", function()
     local path = helper.fixture("ofx/MANIFEST.md")
     if not path then return end
@@ -413,6 +424,47 @@ describe("cut heap dumps and traces never look like success", function()
     end
     os.remove(cut)
     os.remove(header)
+  end)
+
+  it("sift info calls a cut OFX damaged, with the byte where it ends: in its header, before </OFX>", function()
+    local v1 = helper.fixture("ofx/ofxparse/checking.ofx")
+    local v2 = helper.fixture("ofx/ofxtools/stmtrs.ofx")
+    if not (v1 and v2) then return end
+    local sgml, xml = helper.read(v1), helper.read(v2)
+    local blank = sgml:find("\r?\n\r?\n")                 -- where the v1 header ends
+    local body = sgml:find("<OFX>", 1, true)
+    local pi_end = select(2, xml:find("?>", xml:find("<?OFX", 1, true), true))
+    for _, case in ipairs {
+      { sgml:sub(1, 30), "cut short: the file ends at byte 30, inside its header, before its <OFX> element" },
+      { sgml:sub(1, blank + 1), ("cut short: the file ends at byte %d, after its header, before its <OFX> element")
+        :format(blank + 1) },
+      { sgml:sub(1, body + 200), ("cut short: the body has no </OFX> end tag: the file ends at byte %d"):format(body + 200) },
+      { sgml:sub(1, #sgml - 10), ("cut short: the body has no </OFX> end tag: the file ends at byte %d"):format(#sgml - 10) },
+      { xml:sub(1, pi_end - 3), ("cut short: the file ends at byte %d, inside its header, before its <OFX> element")
+        :format(pi_end - 3) },
+      { xml:sub(1, #xml // 2), ("cut short: the body has no </OFX> end tag: the file ends at byte %d"):format(#xml // 2) },
+    } do
+      local file = helper.tmpfile(case[1])
+      local out, err, code = sift { "info", file }
+      assert.are.same({ 1, ("sift: %s: %s\n"):format(file, case[2]) }, { code, err })
+      assert.matches("\n  problem +" .. case[2]:gsub("%p", "%%%0") .. "\n$", out)
+      assert.is_nil(out:find("nil", 1, true))
+      local json = cjson.decode((sift { "info", "--json", file }))
+      assert.are.same({ "ofx", case[2], "truncated" }, { json.format, json.problem, json.problem_code })
+      os.remove(file)
+    end
+    -- whole: 0, nothing said; compressed and cut in the compressed text
+    local out, err, code = sift { "info", v1 }
+    assert.are.same({ 0, "" }, { code, err })
+    assert.is_nil(out:find("problem", 1, true))
+    local file = helper.tmpfile(sgml:sub(1, 1000))
+    local gz = file .. ".gz"
+    assert(os.execute(("gzip -c %s > %s"):format(helper.quote(file), helper.quote(gz))))
+    _, err, code = sift { "info", gz }
+    assert.are.same({ 1, ("sift: %s: cut short: the body has no </OFX> end tag: the decompressed text ends at byte 1000\n")
+      :format(gz) }, { code, err })
+    os.remove(file)
+    os.remove(gz)
   end)
 
   it("names a header cut inside its magic, and a trace cut at a record boundary", function()

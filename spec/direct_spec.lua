@@ -56,12 +56,14 @@ password_env = FAKE_OFX_PASSWORD
   return path
 end
 
--- run bin/sift with the password in the environment and a private data dir
-local function sift(args)
+-- run bin/sift with the password (PASSWORD unless given) in the
+-- environment and a private data dir
+local function sift(args, password)
   local words = {}
   for i, a in ipairs(args) do words[i] = helper.quote(a) end
   local errfile = tmp .. "/stderr"
-  local p = io.popen(("FAKE_OFX_PASSWORD=%s XDG_DATA_HOME=%s lua5.4 bin/sift %s 2>%s"):format(helper.quote(PASSWORD),
+  local p = io.popen(("FAKE_OFX_PASSWORD=%s XDG_DATA_HOME=%s lua5.4 bin/sift %s 2>%s"):format(
+    helper.quote(password or PASSWORD),
     helper.quote(tmp .. "/data"), table.concat(words, " "), errfile))
   local out = p:read("a")
   local _, _, code = p:close()
@@ -118,6 +120,65 @@ describe("OFX requests", function()
     local hidden = request.redact(text .. " echo: " .. PASSWORD, PASSWORD)
     assert.is_nil(hidden:find(PASSWORD, 1, true))
     assert.truthy(hidden:find("<USERPASS>***", 1, true))
+  end)
+end)
+
+-- a password with characters that HTML and URLs escape
+local TRICKY = "S&cr<t-Pa55 w0rd+x"
+
+-- the first piece of password of 6 characters or more that text shows in
+-- any case, as it is or decoded (HTML entities, once or twice; %XX and +;
+-- both, in either order), or nil: the spec's own decoder, not sift's
+local function exposed(text, password)
+  local named = { amp = "&", lt = "<", gt = ">", quot = '"', apos = "'" }
+  local function html(t)
+    return (t:gsub("&#[xX](%x+);", function(h) return utf8.char(tonumber(h, 16)) end)
+      :gsub("&#(%d+);", function(d) return utf8.char(tonumber(d)) end)
+      :gsub("&(%a+);", function(n) return named[n:lower()] end))
+  end
+  local function url(t, plus)
+    if plus then t = t:gsub("%+", " ") end
+    return (t:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+  end
+  local pw = password:lower()
+  for _, t in ipairs { text, html(text), html(html(text)), url(text), url(text, true), html(url(text)),
+      html(url(text, true)), url(html(text)), url(html(text), true) } do
+    local low = t:lower()
+    for i = 1, #pw - 5 do
+      if low:find(pw:sub(i, i + 5), 1, true) then return pw:sub(i, i + 5) end
+    end
+  end
+  return nil
+end
+
+describe("the password scrubber (request.redact)", function()
+  it("hides any piece of 6 characters or more, in any case, escaped or URL-encoded: the escaped span", function()
+    local r = request.redact
+    for _, case in ipairs {
+      { "as it is: S&cr<t-Pa55 w0rd+x.", "as it is: ***." },
+      { "upper: S&CR<T-PA55 W0RD+X.", "upper: ***." },
+      { "named: S&amp;cr&lt;t-Pa55 w0rd+x.", "named: ***." },
+      { "decimal: S&#38;cr&#60;t-Pa55 w0rd+x.", "decimal: ***." },
+      { "hex: S&#x26;cr&#X3c;t-Pa55 w0rd+x.", "hex: ***." },
+      { "twice: S&amp;amp;cr&amp;lt;t-Pa55 w0rd+x.", "twice: ***." },
+      { "form: S%26cr%3Ct-Pa55+w0rd%2Bx.", "form: ***." },
+      { "uri: S%26cr%3ct-Pa55%20w0rd+x.", "uri: ***." },
+      { "both: S%26amp%3Bcr%26lt%3Bt-Pa55+w0rd%2Bx.", "both: ***." },
+      { "first 8: S&amp;cr&lt;t-P.", "first 8: ***." },
+      { "last 6: [w0rd+x] [w0rd%2BX]", "last 6: [***] [***]" },
+      { "two: s&CR<t-pa and pa55 w0", "two: *** and ***" },
+      -- 5 characters are not a piece; what is not the password stays
+      { "five: S&cr<|t-Pa5|w0rd+|S&amp;cr&lt;", "five: S&cr<|t-Pa5|w0rd+|S&amp;cr&lt;" },
+      { "entities elsewhere: &amp; &lt; %41 +", "entities elsewhere: &amp; &lt; %41 +" },
+      { "<USERPASS>anything</USERPASS>", "<USERPASS>***</USERPASS>" },
+    } do
+      assert.are.equal(case[2], r(case[1], TRICKY), case[1])
+    end
+    -- a password under 6 characters: the whole of it, in any form
+    assert.are.equal("***, ***, ***, ***; a&b: ab&", r("a&b<c, A&B<C, a&amp;b&lt;c, a%26b%3Cc; a&b: ab&", "a&b<c"))
+    -- no password: only USERPASS; text that is not a string is shown as text
+    assert.are.equal("<USERPASS>***\n<USERID>hunter2", r("<USERPASS>hunter2\n<USERID>hunter2"))
+    assert.are.equal("12", r(12, "secret"))
   end)
 end)
 
@@ -221,6 +282,47 @@ describe("sift fetch against a local OFX server", function()
     local none, err, code = http.post("http://127.0.0.1:1/ofx", "x", { timeout = 5 })
     assert.are.same({ nil, "network" }, { none, code })
     assert.matches("cannot connect to 127%.0%.0%.1:1", err)
+  end)
+
+  it("never shows a password the server echoes upper-cased, escaped, URL-encoded or cut to 8 characters", function()
+    if not helper.fixtures() then return helper.fixture("ofx") end
+    local profile = function(port)
+      return { name = "fake", url = ("http://127.0.0.1:%d/ofx"):format(port), org = "FAKE", fid = "1101",
+        user = "jdoe", version = "102", accounts = { { kind = "bank", bank_id = "1", id = "2", type = "CHECKING" } } }
+    end
+    -- the API's errors: the sign-on refusal's MESSAGE, and an HTTP 500's body
+    local port, stop = serve { password = TRICKY, mode = "echo_signon" }
+    local lines = {}
+    local doc, err, code = direct.statements(profile(port), TRICKY, { log = function(t) lines[#lines + 1] = t end })
+    assert.are.equal("signon refused, echo\n", stop())
+    assert.are.same({ nil, "ofx_status" }, { doc, code })
+    assert.are.equal("sign-on refused by FAKE: 15500 ERROR: you sent: *** | *** | *** | *** | *** | ***", err)
+    local logged = table.concat(lines, "\n")
+    assert.matches("<MESSAGE>you sent: %*%*%* | %*%*%* | %*%*%* | %*%*%* | %*%*%* | %*%*%*\r\n", logged)
+    assert.is_nil(exposed(logged, TRICKY))
+    port, stop = serve { password = TRICKY, mode = "echo500" }
+    doc, err, code = direct.accounts(profile(port), TRICKY, {})
+    assert.are.equal("500 echo\n", stop())
+    assert.are.same({ nil, "http" }, { doc, code })
+    assert.are.equal(("HTTP 500 Internal Server Error from http://127.0.0.1:%d/ofx: login failed, you sent: "
+      .. "*** | *** | *** | *** | *** | ***"):format(port), err)
+    -- the command line: stderr, stdout and the log
+    for _, mode in ipairs { "echo_signon", "echo500" } do
+      port, stop = serve { password = TRICKY, mode = mode }
+      local log = tmp .. "/echo-" .. mode .. ".log"
+      local out, serr, scode = sift({ "fetch", "accounts", "fake", "--profiles",
+        profiles_file(("http://127.0.0.1:%d/ofx"):format(port)), "--log", log }, TRICKY)
+      stop()
+      assert.are.same({ 1, "" }, { scode, out })
+      assert.matches(mode == "echo500" and "^sift: HTTP 500 Internal Server Error from [^\n]*: login failed, you sent: "
+        or "^sift: sign%-on refused by FAKE: 15500 ERROR: you sent: ", serr)
+      assert.matches("%*%*%* | %*%*%* | %*%*%* | %*%*%* | %*%*%* | %*%*%*\n$", serr)
+      logged = helper.read(log)
+      assert.matches(mode == "echo500" and "POST http" or "RESPONSE from", logged)
+      for what, text in pairs { stderr = serr, log = logged } do
+        assert.is_nil(exposed(text, TRICKY), mode .. " " .. what)
+      end
+    end
   end)
 
   it("over HTTPS, refuses a self-signed server unless its certificate is named", function()

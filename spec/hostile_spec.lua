@@ -82,6 +82,63 @@ describe("a truncation sweep through the command line", function()
   end
 end)
 
+describe("sift info on cut files", function()
+  -- a cut every 5% and at every byte of the first 64, plain, --json and
+  -- --header: never "nil", never an internal error; a cut OFX is damaged
+  -- (exit 1) up to the end of its </OFX>, with the byte where it ends
+  local families = {
+    "ofx/ofxparse/checking.ofx",                -- v1 SGML header
+    "ofx/ofxtools/stmtrs.ofx",                  -- v2 XML header
+    "ofx/libofx/ofx-2.1.1-sect-13.12.ofx",      -- no header
+    "trace/perflib-basic.trace",
+    "trace/firefox-art-trace-streaming.trace",
+    "bmd/hprof-32.bmd",
+    "hprof/hprof-slurp/hprof-32.bin",
+  }
+  for _, rel in ipairs(families) do
+    it("cuts " .. rel, function()
+      local path = helper.fixture(rel)
+      if not path then return end
+      local bytes = helper.read(path)
+      local ofx = rel:match("^ofx/") ~= nil
+      local body_end  -- just past the last </OFX>
+      for at in bytes:gmatch("</OFX>()") do body_end = at - 1 end
+      local cuts = {}
+      for n = 0, 64 do cuts[#cuts + 1] = n end
+      for pct = 5, 95, 5 do cuts[#cuts + 1] = #bytes * pct // 100 end
+      if ofx then
+        for _, n in ipairs { body_end - 1, body_end, #bytes - 1 } do cuts[#cuts + 1] = n end
+      end
+      local file = os.tmpname()
+      for _, n in ipairs(cuts) do
+        local f = assert(io.open(file, "wb"))
+        f:write(bytes:sub(1, n))
+        f:close()
+        for _, extra in ipairs { {}, { "--json" }, { "--header" } } do
+          local status, out, err = run { "info", "-q", file, table.unpack(extra) }
+          local what = ("%s cut at %d of %d %s: %s"):format(rel, n, #bytes, table.concat(extra, " "), err)
+          assert.is_nil(err:match("internal error"), what)
+          assert.is_nil((out .. err):match("%f[%w]nil%f[%W]"), what .. out)
+          assert.truthy(status == 0 or status == 1, what)
+          if status == 1 then
+            assert.truthy(err:match("byte %d+") or err:match("empty file") or err:match("too short")
+              or err:match("not a recognised dump"), what)
+          end
+          if ofx and n >= body_end then
+            assert.are.same({ 0, "" }, { status, err }, what)
+          elseif ofx and n > 0 then
+            assert.are.equal(1, status, what)
+            if err:match("cut short") then  -- (else too short to recognise, or a magic cut)
+              assert.matches("the file ends at byte " .. n .. "[,\n]", err, 1, false, what)
+            end
+          end
+        end
+      end
+      os.remove(file)
+    end)
+  end
+end)
+
 describe("hostile shapes stay within time and memory", function()
   local writer = dofile("spec/trace_writer.lua")
   local deep, threads

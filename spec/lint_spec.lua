@@ -99,18 +99,43 @@ describe("sift lint (Cursor rule) on classes javac made", function()
     _, err, code = helper.sift { "lint", "--rules", "nope", classes }
     assert.are.same({ 2, "sift: --rules: unknown rule 'nope' (known: closeable, cursor, parcelfiledescriptor, "
       .. "typedarray)\n" }, { code, err })
-    -- a cut class file and a file that is no class: skipped, said on stderr, the rest checked
+    -- a cut class file and a file that is no class: skipped, said on stderr, the rest checked; the
+    -- status is 3 (an input not read), not 1, though there are findings: the check was incomplete
     local shapes = helper.read(classes .. "/sample/Shapes.class")
     local cut = helper.tmpfile(shapes:sub(1, #shapes // 2))
     out, err, code = helper.sift { "lint", "--json", cut, classes }
-    assert.are.equal(6, #cjson.decode(out).findings)
+    assert.are.equal(3, code)
+    local doc3 = cjson.decode(out)
+    assert.are.same({ 6, 1, cut }, { #doc3.findings, #doc3.skipped, doc3.skipped[1].file })
     assert.matches("^sift: skipped .-: class file: [%a' ]+ at byte %d+\n$", err)
+    out, err, code = helper.sift { "lint", cut, classes }
+    assert.are.equal(3, code)
+    assert.matches("\n6 findings in 4 classes, 1 input not read\n$", out)
+    local sarif3 = cjson.decode((helper.sift { "lint", "--sarif", cut, classes })).runs[1]
+    assert.are.same({ false, 1, "error", cut, 6 }, { sarif3.invocations[1].executionSuccessful,
+      #sarif3.invocations[1].toolExecutionNotifications, sarif3.invocations[1].toolExecutionNotifications[1].level,
+      sarif3.invocations[1].toolExecutionNotifications[1].locations[1].physicalLocation.artifactLocation.uri,
+      #sarif3.results })
+    assert.is_true(sarif.runs[1].invocations[1].executionSuccessful)
+    -- nothing readable at all: 3, never 0; every input named on stderr, in the order given
     local junk = helper.tmpfile("PK\3\4 not really a zip")
-    out, err, code = helper.sift { "lint", junk }
-    assert.are.same({ "", 1 }, { out, code })
-    assert.matches("no zip directory", err)
+    local missing = os.tmpname()
+    os.remove(missing)
+    local empty_dir = helper.tmpdir()
+    out, err, code = helper.sift { "lint", junk, missing, empty_dir }
+    assert.are.same({ 3, "0 findings in 0 classes, 3 inputs not read\n" }, { code, out })
+    assert.are.equal(("sift: skipped %s: no zip directory (not a jar or apk, or cut short)\n"
+      .. "sift: skipped %s: No such file or directory\n"
+      .. "sift: skipped %s: a directory with no class, dex, jar or apk file in it\n"):format(junk, missing, empty_dir), err)
+    out, err, code = helper.sift { "lint", "--json", missing }
+    assert.are.same({ 3, { classes = 0, findings = {}, skipped = { { file = missing,
+      message = "No such file or directory" } } } }, { code, cjson.decode(out) })
+    -- --help says it
+    out = helper.sift { "lint", "--help" }
+    assert.matches("Exit status: 0 nothing found; 1 findings; 3 an input could not be read", out, 1, true)
     os.remove(cut)
     os.remove(junk)
+    os.remove(empty_dir)
   end)
 end)
 
@@ -241,8 +266,8 @@ describe("sift lint on dex", function()
     -- a cut dex: skipped, said, the rest still read
     local bytes = helper.read(path)
     local cut = helper.tmpfile(bytes:sub(1, 0x200))
-    local out, err = helper.sift { "lint", "--json", cut, path }
-    assert.are.equal(3, #cjson.decode(out).findings)
+    local out, err, code = helper.sift { "lint", "--json", cut, path }
+    assert.are.same({ 3, 3 }, { #cjson.decode(out).findings, code })  -- (three findings; status 3: an input not read)
     assert.matches("^sift: skipped .-: dex file: [%w' ]+ at byte %d+\n$", err)
     os.remove(cut)
     os.execute("rm -rf " .. quote(dir))

@@ -9,7 +9,11 @@
 --   lua5.4 spec/ofx_server.lua key=value...
 --     fixtures=DIR user=U password=P org=O fid=F appid=QWIN appver=2700
 --     since=YYYYMMDD (the DTSTART statement requests must carry)
---     clientuid=yes (require one) mode=ok|error500|redirect|stmt_error
+--     clientuid=yes (require one) mode=ok|error500|redirect|stmt_error|echo500|echo_signon
+--     (echo500: HTTP 500 whose body echoes the password it received in
+--     many forms; echo_signon: a sign-on refusal whose MESSAGE does:
+--     upper-cased, HTML-escaped by name, by decimal and by hex number,
+--     URL-encoded, and its first 8 characters)
 --     status=302 location=/moved (mode=redirect: the first answer, $PORT
 --     standing for the server's own port; later requests are expected at
 --     the location's path)
@@ -85,6 +89,28 @@ local function check(method, path, headers, body, expected_path)
   return nil, doc, sonrq
 end
 
+-- the password in the forms a careless server echoes it
+local function echoes(pw)
+  local named = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;" }
+  return table.concat({
+    pw:upper(),
+    (pw:gsub('[&<>"]', named)),
+    (pw:gsub("[&<>]", function(c) return ("&#%d;"):format(c:byte()) end)),
+    (pw:gsub("[&<>]", function(c) return ("&#x%X;"):format(c:byte()) end)),
+    (pw:gsub("[^%w%-_.~ ]", function(c) return ("%%%02X"):format(c:byte()) end):gsub(" ", "+")),
+    pw:sub(1, 8),
+  }, " | ")
+end
+
+-- a v1 sign-on refusal (15500) whose MESSAGE is text (escaped for SGML)
+local function signon_refused(text)
+  return "OFXHEADER:100\r\nDATA:OFXSGML\r\nVERSION:102\r\nSECURITY:NONE\r\nENCODING:USASCII\r\nCHARSET:1252\r\n"
+    .. "COMPRESSION:NONE\r\nOLDFILEUID:NONE\r\nNEWFILEUID:NONE\r\n\r\n<OFX>\r\n<SIGNONMSGSRSV1>\r\n<SONRS>\r\n"
+    .. "<STATUS>\r\n<CODE>15500\r\n<SEVERITY>ERROR\r\n<MESSAGE>"
+    .. text:gsub("[&<>]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;" })
+    .. "\r\n</STATUS>\r\n<DTSERVER>20240102120000\r\n<LANGUAGE>ENG\r\n</SONRS>\r\n</SIGNONMSGSRSV1>\r\n</OFX>\r\n"
+end
+
 local function respond(conn, status, reason, body, extra)
   conn:send(("HTTP/1.1 %d %s\r\nContent-Type: application/x-ofx\r\nContent-Length: %d\r\n%sConnection: close\r\n\r\n%s")
     :format(status, reason, #body, extra or "", body))
@@ -125,6 +151,12 @@ while true do
     if problem then
       print("BAD " .. problem)
       respond(conn, 400, "Bad Request", problem)
+    elseif cfg.mode == "echo500" then
+      print("500 echo")
+      respond(conn, 500, "Internal Server Error", "login failed, you sent: " .. echoes(sonrq:text("USERPASS") or ""))
+    elseif cfg.mode == "echo_signon" then
+      print("signon refused, echo")
+      respond(conn, 200, "OK", signon_refused("you sent: " .. echoes(sonrq:text("USERPASS") or "")))
     elseif cfg.mode == "error500" then
       print("500")
       respond(conn, 500, "Internal Server Error", "the OFX service is down for maintenance")

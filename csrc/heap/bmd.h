@@ -56,7 +56,9 @@ typedef struct bmd_CrunchOptions {
 
 /*
 ** HPROF (1.0.1-1.0.3, 4- or 8-byte ids) -> BMD, in two passes over p..n,
-** written to out as it goes. Badoo's cruncher order and encoding.
+** written to out as it goes. Badoo's cruncher order and encoding. A file
+** with no HEAP_DUMP or HEAP_DUMP_SEGMENT record (a header and strings: a
+** dump cut before its heap) fails with SIFT_EEMPTY after the first pass.
 */
 sift_Status bmd_crunch (const unsigned char *p, size_t n, FILE *out,
                         const bmd_CrunchOptions *opt, bmd_Counts *counts,

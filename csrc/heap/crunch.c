@@ -53,6 +53,7 @@ typedef struct Cruncher {
   uint64_t *roots;
   uint8_t *kinds;         /* each root's HPROF tag */
   size_t nroots, rootcap, kindcap;
+  size_t dumps;           /* HEAP_DUMP and HEAP_DUMP_SEGMENT records seen */
   unsigned char *scratch; /* re-encoded string bytes */
   size_t scratchcap;
   sift_Progress *pr;
@@ -462,6 +463,7 @@ static sift_Status pass (Cruncher *c, size_t data, int which) {
     if (len > c->n - pos - 9)
       return FAIL(c, SIFT_ETRUNC, "crunch: record 0x%02x at byte %zu needs %u bytes, %zu left", tag, pos, len, c->n - pos - 9);
     if (tag == 0x0C || tag == 0x1C) {
+      if (which == 1) c->dumps++;
       if ((s = heap_records(c, pos + 9, pos + 9 + len, which)) != SIFT_OK) return s;
     }
     else if (which == 1) {
@@ -526,7 +528,10 @@ sift_Status bmd_crunch (const unsigned char *p, size_t n, FILE *out,
   sift_out_int32(&c.o, 1);  /* version */
   sift_out_int32(&c.o, (int32_t)hlen);
   sift_out_bytes(&c.o, p, hlen);
-  if ((s = pass(&c, data, 1)) == SIFT_OK && (s = pass(&c, data, 2)) == SIFT_OK) {
+  s = pass(&c, data, 1);
+  if (s == SIFT_OK && c.dumps == 0)  /* a header and strings only (a dump cut before its heap): no BMD */
+    s = FAIL(&c, SIFT_EEMPTY, "holds no heap dump (no HEAP_DUMP record): nothing to analyse");
+  if (s == SIFT_OK && (s = pass(&c, data, 2)) == SIFT_OK) {
     if (!(opt && opt->badoo) && c.nroots > 0 && !root_kinds(&c)) s = NOMEM(&c);
   }
   if (s == SIFT_OK) {

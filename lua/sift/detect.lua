@@ -24,6 +24,7 @@ end
 
 -- "102" -> "1.0.2", "211" -> "2.1.1"
 local function ofx_version(v)
+  if v == nil then return "?" end  -- (a header cut before its VERSION)
   local s = tostring(v)
   return s:match("^%d%d%d$") and s:gsub("(%d)(%d)(%d)", "%1.%2.%3") or s
 end

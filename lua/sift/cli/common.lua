@@ -11,8 +11,10 @@ local size = require "sift.size"
 
 local M = {}
 
---- Exit status: 0 ok, 1 bad input, 2 bad usage.
-M.EXIT_OK, M.EXIT_BAD_INPUT, M.EXIT_USAGE = 0, 1, 2
+--- Exit status: 0 ok, 1 bad input (for `sift lint`: findings), 2 bad
+-- usage, 3 (`sift lint`) an input could not be read, so the check is
+-- incomplete.
+M.EXIT_OK, M.EXIT_BAD_INPUT, M.EXIT_USAGE, M.EXIT_UNREAD = 0, 1, 2, 3
 
 --- A value as one printable line: control characters as \xNN.
 local function printable(v)

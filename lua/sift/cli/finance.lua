@@ -333,6 +333,16 @@ function commands.fetch(args, out, err)
   local password
   password, msg = direct.password(profile)
   if not password then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end
+  -- from here on, everything printed may quote the server (which may echo
+  -- the password in any form): each line passes through the scrubber
+  local request = require "sift.ofx.request"
+  local function scrubbed(stream)
+    return { write = function(self, ...)
+      stream:write(request.redact(table.concat({ ... }), password))
+      return self
+    end, flush = function() stream:flush() end }
+  end
+  out, err = scrubbed(out), scrubbed(err)
   local logfile
   if args.log then
     logfile, msg = store.open_private(args.log, "a", true)
@@ -344,7 +354,9 @@ function commands.fetch(args, out, err)
     return EXIT_USAGE
   end
   local opts = { cafile = args.cafile, timeout = args.timeout, since = args.since, ["until"] = args["until"],
-    log = logfile and function(text) logfile:write(os.date("!%Y-%m-%dT%H:%M:%SZ "), text, "\n\n") end,
+    log = logfile and function(text)
+      logfile:write(os.date("!%Y-%m-%dT%H:%M:%SZ "), request.redact(text, password), "\n\n")
+    end,
     max_response = max_response, warn = function(msg) err:write("sift: warning: ", msg, "\n") end }
   local status = EXIT_OK
   if args.what == "accounts" then

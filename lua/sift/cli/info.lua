@@ -15,7 +15,8 @@ function M.define.info(parser)
   local info = parser:command("info", "Detect the format of each FILE and print the facts of its header.")
     :description("Detect the format of each FILE (HPROF, BMD, Android method trace, OFX; "
       .. "gzip or bzip2 compressed) and print the facts of its header.\n"
-      .. "Exits 1 when a file is unreadable, unrecognised or damaged.")
+      .. "An OFX file is checked for a cut (its body's <OFX> start and </OFX> end: cheap, also with --header).\n"
+      .. "Exits 1 when a file is unreadable, unrecognised or damaged (cut short).")
   info:argument("file", "A dump, trace or statement."):args("+")
   info:flag("--json", "Print JSON: an object for one FILE, an array for several.")
   info:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
@@ -138,6 +139,73 @@ local function add_trace_facts(args, path, info)
   return info
 end
 
+-- {======================================================
+-- OFX: is the body all there?
+-- =======================================================
+
+-- where the body is looked for (from the start) and its end (before the end)
+local OFX_HEAD, OFX_TAIL = 65536, 4096
+-- the most a compressed OFX is inflated to, to be checked
+local OFX_MAX_INFLATED = 256 * 1024 * 1024
+
+-- why the OFX text in map is cut short (a message naming the byte where it
+-- ends, and a code), or nil when its body is whole: <OFX> near the start,
+-- </OFX> near the end with no <OFX> after it. Cheap: two windows are read.
+-- `what` names the text: "file", or "decompressed text".
+local function ofx_cut(map, info, what)
+  local size = map:size()
+  local head = map:read(0, math.min(size, OFX_HEAD)):upper()
+  local start = head:find("<OFX>", 1, true)
+  if not start then
+    if size > OFX_HEAD then
+      return ("no <OFX> element in the first %d bytes of the %s: not a statement"):format(OFX_HEAD, what), "corrupt"
+    end
+    local pi = info.header == "v2" and head:find("<?OFX", 1, true)
+    local complete = info.header == "v1" and head:find("\n%s*\n") or pi and head:find("?>", pi, true)
+    return ("cut short: the %s ends at byte %d, %s, before its <OFX> element"):format(what, size,
+      info.header == "none" and "before the body" or complete and "after its header" or "inside its header"),
+      "truncated"
+  end
+  local from = math.max(start + 4, size - OFX_TAIL)  -- (0-based: just past <OFX>, or the last bytes)
+  local tail = map:read(from, size - from):upper()
+  local last
+  for at in tail:gmatch("()</OFX>") do last = at end
+  if not last then
+    return ("cut short: the body has no </OFX> end tag: the %s ends at byte %d"):format(what, size), "truncated"
+  end
+  local again = tail:find("<OFX>", last, true)
+  if again then
+    return ("cut short: a second <OFX> element at byte %d has no </OFX> end tag: the %s ends at byte %d"):format(
+      from + again - 1, what, size), "truncated"
+  end
+  return nil
+end
+
+-- info with `problem` set when the OFX file at path is cut short
+local function check_ofx(path, info)
+  local core = require "sift.core"
+  local map <close>, msg, code = core.map(path)
+  if not map then
+    info.problem, info.problem_code = msg, code
+    return info
+  end
+  local text, what = map, "file"
+  if info.compressed then
+    local inflated
+    inflated, msg, code = core.inflate(map, nil, OFX_MAX_INFLATED)
+    if not inflated then
+      if code ~= "too_big" then info.problem, info.problem_code = msg, code end  -- (too big to check: not damage)
+      return info
+    end
+    text, what = inflated, "decompressed text"
+  end
+  info.problem, info.problem_code = ofx_cut(text, info, what)
+  if text ~= map then text:close() end
+  return info
+end
+
+-- }======================================================
+
 function commands.info(args, out, err)
   local status = EXIT_OK
   local results = {}
@@ -151,6 +219,8 @@ function commands.info(args, out, err)
       info, msg, code = add_trace_facts(args, path, info)
     elseif info and info.format == "bmd" and not info.problem and not args.header then
       info, msg, code = add_bmd_facts(args, path, info)
+    elseif info and info.format == "ofx" and not info.problem then  -- (cheap: also with --header)
+      info = check_ofx(path, info)
     end
     if not info then
       err:write("sift: ", printable(msg), "\n")

@@ -1,5 +1,6 @@
 --- The `sift` command line: subcommands over the library.
--- Exit status: 0 ok, 1 bad input, 2 bad usage. Errors are one line on
+-- Exit status: 0 ok, 1 bad input, 2 bad usage; sift lint: 1 findings, 3
+-- an input could not be read. Errors are one line on
 -- stderr; progress bars appear only when stderr is a terminal.
 -- @module sift.cli
 
@@ -33,7 +34,7 @@ local function build_parser()
   local parser = argparse("sift")
     :description("Decode and analyse heap dumps (HPROF, BMD), Android method "
       .. "traces and OFX bank statements.")
-    :epilog("Exit status: 0 ok, 1 bad input, 2 bad usage.\n"
+    :epilog("Exit status: 0 ok, 1 bad input, 2 bad usage; sift lint: 1 findings, 3 an input could not be read.\n"
       .. "Run 'sift <command> --help' for the options of a command.")
     :command_target("command")
   parser:flag("--version", "Print the version and exit.")
@@ -47,6 +48,18 @@ local function build_parser()
   return parser
 end
 
+-- a stream whose writes never show the password of a URL
+-- (scheme://user:password@host: redis://:pw@..., postgresql://u:pw@...):
+-- it becomes ***, whichever command or module wrote the message
+local function masking(stream)
+  return { write = function(self, ...)
+    local parts = table.pack(...)
+    for i = 1, parts.n do parts[i] = tostring(parts[i]) end
+    stream:write((table.concat(parts, "", 1, parts.n):gsub("(%a[%w+.-]*://[^/@%s:]*):[^/%s]*@", "%1:***@")))
+    return self
+  end, flush = function() return stream:flush() end }
+end
+
 --- Run the command line.
 -- @tparam table argv the arguments (without the program name)
 -- @tparam[opt] table io_ `out` and `err` streams (default stdout, stderr),
@@ -54,7 +67,7 @@ end
 -- @treturn integer exit status
 function M.main(argv, io_)
   local out = io_ and io_.out or io.stdout
-  local err = io_ and io_.err or io.stderr
+  local err = masking(io_ and io_.err or io.stderr)
   local parser = build_parser()
   local ok, args = parser:pparse(argv)
   if not ok then

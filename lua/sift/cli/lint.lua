@@ -7,12 +7,18 @@ local common = require "sift.cli.common"
 local M = { define = {}, commands = {} }
 
 function M.define.lint(parser)
-  local c = parser:command("lint", "Find resources (Cursors by default) that code can leak: class and dex files, directories, jars, apks.")
-    :description("In each method that opens a resource: operations on it outside any try block "
+  local summary = "Find resources (Cursors by default) that code can leak: class and dex files, directories, jars, apks."
+  local c = parser:command("lint", summary)
+    :summary(summary)
+    :description(summary .. "\n" .. "In each method that opens a resource: operations on it outside any try block "
       .. "(op-outside-try), try blocks around them whose cleanup does not release it (try-without-close), and "
       .. "resources released nowhere (never-closed). A resource returned or stored in a field changes owner; a "
       .. "helper that closes what it is given counts. Rules: cursor (default), closeable, typedarray, "
-      .. "parcelfiledescriptor. Exit status 1 when something is found.")
+      .. "parcelfiledescriptor.\n"
+      .. "Exit status: 0 nothing found; 1 findings; 3 an input could not be read (a missing or unreadable path, "
+      .. "a jar or apk that is not a zip, a damaged class or dex, a directory with no class files): each is named "
+      .. "on stderr, the rest is still checked and its findings printed, and 3 wins over 1, since a check that "
+      .. "skipped code cannot say what that code holds; 2 bad usage.")
   c:argument("file", "Class files, dex files, directories of them, jars, apks."):args("+")
   c:option("--rules", "Rules to run, by name (cursor,closeable,...).")
   c:flag("--json", "Print the findings as JSON.")
@@ -27,16 +33,12 @@ function M.commands.lint(args, out, err)
     return common.EXIT_USAGE
   end
   local classes, problems = lint.load(args.file)
-  if not classes then
-    err:write("sift: ", common.printable(problems), "\n")
-    return common.EXIT_BAD_INPUT
-  end
   for _, p in ipairs(problems) do  -- (said in every output format, on stderr)
     err:write("sift: skipped ", common.printable(p.file), ": ", common.printable(p.message), "\n")
   end
   local findings = lint.check(classes, rules)
   if args.sarif then
-    out:write(json.encode(require("sift.lint.sarif").log(findings, rules, require("sift")._VERSION)), "\n")
+    out:write(json.encode(require("sift.lint.sarif").log(findings, rules, require("sift")._VERSION, problems)), "\n")
   elseif args.json then
     out:write(json.encode({ classes = #classes, skipped = json.array(problems), findings = json.array(findings) }), "\n")
   else
@@ -44,9 +46,11 @@ function M.commands.lint(args, out, err)
       out:write(("%s:%s: %s.%s [%s/%s] %s\n      at pc %d: %s\n"):format(f.source or f.file, f.line or "?",
         f.class, f.method, f.rule, f.criterion, f.message, f.pc, f.instruction))
     end
-    out:write(("%d finding%s in %d class%s\n"):format(#findings, #findings == 1 and "" or "s", #classes,
-      #classes == 1 and "" or "es"))
+    out:write(("%d finding%s in %d class%s%s\n"):format(#findings, #findings == 1 and "" or "s", #classes,
+      #classes == 1 and "" or "es", #problems > 0 and (", %d input%s not read"):format(#problems,
+        #problems == 1 and "" or "s") or ""))
   end
+  if #problems > 0 then return common.EXIT_UNREAD end  -- (before findings: the check is incomplete)
   return #findings > 0 and common.EXIT_BAD_INPUT or common.EXIT_OK
 end
 

@@ -107,7 +107,10 @@ end
 -- @return counts `{ strings, hashed_strings, classes, instances,
 --   object_arrays, primitive_arrays, legacy, roots, kinds (roots whose
 --   kind is kept), dropped, bytes_in, bytes_out, legacy_tags }`, or nil,
---   message, code
+--   message, code. An HPROF with no heap dump in it (a header and strings:
+--   one cut before its HEAP_DUMP record) is an error ("holds no heap dump
+--   (no HEAP_DUMP record): nothing to analyse", code "empty"): no file is
+--   written.
 function M.crunch(input, output, opts)
   opts = opts or {}
   local m, err, code = map(input)

@@ -15,7 +15,7 @@
 -- the same shape (`sift.lint.rules`).
 --
 --     local lint = require "sift.lint"
---     local classes = assert(lint.load({"build/classes", "app.apk"}))
+--     local classes, skipped = lint.load({"build/classes", "app.apk"})
 --     for _, f in ipairs(lint.check(classes)) do print(f.class, f.method, f.line, f.criterion) end
 -- @module sift.lint
 
@@ -75,18 +75,18 @@ end
 
 --- Read classes from paths (class files, dex files, directories, jars,
 -- apks). Returns the classes (each as `core.classfile` or `core.dexfile`
--- gives it, with `file`: where it came from) and the problems met
--- (`{file, message}`: a damaged class or dex), or nil and a message when a
--- path cannot be read at all.
+-- gives it, with `file`: where it came from) and the inputs that were not
+-- read (`{file, message}`): a path that cannot be opened, a jar or apk
+-- whose zip directory cannot be read, a damaged class, dex or entry, a
+-- directory holding no class, dex, jar or apk file. Everything else is
+-- still read: a problem never stops the others.
 function M.load(paths)
   local classes, problems = {}, {}
+  local function problem(file, message) problems[#problems + 1] = { file = file, message = message } end
   local function add(bytes, where)
     if bytes:sub(1, 4) == "dex\n" then
       local dex, err = core.dexfile(bytes)
-      if not dex then
-        problems[#problems + 1] = { file = where, message = err }
-        return
-      end
+      if not dex then return problem(where, err) end
       for _, cls in ipairs(dex) do
         cls.file = where
         classes[#classes + 1] = cls
@@ -94,37 +94,34 @@ function M.load(paths)
       return
     end
     local cls, err = core.classfile(bytes)
-    if not cls then
-      problems[#problems + 1] = { file = where, message = err }
-      return
-    end
+    if not cls then return problem(where, err) end
     cls.file = where
     classes[#classes + 1] = cls
   end
   local function visit(path)
     local bytes, err = read(path)
-    if not bytes then return nil, err end
+    if not bytes then  -- (io.open's message starts with the path: said once)
+      local prefix = path .. ": "
+      return problem(path, err:sub(1, #prefix) == prefix and err:sub(#prefix + 1) or err)
+    end
     if bytes:sub(1, 4) == "PK\3\4" then
       local entries, why = core.zip_entries(bytes)
-      if not entries then return nil, path .. ": " .. why end
+      if not entries then return problem(path, why) end
       for _, e in ipairs(entries) do
         if e.bytes then add(e.bytes, path .. "!/" .. e.name)
-        else problems[#problems + 1] = { file = path .. "!/" .. e.name, message = e.error } end
+        else problem(path .. "!/" .. e.name, e.error) end
       end
     else
       add(bytes, path)
     end
-    return true
   end
   for _, path in ipairs(paths) do
     if is_dir(path) then
-      for _, file in ipairs(files_under(path)) do
-        local ok, err = visit(file)
-        if not ok then return nil, err end
-      end
+      local files = files_under(path)
+      if #files == 0 then problem(path, "a directory with no class, dex, jar or apk file in it") end
+      for _, file in ipairs(files) do visit(file) end
     else
-      local ok, err = visit(path)
-      if not ok then return nil, err end
+      visit(path)
     end
   end
   return classes, problems

@@ -20,8 +20,10 @@ local function source_uri(f)
 end
 
 --- The SARIF log (a table; encode it with sift.json) of findings made
--- with rules (name → rule, as sift.lint.check took them).
-function M.log(findings, rules, version)
+-- with rules (name → rule, as sift.lint.check took them). With `skipped`
+-- (the inputs sift.lint.load could not read), the run's invocation says
+-- so: `executionSuccessful` false and an error notification per input.
+function M.log(findings, rules, version, skipped)
   local descriptors, index = json.array {}, {}
   local names = {}
   for name in pairs(rules) do names[#names + 1] = name end
@@ -49,9 +51,19 @@ function M.log(findings, rules, version)
       properties = { class = f.class, method = f.method .. f.desc, pc = f.pc, file = f.file },
     }
   end
+  local invocation
+  if skipped then
+    local notes = json.array {}
+    for _, p in ipairs(skipped) do
+      notes[#notes + 1] = { level = "error", message = { text = ("not read: %s"):format(p.message) },
+        locations = json.array { { physicalLocation = { artifactLocation = { uri = p.file } } } } }
+    end
+    invocation = json.array { { executionSuccessful = #skipped == 0, toolExecutionNotifications = notes } }
+  end
   return { ["$schema"] = M.SCHEMA, version = "2.1.0", runs = json.array { {
     tool = { driver = { name = "sift", version = version,
       rules = descriptors } },
+    invocations = invocation,
     results = results,
   } } }
 end

@@ -233,7 +233,8 @@ function M.accounts(profile, password, opts)
   if not doc then return nil, err, code end
   for _, s in ipairs(doc.status) do
     if s.code and s.code ~= 0 then
-      return nil, ("the account list was refused: %d %s"):format(s.code, s.message or s.meaning or ""), "ofx_status"
+      return nil, request.redact(("the account list was refused: %d %s"):format(s.code, s.message or s.meaning or ""),
+        password), "ofx_status"
     end
   end
   local out = {}
@@ -270,7 +271,8 @@ function M.statements(profile, password, opts)
   end
   if doc.refused > 0 and #doc.statements == 0 then
     local s = doc.status[1]
-    return nil, ("the statement request was refused: %d %s"):format(s.code, s.message or s.meaning or ""), "ofx_status"
+    return nil, request.redact(("the statement request was refused: %d %s"):format(s.code,
+      s.message or s.meaning or ""), password), "ofx_status"
   end
   return doc, text_or_err
 end
