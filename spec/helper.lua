@@ -119,6 +119,16 @@ function helper.wait_for(what, fn, limit, seen)
   end
 end
 
+--- The names in a directory (hidden ones too), sorted.
+function helper.names(dir)
+  local p = io.popen("ls -A " .. helper.quote(dir))
+  local list = {}
+  for name in p:lines() do list[#list + 1] = name end
+  p:close()
+  table.sort(list)
+  return list
+end
+
 function helper.quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end

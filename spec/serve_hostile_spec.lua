@@ -63,15 +63,8 @@ local function head(method, path, host, extra)
   return ("%s %s HTTP/1.1\r\nHost: %s\r\n%s"):format(method, path, host, extra or "")
 end
 
--- the names in a directory, sorted
-local function names(dir)
-  local p = io.popen("ls -A " .. helper.quote(dir))
-  local list = {}
-  for name in p:lines() do list[#list + 1] = name end
-  p:close()
-  table.sort(list)
-  return table.concat(list, " ")
-end
+-- the names in a directory, sorted, as one string
+local function names(dir) return table.concat(helper.names(dir), " ") end
 
 -- a normal request answers, with the files list (with the spec's token)
 local function answers(port, host, token)

@@ -184,14 +184,7 @@ describe("sift serve", function()
     local bytes = helper.read(jvm)
     local gz = tmpdir() .. "/bomb.gz"
     assert(os.execute(("head -c 400000000 /dev/zero | gzip -1 > %s"):format(gz)))
-    local function files_in(dir)
-      local p = io.popen("ls -A " .. helper.quote(dir))
-      local list = {}
-      for name in p:lines() do list[#list + 1] = name end
-      p:close()
-      table.sort(list)
-      return list
-    end
+    local files_in = helper.names
     with_server({ data = data, max_upload = 64 << 20, max_decompressed = 100 << 20 }, function(get, post)
       local json_h = { accept = "application/json" }
       local s, up = post("/upload?name=../../etc/app.hprof", bytes, json_h)

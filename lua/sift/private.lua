@@ -28,16 +28,14 @@ local function modes(group)
 end
 
 --- From now on, what this process creates is private (umask 077; 027
--- with a group). Returns the group's id (or nil), or nil and a message.
+-- with a group). Returns the group's id (true without one), or nil and a
+-- message.
 function M.restrict(group)
-  local gid
-  if group then
-    local why
-    gid, why = core.group(group)
-    if not gid then return nil, why end
-  end
+  local gid, why = true, nil
+  if group then gid, why = core.group(group) end
+  if not gid then return nil, why end
   core.umask(modes(group).umask)
-  return gid or true
+  return gid
 end
 
 --- Whether a file name in a data directory is one sift writes there
@@ -57,15 +55,14 @@ local function octal(mode) return ("%04o"):format(mode) end
 -- private too.
 -- @return true, or nil and a message saying how to fix it
 function M.directory(dir, group)
-  local gid
-  if group then
-    local why
-    gid, why = core.group(group)
-    if not gid then return nil, why end
-  end
+  local gid, why = true, nil
+  if group then gid, why = core.group(group) end
+  if not gid then return nil, why end
+  if gid == true then gid = nil end
   local st = core.stat(dir)
   if not st then
-    local ok, why = core.private(dir, "dir")
+    local ok
+    ok, why = core.private(dir, "dir")
     if not ok then return nil, why end
     if gid then assert(core.chown_group(dir, gid)) end
     assert(core.chmod(dir, modes(group).dir))
@@ -82,7 +79,8 @@ function M.directory(dir, group)
       octal(st.mode), group and "2750" or "700", dir)
   end
   if gid and st.gid ~= gid then
-    local ok, why = core.chown_group(dir, gid)
+    local ok
+    ok, why = core.chown_group(dir, gid)
     if not ok then return nil, why end
   end
   -- (a directory set up for a group, setgid, keeps its files' group bits
