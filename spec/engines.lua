@@ -46,15 +46,16 @@ function M.start()
   assert(sh("chown postgres " .. dir .. " 2>/dev/null || true"))
   local ok, out = sh(as_postgres(("%s/initdb -D %s/pg -A trust -U sift"):format(PG_BIN, dir)))
   assert(ok, out)
-  e.pg_ctl = as_postgres(("%s/pg_ctl -D %s/pg -l %s/pg.log -w -o '-p %d -k %s -c listen_addresses=127.0.0.1 "
+  -- (-w -t 300: pg_ctl waits for the server, up to 5 minutes on a busy machine)
+  e.pg_ctl = as_postgres(("%s/pg_ctl -D %s/pg -l %s/pg.log -w -t 300 -o '-p %d -k %s -c listen_addresses=127.0.0.1 "
     .. "-c fsync=off'"):format(PG_BIN, dir, dir, e.pg_port, dir))
   ok, out = sh(e.pg_ctl .. " start")
   assert(ok, out)
   e.postgres = ("postgresql://sift@127.0.0.1:%d/postgres"):format(e.pg_port)
-  for _ = 1, 50 do  -- (redis-server daemonizes before it listens)
-    if sh(("redis-cli -p %d ping"):format(e.redis_port)) then break end
-    os.execute("sleep 0.1")
-  end
+  helper.wait_for("redis-server to answer", function()  -- (it daemonizes before it listens)
+    local up, answer = sh(("redis-cli -p %d ping"):format(e.redis_port))
+    return up and answer:match("PONG"), answer
+  end)
 
   --- Stop PostgreSQL, wait `down` seconds, start it again.
   function e.restart_postgres(down)
@@ -75,6 +76,15 @@ function M.start()
     assert(created, why)
     return ("redis://127.0.0.1:%d/%d"):format(e.redis_port, made),
       ("postgresql://sift@127.0.0.1:%d/fleet%d"):format(e.pg_port, made)
+  end
+
+  --- Run SQL in the PostgreSQL database of a URL (fresh()'s); its output.
+  function e.psql(url, sql)
+    local db = url:match("/([^/]*)$")
+    local done, out = sh(("%s/psql -h 127.0.0.1 -p %d -U sift -d %s -v ON_ERROR_STOP=1 -q -A -t -c %s"):format(
+      PG_BIN, e.pg_port, db, helper.quote(sql)))
+    assert(done, out)
+    return out
   end
 
   function e.stop()

@@ -63,6 +63,49 @@ local function ingest_all(data, uploads, opts)
   return answers
 end
 
+-- an HPROF cut `drop` bytes before its end, inside its last heap dump
+-- segment: the bytes, and the warning sift gives of it, found here by
+-- walking the top-level records (u1 tag, u4 time, u4 length) to the one
+-- the cut falls in
+local function cut_dump(bytes, drop)
+  local cut = bytes:sub(1, #bytes - drop)
+  local pos = cut:find("\0", 1, true) + 13  -- "JAVA PROFILE 1.0.2\0", u4 id size, u8 timestamp
+  while pos + 8 <= #cut do
+    local tag, _, len = string.unpack(">I1I4I4", cut, pos)
+    if pos + 8 + len > #cut then
+      return cut, ("truncated record (tag 0x%02X) at byte %d: it says %d bytes, %d are left"):format(tag, pos - 1, len,
+        #cut - (pos - 1) - 9)
+    end
+    pos = pos + 9 + len
+  end
+  error("the cut fell between records")
+end
+
+-- a CLI command on the backend: its words, with --data and the engines' options
+local function cli(words, data, opts)
+  local out = {}
+  for i, w in ipairs(words) do out[i] = w end
+  for _, w in ipairs { "--data", data } do out[#out + 1] = w end
+  if opts.redis then
+    for _, w in ipairs { "--redis", opts.redis, "--postgres", opts.postgres } do out[#out + 1] = w end
+  end
+  return out
+end
+
+-- what the workers wrote on stderr (worker_cmd's log)
+local function log_of(data)
+  local f = io.open(data .. "/workers.log")
+  if not f then return "(nothing)" end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+-- what sift info says of a file's warnings
+local function info_warnings(path)
+  return cjson.decode((helper.sift { "info", "--json", path })).warnings
+end
+
 -- `sift worker` with the backend's options
 local function worker_cmd(data, opts, extra)
   local engines = opts.redis and (" --redis %s --postgres %s"):format(quote(opts.redis), quote(opts.postgres)) or ""
@@ -102,12 +145,13 @@ for _, backend in ipairs(BACKENDS) do
     end)
 
     -- (#heavy: make spec-asan leaves it out; its C is the analysis every other spec runs under ASan)
-    it("analyses 200 dumps from two workers once each, groups them as sift leaks does, and fails a corrupt one #heavy",
-        function()
+    it("analyses 200 dumps from two workers once each, groups them as sift leaks does, keeps a cut one "
+        .. "with its warnings, and fails a corrupt one #heavy", function()
       local dumps = kinds()
       if not dumps then return pending("no JDK") end
       local opts, data = fresh(), helper.tmpdir()
-      -- 198 distinct dumps of the four kinds, one of them sent twice, and a corrupt one
+      -- 198 distinct dumps of the four kinds, the last of them cut inside
+      -- its heap dump (1,000 bytes short), one sent twice, and a corrupt one
       local uploads, kind_of = {}, {}
       for n = 1, 198 do
         local k = n % #KINDS + 1
@@ -115,6 +159,8 @@ for _, backend in ipairs(BACKENDS) do
         uploads[n] = { bytes = function() return stamped(dumps[k].bytes, n) end,
           meta = { app = "sample", version = ("1.%d"):format(n % 3) }, device = "device-" .. (n % 7) }
       end
+      local cut, cut_warning = cut_dump(stamped(dumps[kind_of[198]].bytes, 198), 1000)
+      uploads[198].bytes = cut
       uploads[199] = { bytes = uploads[1].bytes, meta = { app = "sample", version = "1.2" } }
       kind_of[199] = kind_of[1]
       uploads[200] = { bytes = dumps[1].bytes:sub(1, 40), meta = { app = "sample", version = "1.2" } }
@@ -127,26 +173,27 @@ for _, backend in ipairs(BACKENDS) do
         worker_cmd(data, opts, "--once"), quote(data)))
       opts.log = function() end  -- (this process's own retries)
       local fleet = assert(fleet_mod.open(data, opts))
-      if backend.engines then
-        for _ = 1, 600 do
-          if fleet:status().done >= 40 then break end
-          os.execute("sleep 0.05")
-        end
+      local function seen()
         local st = fleet:status()
-        assert.is_true(st.done >= 40 and st.done < 150, "the restart came too late to matter: " .. st.done)
+        return ("%d done, %d failed, %d running, %d queued; the workers said: %s"):format(st.done, st.failed,
+          st.running, st.queued, log_of(data))
+      end
+      if backend.engines then
+        local done = helper.wait_for("40 dumps done", function()
+          local n = fleet:status().done
+          return n >= 40 and n
+        end, 600, seen)
+        assert.is_true(done < 150, "the restart came too late to matter: " .. done)
         engines.restart_postgres(1.5)
       end
-      for _ = 1, 1200 do
-        if io.open(data .. "/finished") then break end
-        os.execute("sleep 0.1")
-      end
-      assert.truthy(io.open(data .. "/finished"), "the workers did not finish")
+      helper.wait_for("the workers to finish", function() return io.open(data .. "/finished") end, 900, seen)
       if backend.engines then  -- they saw it go and waited for it
         assert.matches("sift: engine away %(.-%): retrying in", helper.read(data .. "/workers.log"))
       end
 
       local st = fleet:status()
-      assert.are.same({ 200, 0, 0, 198, 1 }, { st.uploads, st.queued, st.running, st.done, st.failed })
+      assert.are.same({ 200, 0, 0, 198, 1, 1 }, { st.uploads, st.queued, st.running, st.done, st.done_with_warnings,
+        st.failed })
       -- every dump analysed exactly once, by one of the two workers
       local by_worker = {}
       for _, job in ipairs(fleet:jobs()) do
@@ -159,6 +206,21 @@ for _, backend in ipairs(BACKENDS) do
       local failed = fleet:failures()
       assert.are.same({ answers[200].body.sha256 }, { failed[1].sha256 })
       assert.truthy(failed[1].error:find("holds no heap dump", 1, true), failed[1].error)
+      -- the cut one: done, with what sift info says of it (the record the cut is in, by its byte offset)
+      local cut_path = helper.tmpfile(cut)
+      local cut_warnings = info_warnings(cut_path)
+      assert.are.equal(cut_warning, cut_warnings[1])
+      assert.are.same({ { sha256 = answers[198].body.sha256, warnings = cut_warnings } },
+        cjson.decode(cjson.encode(fleet:warned())))
+      -- sift fleet status says so, as text and JSON
+      local text = helper.sift(cli({ "fleet", "status" }, data, opts))
+      assert.are.same({ "200 uploads; files: 0 queued, 0 running, 198 done (1 with warnings), 1 failed",
+        ("  warning %s: %s"):format(answers[198].body.sha256:sub(1, 12), cut_warning) },
+        { helper.lines(text)[1], helper.lines(text)[2] })
+      assert.matches(("\n  failed %s: holds no heap dump"):format(answers[200].body.sha256:sub(1, 12)), text, 1, true)
+      local status = cjson.decode((helper.sift(cli({ "fleet", "status", "--json" }, data, opts))))
+      assert.are.same({ 198, 1, 1, { { sha256 = answers[198].body.sha256, warnings = cut_warnings } } },
+        { status.done, status.done_with_warnings, status.failed, status.warnings })
 
       -- the groups: what sift leaks says of each upload's file (a stamped
       -- copy analyses as its kind: checked on one), counted per upload
@@ -172,13 +234,22 @@ for _, backend in ipairs(BACKENDS) do
       expect_leaks(of_copy, copy, 1)
       os.remove(copy)
       assert.are.same(per_kind[2], of_copy)
+      -- (the cut one: what sift leaks finds in it, its leaks counted as damaged)
+      local of_cut, damaged = {}, {}
+      expect_leaks(of_cut, cut_path, 1)
+      os.remove(cut_path)
+      assert.truthy(next(of_cut), "sift leaks finds nothing in the cut dump: its leaks cannot be marked damaged")
       for n = 1, 199 do
-        for sig in pairs(per_kind[kind_of[n]]) do expected[sig] = (expected[sig] or 0) + 1 end
+        for sig in pairs(n == 198 and of_cut or per_kind[kind_of[n]]) do expected[sig] = (expected[sig] or 0) + 1 end
       end
       local groups = fleet:groups()
-      local got = {}
-      for _, g in ipairs(groups) do got[g.signature] = g.dumps end
+      local got, got_damaged = {}, {}
+      for _, g in ipairs(groups) do
+        got[g.signature], got_damaged[g.signature] = g.dumps, g.damaged_dumps
+        damaged[g.signature] = of_cut[g.signature] or 0
+      end
       assert.are.same(expected, got)
+      assert.are.same(damaged, got_damaged)
       assert.are.equal(3, #groups)
       local top = groups[1]
       assert.are.same({ "1.0", "1.1", "1.2" }, top.versions)
@@ -186,11 +257,8 @@ for _, backend in ipairs(BACKENDS) do
       assert.truthy(top.trace:find("GC Root", 1, true) and top.trace:find("FleetLeaks", 1, true), top.trace)
       assert.is_true(top.retained_total >= top.dumps * top.retained_median and top.retained_median > 0)
       -- the CLI says the same
-      local cli = { "fleet", "groups", "--json", "--data", data }
-      if opts.redis then
-        for _, w in ipairs { "--redis", opts.redis, "--postgres", opts.postgres } do cli[#cli + 1] = w end
-      end
-      assert.are.same(cjson.decode(cjson.encode(groups)), cjson.decode((helper.sift(cli))))
+      assert.are.same(cjson.decode(cjson.encode(groups)),
+        cjson.decode((helper.sift(cli({ "fleet", "groups", "--json" }, data, opts)))))
       -- fixed in 1.2: gone, until a later version shows it again
       fleet:mark_fixed(top.signature, "1.2")
       for _, g in ipairs(fleet:groups()) do assert.are_not.equal(top.signature, g.signature) end
@@ -211,10 +279,12 @@ for _, backend in ipairs(BACKENDS) do
       local opts, data = fresh(), helper.tmpdir()
       ingest_all(data, { { bytes = dumps[1].bytes, meta = { version = "1" } } }, opts)
       local fleet = assert(fleet_mod.open(data, opts))
-      local job = assert(fleet:claim("dead-worker", 1))  -- taken, then its worker is killed
-      assert.is_nil(fleet:claim("other", 1))             -- nobody else takes it while the lease holds
-      os.execute("sleep 1.2")
-      local again = assert(fleet:claim("other", 1))
+      local job = assert(fleet:claim("dead-worker", 3))  -- taken, then its worker is killed
+      assert.is_nil(fleet:claim("other", 3))             -- nobody else takes it while the lease holds
+      os.execute("sleep 3")                              -- its lease runs out
+      local again = helper.wait_for("another worker to take the job", function()
+        return fleet:claim("other", 3), "no job to take"
+      end)
       assert.are.equal(job.sha256, again.sha256)
       assert.is_true(fleet:finish("other", again, assert(fleet_mod.analyze(again.path, again.format))))
       -- the dead worker, were it to wake, writes nothing
@@ -235,18 +305,21 @@ for _, backend in ipairs(BACKENDS) do
       os.remove(gz)
       os.execute(worker_cmd(data, opts, "--once --lease 1") .. " &")
       local fleet = assert(fleet_mod.open(data, opts))
-      local victim
-      for _ = 1, 1000 do  -- the job taken: kill its worker (named host:pid) at once
+      -- the job taken: kill its worker (named host:pid) at once
+      local victim = helper.wait_for("the worker to take the job", function()
         local job = fleet:jobs()[1]
-        if job.state == "running" then victim = job.worker:match(":(%d+)$") break end
         assert.are_not.equal("done", job.state, "the job finished before it could be killed")
-        os.execute("sleep 0.01")
-      end
-      assert.truthy(victim)
+        return job.state == "running" and job.worker:match(":(%d+)$"), job.state
+      end)
       assert(os.execute("kill -9 " .. victim))
       os.execute("sleep 1.2")  -- its lease runs out
-      assert(os.execute(worker_cmd(data, opts, "--once --lease 1")))
-      local job = fleet:jobs()[1]
+      -- another worker finishes it (run again while the lease still held it)
+      local job = helper.wait_for("another worker to finish the job", function()
+        assert(os.execute(worker_cmd(data, opts, "--once --lease 1")))
+        local j = fleet:jobs()[1]
+        return j.state == "done" and j, ("%s, %d attempts; the workers said: %s"):format(j.state, j.attempts,
+          log_of(data))
+      end)
       assert.are.same({ "done", 2 }, { job.state, job.attempts })
       assert.are_not.equal(victim, job.worker:match(":(%d+)$"))
       assert.are.equal(1, fleet:status().uploads)
@@ -264,37 +337,123 @@ for _, backend in ipairs(BACKENDS) do
       end
       local url, pid, dir = helper.serve(args)
       local ok, err = pcall(function()
-        assert.truthy(url)
+        assert.truthy(url, "sift serve did not start: " .. helper.read(dir .. "/out"))
         -- (curl without the sanitizer runtime make spec-asan preloads: it hangs under it)
         local p = io.popen(("env -u LD_PRELOAD curl -s -m 60 -H 'X-Sift-Version: 3.1' --data-binary @%s %singest"):format(
           quote(dumps[4].path), url))
         local answer = cjson.decode(p:read("a"))
         p:close()
         assert.are.same({ "hprof", false }, { answer.format, answer.duplicate })
-        local page
-        for _ = 1, 100 do
+        local text
+        local page = helper.wait_for("the upload to be analysed", function()
           p = io.popen(("env -u LD_PRELOAD curl -s -m 60 %sfleet.json"):format(url))
-          page = cjson.decode(p:read("a"))
+          text = p:read("a")
           p:close()
-          if page.status.done == 1 then break end
-          os.execute("sleep 0.1")
-        end
-        assert.are.same({ 1, 1, 3, "3.1" }, { page.status.uploads, page.status.done, #page.groups,
-          page.groups[1].versions[1] })
+          local read, decoded = pcall(cjson.decode, text)
+          return read and decoded.status.done == 1 and decoded
+        end, nil, function()  -- (the page, and what the server and its workers said)
+          return ("%s; sift serve said: %s"):format(text, helper.read(dir .. "/out"))
+        end)
+        assert.are.same({ 1, 1, 0, 3, "3.1" }, { page.status.uploads, page.status.done, page.status.done_with_warnings,
+          #page.groups, page.groups[1].versions[1] })
       end)
       os.execute("kill " .. pid)
       -- the workers see their parent gone and stop
-      local left
-      for _ = 1, 50 do
+      local stopped, why = pcall(helper.wait_for, "the workers to stop with the server", function()
         local p = io.popen(("env -u LD_PRELOAD pgrep -f -- '[-]-parent %s' | wc -l"):format(pid))
-        left = tonumber(p:read("a"))
+        local left = tonumber(p:read("a"))
         p:close()
-        if left == 0 then break end
-        os.execute("sleep 0.1")
-      end
+        return left == 0, left .. " still running"
+      end)
       assert(ok, err)
-      assert.are.equal(0, left)
+      assert(stopped, why)
       os.execute("rm -rf " .. quote(dir))
+    end)
+
+    it("brings a database of the previous schema along (sift fleet migrate), then keeps a cut dump done with "
+        .. "its warnings and its leaks damaged", function()
+      local dumps = kinds()
+      if not dumps then return pending("no JDK") end
+      local data, opts = helper.tmpdir(), {}
+      -- a dump analysed by the sift before warnings were kept: rows of the first schema
+      local sha, sig = ("a"):rep(64), "0123456789abcdef0123456789abcdef01234567"
+      local old = {
+        ("INSERT INTO files (sha256, path, format, state, worker, attempts) "
+          .. "VALUES ('%s', '/old/%s.hprof', 'hprof', 'done', 'old:1', 1)"):format(sha, sha),
+        ("INSERT INTO leaks (sha256, signature, kind, description, retained, trace) "
+          .. "VALUES ('%s', '%s', 'application', 'com.example.Old instance', 4096, 'GC Root: Thread')"):format(sha,
+            sig),
+      }
+      if backend.engines then
+        local redis, postgres = engines.fresh()
+        opts = { redis = redis, postgres = postgres }
+        -- (the first migration alone: the schema the previous sift made)
+        local lib = require "sift.fleet.engines"
+        local all = lib.MIGRATIONS
+        lib.MIGRATIONS = { all[1] }
+        local ok, err = pcall(function()
+          local previous = assert(fleet_mod.open(nil, { redis = redis, postgres = postgres, migrating = true }))
+          assert.are.equal(1, previous:migrate())
+          previous:close()
+        end)
+        lib.MIGRATIONS = all
+        assert(ok, err)
+        table.insert(old, 2, ("INSERT INTO uploads (key, sha256, version, device, received_at) "
+          .. "VALUES ('old-1', '%s', '0.9', 'old-phone', '2024-01-02T03:04:05Z')"):format(sha))
+        for _, sql in ipairs(old) do engines.psql(postgres, sql) end
+        local _, msg, code = helper.sift(cli({ "fleet", "status" }, data, opts))
+        assert.are.same({ "sift: the PostgreSQL schema is at version 1, this sift needs 2: run sift fleet migrate\n",
+          1 }, { msg, code })
+      else
+        table.insert(old, 2, ("INSERT INTO uploads (sha256, version, device, received_at) "
+          .. "VALUES ('%s', '0.9', 'old-phone', '2024-01-02T03:04:05.000Z')"):format(sha))
+        local db = assert(require("sift.core").sqlite(data .. "/fleet.db"))
+        db:exec(require("sift.fleet.sqlite").MIGRATIONS[1])
+        for _, sql in ipairs(old) do db:exec(sql) end
+        db:close()
+      end
+      local out, msg, code = helper.sift(cli({ "fleet", "migrate" }, data, opts))
+      assert.are.same({ "schema up to date (1 migration applied)\n", "", 0 }, { out, msg, code })
+      assert.are.equal("schema up to date (0 migrations applied)\n",
+        (helper.sift(cli({ "fleet", "migrate" }, data, opts))))
+      if not backend.engines then
+        local db = assert(require("sift.core").sqlite(data .. "/fleet.db"))
+        assert.are.equal(2, db:first("PRAGMA user_version").user_version)
+        db:close()
+      end
+      -- the old dump, as it was: done, not damaged
+      local function group(list, signature)
+        for _, g in ipairs(list) do if g.signature == signature then return g end end
+      end
+      local g = group(cjson.decode((helper.sift(cli({ "fleet", "groups", "--json" }, data, opts)))), sig)
+      assert.are.same({ 1, 0, 4096, "com.example.Old instance", "2024-01-02T03:04:05.000Z", { "0.9" } },
+        { g.dumps, g.damaged_dumps, g.retained_total, g.description, g.first_seen, g.versions })
+
+      -- a cut dump now: done with the warnings sift info gives, its leaks damaged
+      local cut, warning = cut_dump(dumps[3].bytes, 1000)
+      local cut_path = helper.tmpfile(cut)
+      local warnings, leaks = info_warnings(cut_path), {}
+      expect_leaks(leaks, cut_path, 1)
+      os.remove(cut_path)
+      assert.are.equal(warning, warnings[1])
+      local answer = ingest_all(data, { { bytes = cut, meta = { version = "2.0" } } }, opts)[1]
+      assert(os.execute(worker_cmd(data, opts, "--once")))
+      local text = helper.sift(cli({ "fleet", "status" }, data, opts))
+      local lines = { "2 uploads; files: 0 queued, 0 running, 2 done (1 with warnings), 0 failed" }
+      for _, w in ipairs(warnings) do
+        lines[#lines + 1] = ("  warning %s: %s"):format(answer.body.sha256:sub(1, 12), w)
+      end
+      assert.are.same(lines, helper.lines(text))
+      local status = cjson.decode((helper.sift(cli({ "fleet", "status", "--json" }, data, opts))))
+      assert.are.same({ uploads = 2, queued = 0, running = 0, done = 2, done_with_warnings = 1, failed = 0,
+        failures = {}, warnings = { { sha256 = answer.body.sha256, warnings = warnings } } }, status)
+      local groups = cjson.decode((helper.sift(cli({ "fleet", "groups", "--json" }, data, opts))))
+      local damaged, expected = {}, { [sig] = 0 }
+      for s in pairs(leaks) do expected[s] = 1 end
+      for _, gr in ipairs(groups) do damaged[gr.signature] = gr.damaged_dumps end
+      assert.are.same(expected, damaged)
+      assert.is_true(#groups > 1, "sift leaks finds nothing in the cut dump")
+      os.execute("rm -rf " .. quote(data))
     end)
   end)
 end
@@ -338,14 +497,16 @@ describe("sift fleet migrate", function()
       local redis, postgres = engines.fresh()
       local out, msg, code = helper.sift { "fleet", "status", "--redis", redis, "--postgres", postgres }
       assert.are.same({ "", 1 }, { out, code })
-      assert.matches("schema is at version 0, this sift needs 1: run sift fleet migrate", msg)
+      assert.matches("schema is at version 0, this sift needs 2: run sift fleet migrate", msg)
       out, msg, code = helper.sift { "fleet", "migrate", "--redis", redis, "--postgres", postgres }
-      assert.are.same({ "schema up to date (1 migration applied)\n", "", 0 }, { out, msg, code })
+      assert.are.same({ "schema up to date (2 migrations applied)\n", "", 0 }, { out, msg, code })
       out = helper.sift { "fleet", "migrate", "--redis", redis, "--postgres", postgres }
       assert.are.equal("schema up to date (0 migrations applied)\n", out)
       out, msg, code = helper.sift { "fleet", "status", "--json", "--redis", redis, "--postgres", postgres }
-      assert.are.same({ { uploads = 0, queued = 0, running = 0, done = 0, failed = 0, failures = {} }, 0 },
-        { cjson.decode(out), code })
+      assert.are.same({ { uploads = 0, queued = 0, running = 0, done = 0, done_with_warnings = 0, failed = 0,
+        failures = {}, warnings = {} }, 0 }, { cjson.decode(out), code })
+      assert.matches('"failures":[],', out, 1, true)  -- (arrays, even empty)
+      assert.matches('"warnings":[]', out, 1, true)
       -- an engine that is not there: a message, not a traceback
       out, msg, code = helper.sift { "fleet", "status", "--redis", "redis://127.0.0.1:1", "--postgres", postgres }
       assert.matches("^sift: cannot reach Redis at 127.0.0.1:1", msg)

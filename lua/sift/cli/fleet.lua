@@ -76,9 +76,11 @@ end
 function M.define.fleet(parser)
   local f = parser:command("fleet", "The leak groups of a fleet's dumps: list them, the queue's status, mark one fixed.")
     :description("groups: leak groups, most dumps first, with first and last seen, versions, devices, retained "
-      .. "bytes and a representative trace. status: jobs by state and the failed ones. fix SIGNATURE VERSION: "
+      .. "bytes and a representative trace. status: jobs by state, the failed ones and those done with warnings (a cut "
+      .. "or damaged dump: its leaks are counted, as damaged). fix SIGNATURE VERSION: "
       .. "mark a group fixed in a version (it reopens when a later version has it). migrate: create or update "
-      .. "the PostgreSQL schema (--redis, --postgres; the embedded SQLite file needs none).")
+      .. "the PostgreSQL schema (--redis, --postgres); the embedded SQLite file is brought up to date when opened, "
+      .. "and migrate says how many migrations that took.")
   f:argument("action", "groups, status, fix or migrate."):choices { "groups", "status", "fix", "migrate" }
   f:argument("what", "For fix: the group's signature and the version."):args("*")
   data_option(f)
@@ -103,11 +105,17 @@ function M.commands.fleet(args, out, err)
     end
   elseif args.action == "status" then
     local st = fleet:status()
-    st.failures = fleet:failures()
+    st.failures, st.warnings = fleet:failures(), fleet:warned()
     if args.json then out:write(json.encode(st), "\n")
     else
-      out:write(("%d uploads; files: %d queued, %d running, %d done, %d failed\n"):format(st.uploads, st.queued,
-        st.running, st.done, st.failed))
+      out:write(("%d uploads; files: %d queued, %d running, %d done%s, %d failed\n"):format(st.uploads, st.queued,
+        st.running, st.done, st.done_with_warnings > 0 and (" (%d with warnings)"):format(st.done_with_warnings) or "",
+        st.failed))
+      for _, f in ipairs(st.warnings) do
+        for _, w in ipairs(f.warnings) do
+          out:write("  warning ", f.sha256:sub(1, 12), ": ", common.printable(w), "\n")
+        end
+      end
       for _, f in ipairs(st.failures) do out:write("  failed ", f.sha256:sub(1, 12), ": ", common.printable(f.error), "\n") end
     end
   else
@@ -117,9 +125,10 @@ function M.commands.fleet(args, out, err)
       for _, g in ipairs(groups) do
         out:write(("%5d dumps  %s  %s%s\n"):format(g.dumps, g.signature:sub(1, 12), common.printable(g.description or "?"),
           g.reopened and " (reopened)" or ""))
-        out:write(("             %s .. %s; versions %s; %d device(s); retained %s in all, median %s\n"):format(
+        out:write(("             %s .. %s; versions %s; %d device(s); retained %s in all, median %s%s\n"):format(
           g.first_seen, g.last_seen, table.concat(g.versions, ", "), #g.devices, common.group_digits(g.retained_total),
-          common.group_digits(g.retained_median or 0)))
+          common.group_digits(g.retained_median or 0),
+          g.damaged_dumps > 0 and ("; %d of the dumps damaged (cut, bad records)"):format(g.damaged_dumps) or ""))
       end
       if #groups == 0 then out:write("no leak groups\n") end
     end

@@ -20,10 +20,15 @@
 -- @module sift.fleet.engines
 
 local json = require "sift.json"
+local decode = require("cjson").decode  -- (the warnings kept as JSON arrays of strings)
 
 local M = {}
 
 local STREAM, GROUP = "sift:jobs", "sift:workers"
+
+--- Seconds a worker waits for the upload of an entry it read to commit
+-- (the entry is added just before the commit) before it drops the entry.
+M.COMMIT_WAIT = 30
 
 --- The schema, as migrations: `sift fleet migrate` applies those after
 -- the version in `sift_schema`.
@@ -46,6 +51,12 @@ CREATE TABLE leaks (                      -- what the analysis of a file found
 CREATE INDEX leaks_signature ON leaks (signature);
 CREATE INDEX leaks_sha ON leaks (sha256);
 CREATE TABLE fixes (signature text PRIMARY KEY, version text NOT NULL);
+]],
+  -- a file analysed with warnings (cut, damaged records) keeps them (a JSON
+  -- array; NULL: none, or analysed before sift kept them), its leaks are `damaged`
+  [[
+ALTER TABLE files ADD COLUMN warnings text;
+ALTER TABLE leaks ADD COLUMN damaged boolean NOT NULL DEFAULT false;
 ]],
 }
 
@@ -97,6 +108,16 @@ local function pg_connect(self)
   self.pg, self.statements = conn, {}
 end
 
+-- close the PostgreSQL connection, its prepared statements first: lua-dbi
+-- 0.7's statement keeps the connection's libpq handle, and one collected
+-- after its connection was closed uses the freed handle (a segfault in
+-- PQexec, whenever the collector gets to it)
+local function pg_close(self)
+  for _, st in pairs(self.statements or {}) do pcall(st.close, st) end
+  if self.pg then pcall(self.pg.close, self.pg) end
+  self.pg, self.statements = nil, {}
+end
+
 -- run one statement; the statement (rows are read with st:rows(true))
 local function q(self, sql, ...)
   local st = self.statements[sql]
@@ -141,7 +162,7 @@ local function engines(self, fn)
     if pg_up and redis_up then error(a, 0) end
     if now() > deadline then error(("gave up after %g s: %s"):format(self.retry, tostring(a)), 0) end
     if self.log then self.log(("engine away (%s): retrying in %g s"):format(tostring(a):gsub("%s+$", ""), wait)) end
-    if not pg_up and self.pg then pcall(self.pg.close, self.pg) self.pg = nil end
+    if not pg_up and self.pg then pg_close(self) end
     if not redis_up then self.redis = nil end
     os.execute(("sleep %g"):format(wait))
     wait = math.min(wait * 2, 2)
@@ -176,9 +197,9 @@ function M.open(opts, max_attempts)
 end
 
 function Queue:close()
-  if self.pg then pcall(self.pg.close, self.pg) end
+  pg_close(self)
   if self.redis then pcall(self.redis.quit, self.redis) end
-  self.pg, self.redis = nil, nil
+  self.redis = nil
 end
 
 function Queue:schema_version()
@@ -264,16 +285,32 @@ function Queue:claim(worker, lease, wait)
     local entry = engines(self, function() return next_entry(self, worker, lease, wait or 0.2) or false end)
     if not entry then return nil end
     local job = entry_job(entry)
-    local taken = engines(self, function()
-      local row = job.sha256 and first(self, [[UPDATE files SET state = 'running', worker = ?, attempts = attempts + 1
-        WHERE sha256 = ? AND state IN ('queued', 'running') RETURNING attempts]], worker, job.sha256)
-      if row and row.attempts > self.max_attempts then
-        q(self, "UPDATE files SET state = 'failed', error = ? WHERE sha256 = ?",
-          ("abandoned after %d attempts"):format(row.attempts - 1), job.sha256)
-        return false
+    local read_at, pause, taken = now(), 0.02, "absent"
+    while taken == "absent" do
+      taken = job.sha256 and engines(self, function()
+        local row = first(self, [[UPDATE files SET state = 'running', worker = ?, attempts = attempts + 1
+          WHERE sha256 = ? AND state IN ('queued', 'running') RETURNING attempts]], worker, job.sha256)
+        if row and row.attempts > self.max_attempts then
+          q(self, "UPDATE files SET state = 'failed', error = ? WHERE sha256 = ?",
+            ("abandoned after %d attempts"):format(row.attempts - 1), job.sha256)
+          return false
+        end
+        if row then return true end
+        local file = first(self, "SELECT state FROM files WHERE sha256 = ?", job.sha256)
+        if file and (file.state == "done" or file.state == "failed") then return false end
+        return "absent"  -- (or committed since the UPDATE looked: each statement sees the commits before it)
+      end)
+      -- no file: the entry is added before the upload's transaction commits,
+      -- so a worker waiting on the stream may read it first; wait for the
+      -- commit, up to COMMIT_WAIT seconds (then the upload never committed)
+      if taken == "absent" then
+        if now() - read_at > M.COMMIT_WAIT then taken = false
+        else
+          os.execute(("sleep %g"):format(pause))
+          pause = math.min(pause * 2, 0.5)
+        end
       end
-      return row ~= nil
-    end)
+    end
     if taken then return job end
     -- done, failed, or its upload never committed: nothing to do
     engines(self, function() self.redis:xack(STREAM, GROUP, job.id) end)
@@ -286,13 +323,15 @@ function Queue:finish(worker, job, results)
     if not row or row.worker ~= worker then return false end
     if row.state == "done" then return true end  -- (our commit went through; its answer was lost)
     if row.state ~= "running" then return false end
+    local warnings = results.warnings and #results.warnings > 0 and json.encode(json.array(results.warnings)) or nil
     q(self, "DELETE FROM leaks WHERE sha256 = ?", job.sha256)
     for _, l in ipairs(results.leaks) do
-      q(self, "INSERT INTO leaks (sha256, signature, kind, description, retained, trace) VALUES (?, ?, ?, ?, ?, ?)",
-        job.sha256, l.signature, l.kind, l.description, l.retained, l.trace)
+      q(self, [[INSERT INTO leaks (sha256, signature, kind, description, retained, trace, damaged)
+        VALUES (?, ?, ?, ?, ?, ?, ?)]], job.sha256, l.signature, l.kind, l.description, l.retained, l.trace,
+        warnings ~= nil)
     end
-    q(self, "UPDATE files SET state = 'done', error = NULL, summary = ?, analysed_at = now() WHERE sha256 = ?",
-      json.encode(results.summary), job.sha256)
+    q(self, [[UPDATE files SET state = 'done', error = NULL, warnings = ?, summary = ?, analysed_at = now()
+      WHERE sha256 = ?]], warnings, json.encode(results.summary), job.sha256)
     return true
   end)
   -- acknowledged once committed; were this lost, the entry comes back and
@@ -310,27 +349,37 @@ end
 
 function Queue:status()
   return engines(self, function()
-    local out = { queued = 0, running = 0, done = 0, failed = 0 }
+    local out = { queued = 0, running = 0, done = 0, done_with_warnings = 0, failed = 0 }
     for row in q(self, "SELECT state, count(*)::text AS n FROM files GROUP BY state"):rows(true) do
       out[row.state] = tonumber(row.n)
     end
+    out.done_with_warnings = tonumber(first(self,
+      "SELECT count(*)::text AS n FROM files WHERE state = 'done' AND warnings IS NOT NULL").n)
     out.uploads = tonumber(first(self, "SELECT count(*)::text AS n FROM uploads").n)
     return out
   end)
 end
 
 local function all(self, sql, convert)
-  return engines(self, function()
+  return (engines(self, function()
     local out = json.array {}
     for row in q(self, sql):rows(true) do
       out[#out + 1] = convert and convert(row) or row
     end
     return out
-  end)
+  end))
 end
 
 function Queue:failures()
   return all(self, "SELECT sha256, error FROM files WHERE state = 'failed' ORDER BY queued_at, sha256")
+end
+
+function Queue:warned()
+  return all(self, [[SELECT sha256, warnings FROM files WHERE state = 'done' AND warnings IS NOT NULL
+      ORDER BY queued_at, sha256]], function(row)
+    row.warnings = json.array(decode(row.warnings))
+    return row
+  end)
 end
 
 function Queue:jobs()
@@ -339,9 +388,11 @@ end
 
 function Queue:leak_rows()
   return all(self, [[SELECT l.signature, l.kind, l.description, l.retained::text AS retained, l.trace, l.sha256,
-      u.version, u.device, to_char(u.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS received_at
+      l.damaged::int AS damaged, u.version, u.device,
+      to_char(u.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS received_at
       FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 ORDER BY l.signature, u.id]], function(row)
     row.retained = math.tointeger(tonumber(row.retained))
+    row.damaged = row.damaged == 1
     return row
   end)
 end

@@ -48,13 +48,17 @@ end
 -- queued file, or one whose worker held it past its lease (killed
 -- mid-job); one tried MAX_ATTEMPTS times is failed instead.
 -- `finish(worker, job, results)` writes a job's results (from M.analyze)
--- if the job is still this worker's, and says whether it did.
+-- if the job is still this worker's, and says whether it did: a file
+-- analysed with warnings (cut, damaged records) is done with them, and its
+-- leaks are `damaged`.
 -- `fail(worker, job, message)` records a bad file: never retried.
--- `status()` counts files by state and uploads; `failures()` lists the
--- failed files `{sha256, error}`; `jobs()` every file's state, attempts and
+-- `status()` counts files by state (`queued`, `running`, `done`, `failed`;
+-- `done_with_warnings`, a part of `done`) and `uploads`; `failures()` lists
+-- the failed files `{sha256, error}`; `warned()` the files done with
+-- warnings `{sha256, warnings}`; `jobs()` every file's state, attempts and
 -- worker; `mark_fixed(signature, version)`; `migrate()` makes or updates the
 -- schema (the engines'; the SQLite file's is made on open); `close()`.
-for _, name in ipairs { "ingest", "claim", "finish", "fail", "status", "failures", "jobs", "mark_fixed",
+for _, name in ipairs { "ingest", "claim", "finish", "fail", "status", "failures", "warned", "jobs", "mark_fixed",
     "migrate", "close" } do
   Fleet[name] = function(self, ...) return self.queue[name](self.queue, ...) end
 end
@@ -68,9 +72,10 @@ local function median(list)
 end
 
 --- The leak groups, most dumps first: `{signature, kind, description,
--- dumps (uploads, duplicates counted), files, first_seen, last_seen,
--- versions, devices, retained_total, retained_median, trace, fixed_in,
--- reopened}`. A group marked fixed in a version is left out unless a dump
+-- dumps (uploads, duplicates counted), damaged_dumps (those of them whose
+-- file was analysed with warnings: cut, damaged records), files,
+-- first_seen, last_seen, versions, devices, retained_total,
+-- retained_median, trace, fixed_in, reopened}`. A group marked fixed in a version is left out unless a dump
 -- from a later version has it (then it is `reopened`).
 function Fleet:groups(opts)
   opts = opts or {}
@@ -78,13 +83,15 @@ function Fleet:groups(opts)
   for _, row in ipairs(self.queue:leak_rows()) do
     local g = by_sig[row.signature]
     if not g then
-      g = { signature = row.signature, kind = row.kind, description = row.description, dumps = 0, files = {},
+      g = { signature = row.signature, kind = row.kind, description = row.description, dumps = 0, damaged_dumps = 0,
+        files = {},
         first_seen = row.received_at, last_seen = row.received_at, versions = {}, devices = {},
         retained_total = 0, retained = {}, trace = row.trace }
       by_sig[row.signature] = g
       groups[#groups + 1] = g
     end
     g.dumps = g.dumps + 1
+    if row.damaged then g.damaged_dumps = g.damaged_dumps + 1 end
     g.retained_total = g.retained_total + (row.retained or 0)
     g.retained[#g.retained + 1] = row.retained or 0
     if not g.files[row.sha256] then g.files[row.sha256] = true end
@@ -164,13 +171,17 @@ M.FOLDED_LINES, M.FOLDED_BYTES = 1000, 256 * 1024
 -- retained bytes and one trace each, drawn as text) and a histogram
 -- summary (the 20 classes with the most shallow bytes); for a trace, its
 -- 20 hottest methods and its folded stacks (cpu clock, the heaviest
--- FOLDED_LINES within FOLDED_BYTES). Returns results, or nil and why.
+-- FOLDED_LINES within FOLDED_BYTES). Returns results (with `warnings`:
+-- what the lenient decoder said of a cut or damaged file, as `sift info`
+-- does), or nil and why.
 function M.analyze(path, format)
   local sift = require "sift"
   local doc, msg = sift.open(path)
   if not doc then return nil, msg end
-  local results = { leaks = {}, summary = {} }
+  local results = { leaks = {}, summary = {}, warnings = json.array {} }
   local ok, err = pcall(function()
+    local info = doc:info()
+    for i, w in ipairs(info.warnings or {}) do results.warnings[i] = w end
     if format == "trace" then
       local top = json.array {}
       for i, r in ipairs(doc:profile { clock = "cpu" }) do
@@ -189,11 +200,10 @@ function M.analyze(path, format)
         bytes = bytes + #folded[i]
         if bytes > M.FOLDED_BYTES then folded[i] = nil break end
       end
-      results.summary = { format = "trace", records = doc:info().records, top = top, folded = table.concat(folded),
+      results.summary = { format = "trace", records = info.records, top = top, folded = table.concat(folded),
         stacks = #lines }
       return
     end
-    local info = doc:info()
     if info.dumps == 0 then  -- nothing to analyse: say what the file lacks, as the CLI does
       error("holds no heap dump" .. (#info.warnings > 0 and (": " .. table.concat(info.warnings, "; ")) or ""), 0)
     end
@@ -263,7 +273,8 @@ function Fleet:work(opts)
       else self.queue:fail(name, job, why) end
       done = done + 1
       if opts.log then opts.log(("%s %s: %s"):format(job.sha256:sub(1, 12), job.format,
-        results and (#results.leaks .. " leak(s)") or ("failed: " .. why))) end
+        results and (#results.leaks .. " leak(s)" .. (#results.warnings > 0 and ("; warnings: "
+          .. table.concat(results.warnings, "; ")) or "")) or ("failed: " .. why))) end
     elseif opts.once then
       return done
     else

@@ -7,13 +7,19 @@
 
 local core = require "sift.core"
 local json = require "sift.json"
+local decode = require("cjson").decode  -- (the warnings kept as JSON arrays of strings)
 
 local M = {}
 
 local Queue = {}
 Queue.__index = Queue
 
-M.SCHEMA = [[
+--- The schema, as migrations: each takes `PRAGMA user_version` from i - 1
+-- to i, applied on open in one write transaction. The first is the schema
+-- of the files sift made before it kept a version: at 0 with its tables
+-- made, they are at 1.
+M.MIGRATIONS = {
+  [[
 CREATE TABLE IF NOT EXISTS files (        -- one row per distinct file (SHA-256): its job
   sha256 TEXT PRIMARY KEY, path TEXT NOT NULL, format TEXT NOT NULL,
   state TEXT NOT NULL DEFAULT 'queued',   -- queued, running, done, failed
@@ -30,22 +36,58 @@ CREATE TABLE IF NOT EXISTS leaks (        -- what the analysis of a file found
 CREATE INDEX IF NOT EXISTS leaks_signature ON leaks (signature);
 CREATE INDEX IF NOT EXISTS leaks_sha ON leaks (sha256);
 CREATE TABLE IF NOT EXISTS fixes (signature TEXT PRIMARY KEY, version TEXT NOT NULL);
-]]
+]],
+  -- a file analysed with warnings (cut, damaged records) keeps them (a JSON
+  -- array; NULL: none, or analysed before sift kept them), its leaks are `damaged`
+  [[
+ALTER TABLE files ADD COLUMN warnings TEXT;
+ALTER TABLE leaks ADD COLUMN damaged INTEGER NOT NULL DEFAULT 0;
+]],
+}
 
---- Open (and create) the queue in a data directory.
+-- bring the file's schema to this sift's version; the number of migrations applied
+local function migrate(db, path)
+  db:exec("BEGIN IMMEDIATE")  -- (read and raised in one transaction: workers start together)
+  local ok, applied = pcall(function()
+    local version = db:first("PRAGMA user_version").user_version
+    if version == 0 and db:first("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'files'") then
+      version = 1  -- (made before sift kept a version)
+    end
+    if version > #M.MIGRATIONS then
+      error(("%s: schema version %d is newer than this sift's (%d)"):format(path, version, #M.MIGRATIONS), 0)
+    end
+    for v = version + 1, #M.MIGRATIONS do
+      db:exec(M.MIGRATIONS[v] .. ("; PRAGMA user_version = %d"):format(v))
+    end
+    return #M.MIGRATIONS - version
+  end)
+  if not ok then
+    db:exec("ROLLBACK")
+    return nil, applied
+  end
+  db:exec("COMMIT")
+  return applied
+end
+
+--- Open (and create, or bring up to date) the queue in a data directory.
 function M.open(dir, max_attempts)
   os.execute(("mkdir -p -m 700 '%s'"):format(dir:gsub("'", "'\\''")))
-  local db, err, code = core.sqlite(dir .. "/fleet.db")
+  local path = dir .. "/fleet.db"
+  local db, err, code = core.sqlite(path)
   if not db then return nil, err, code end
   db:exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
-  db:exec(M.SCHEMA)
-  return setmetatable({ db = db, dir = dir, max_attempts = max_attempts }, Queue)
+  local applied, why = migrate(db, path)
+  if not applied then
+    db:close()
+    return nil, why, "schema"
+  end
+  return setmetatable({ db = db, dir = dir, max_attempts = max_attempts, applied = applied }, Queue)
 end
 
 function Queue:close() self.db:close() end
 
--- the schema is made on open: nothing to migrate
-function Queue:migrate() return 0 end
+-- the schema is brought up to date on open: the migrations it applied
+function Queue:migrate() return self.applied end
 
 -- run fn in one write transaction
 local function atomically(db, fn, ...)
@@ -91,13 +133,16 @@ function Queue:finish(worker, job, results)
   return atomically(self.db, function()
     local row = self.db:first("SELECT worker, state FROM files WHERE sha256 = ?", job.sha256)
     if not row or row.worker ~= worker or row.state ~= "running" then return false end
+    local warnings = results.warnings and #results.warnings > 0 and json.encode(json.array(results.warnings)) or nil
     self.db:run("DELETE FROM leaks WHERE sha256 = ?", job.sha256)
     for _, l in ipairs(results.leaks) do
-      self.db:run("INSERT INTO leaks (sha256, signature, kind, description, retained, trace) VALUES (?, ?, ?, ?, ?, ?)",
-        job.sha256, l.signature, l.kind, l.description, l.retained, l.trace)
+      self.db:run([[INSERT INTO leaks (sha256, signature, kind, description, retained, trace, damaged)
+        VALUES (?, ?, ?, ?, ?, ?, ?)]], job.sha256, l.signature, l.kind, l.description, l.retained, l.trace,
+        warnings and 1 or 0)
     end
-    self.db:run([[UPDATE files SET state = 'done', error = NULL, summary = ?,
-      analysed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE sha256 = ?]], json.encode(results.summary), job.sha256)
+    self.db:run([[UPDATE files SET state = 'done', error = NULL, warnings = ?, summary = ?,
+      analysed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE sha256 = ?]], warnings, json.encode(results.summary),
+      job.sha256)
     return true
   end)
 end
@@ -110,8 +155,10 @@ function Queue:fail(worker, job, message)
 end
 
 function Queue:status()
-  local out = { queued = 0, running = 0, done = 0, failed = 0 }
+  local out = { queued = 0, running = 0, done = 0, done_with_warnings = 0, failed = 0 }
   for row in self.db:rows("SELECT state, count(*) AS n FROM files GROUP BY state") do out[row.state] = row.n end
+  out.done_with_warnings = self.db:first(
+    "SELECT count(*) AS n FROM files WHERE state = 'done' AND warnings IS NOT NULL").n
   out.uploads = self.db:first("SELECT count(*) AS n FROM uploads").n
   return out
 end
@@ -127,10 +174,19 @@ function Queue:failures()
   return all(self.db, "SELECT sha256, error FROM files WHERE state = 'failed' ORDER BY rowid")
 end
 
+function Queue:warned()
+  local out = all(self.db,
+    "SELECT sha256, warnings FROM files WHERE state = 'done' AND warnings IS NOT NULL ORDER BY rowid")
+  for _, row in ipairs(out) do row.warnings = json.array(decode(row.warnings)) end
+  return out
+end
+
 function Queue:leak_rows()
-  return all(self.db, [[SELECT l.signature, l.kind, l.description, l.retained, l.trace, l.sha256,
+  local out = all(self.db, [[SELECT l.signature, l.kind, l.description, l.retained, l.trace, l.sha256, l.damaged,
       u.version, u.device, u.received_at FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
       ORDER BY l.signature, u.id]])
+  for _, row in ipairs(out) do row.damaged = row.damaged == 1 end
+  return out
 end
 
 function Queue:fixes()
