@@ -73,6 +73,14 @@ describe("sift (command line)", function()
     end
   end)
 
+  it("never prints a mistyped engine URL, which still holds its password", function()
+    local data = helper.tmpdir()
+    local out, err, code = sift { "fleet", "status", "--data", data, "--redis", "redis//:hunter22@127.0.0.1:1",
+      "--postgres", "postgresql://u:pw@127.0.0.1:1/x" }
+    assert.are.same({ 2, "", "sift: --redis: not a URL (scheme://host:port, with a user and password before the host)\n" },
+      { code, out, err })
+  end)
+
   it("says when a file is none of the formats", function()
     local path = helper.fixture("ofx/MANIFEST.md")
     if not path then return end

@@ -244,6 +244,7 @@ describe("sift serve under hostile clients", function()
     local zeros = helper.read(d .. "/zeros.gz")
     local bomb = helper.read(d .. "/head.gz") .. zeros:rep(20)
     local u, p, sdir = helper.serve { "--max-upload", "128M" }
+    finally(function() stop(p) end)
     local n = tonumber(u:match(":(%d+)/$"))
     local before = names(sdir .. "/data")
     local _, _, up = exchange(n, head("POST", "/upload?name=bomb.hprof.gz", "127.0.0.1", ("Content-Length: %d\r\n"
@@ -264,20 +265,20 @@ describe("sift serve under hostile clients", function()
     assert.truthy(text:find("decompresses to more than 1073741824 bytes", 1, true), text)
     assert.is_true(served >= 3, ("only %d requests served while the bomb inflated"):format(served))
     assert.are.equal(before, names(sdir .. "/data"))
-    stop(p)
   end)
 
   it("takes another name with --allow-host, and only the token's requests elsewhere", function()
     local u, p = helper.serve { "--allow-host", "sift.example.org" }
+    finally(function() stop(p) end)
     local n = tonumber(u:match(":(%d+)/$"))
     answers(n, "sift.example.org:" .. n)
     answers(n, "SIFT.example.org")
     assert.are.equal(403, (exchange(n, head("GET", "/index.json", "other.example.org", "\r\n"))))
-    stop(p)
   end)
 
   it("answers 503 to one connection over --max-connections, and serves again once they close", function()
     local u, p = helper.serve { "--max-connections", "3", "--header-timeout", "120" }
+    finally(function() stop(p) end)
     local n = tonumber(u:match(":(%d+)/$"))
     local held = {}
     for i = 1, 3 do
@@ -295,7 +296,6 @@ describe("sift serve under hostile clients", function()
       local status = exchange(n, head("GET", "/index.json", "127.0.0.1", "Connection: close\r\n\r\n"))
       return status == 200, status
     end)
-    stop(p)
   end)
 end)
 
@@ -337,6 +337,7 @@ describe("sift serve's files", function()
       local parent = helper.tmpdir()
       local data = parent .. "/deep/data"
       local u, p = helper.serve(args, data)
+      finally(function() stop(p) end)
       local n = tonumber(u:match(":(%d+)/$"))
       local whole = helper.read(jvm)
       local status, text = exchange(n, head("POST", "/ingest?app=a&version=1&device=d", "127.0.0.1",
@@ -361,7 +362,7 @@ describe("sift serve's files", function()
       -- the parents sift made are private too
       local deep = modes(parent .. "/deep")
       assert.are.equal("700", deep[1].mode)
-      stop(p)
+      stop(p)  -- (finally stops the last one when an assertion fails)
     end
   end)
 end)

@@ -8,7 +8,10 @@ local common = require "sift.cli.common"
 local M = { define = {}, commands = {} }
 
 local function data_option(cmd)
-  cmd:option("--data", "The data directory (sift serve --ingest's --data).", (os.getenv("TMPDIR") or "/tmp") .. "/sift-serve")
+  cmd:option("--data", "The data directory (sift serve --ingest's --data). Default: $XDG_DATA_HOME/sift/serve, "
+    .. "else ~/.local/share/sift/serve.")
+  cmd:option("--group", "Let this group read what is written (files 0640, directories 0750); by default only "
+    .. "this user (0600, 0700).")
 end
 
 --- The engines' options (sift serve has them too): a Redis URL and a
@@ -30,6 +33,15 @@ function M.engines(args)
 end
 
 local function open(args, err, extra)
+  -- what the fleet writes (its database, the WAL) is private
+  local private = require "sift.private"
+  local ok, why = private.restrict(args.group)
+  if ok and not args.data then args.data, why = private.data_dir() end
+  if ok and args.data then ok, why = private.directory(args.data, args.group) end
+  if not ok or not args.data then
+    err:write("sift: ", common.printable(why), "\n")
+    return nil, common.EXIT_USAGE
+  end
   local redis, postgres = M.engines(args)
   local opts = { redis = redis, postgres = postgres, log = function(line) err:write("sift: ", line, "\n") end }
   for k, v in pairs(extra or {}) do opts[k] = v end

@@ -65,7 +65,8 @@ local now = os.time
 --- The parts of a URL: scheme://user:password@host:port/path.
 function M.parse_url(url)
   local scheme, rest = url:match("^(%w+)://(.*)$")
-  if not scheme then return nil, ("not a URL: %s"):format(url) end
+  -- (the text is not quoted: a mistyped URL still holds its password)
+  if not scheme then return nil, "not a URL (scheme://host:port, with a user and password before the host)" end
   local auth, hostport, path = rest:match("^([^@/]*)@([^/]*)(.*)$")
   if not auth then hostport, path = rest:match("^([^/]*)(.*)$") end
   local user, password

@@ -71,7 +71,8 @@ end
 
 --- Open (and create, or bring up to date) the queue in a data directory.
 function M.open(dir, max_attempts)
-  os.execute(("mkdir -p -m 700 '%s'"):format(dir:gsub("'", "'\\''")))
+  local made, why_not = require("sift.private").directory(dir)  -- (0700, or refused: someone else's)
+  if not made then return nil, why_not, "io" end
   local path = dir .. "/fleet.db"
   local db, err, code = core.sqlite(path)
   if not db then return nil, err, code end
