@@ -358,21 +358,29 @@ end
 local function fleet_page(self, query)
   if not self.fleet then return nil, 404, "no fleet: start the server with --ingest" end
   local groups = self.fleet:groups { all = query.all == "1" }
-  local st = self.fleet:status()
+  local st = self.fleet:status()  -- (as `sift fleet status --json` gives it)
+  st.failures, st.warnings = self.fleet:failures(), self.fleet:warned()
   return { status = st, groups = groups }, function()
-    local rows = {}
+    local rows, damaged = {}, {}
     for i, g in ipairs(groups) do
       rows[i] = { html.num(g.dumps), ('<span class="mono">%s</span>'):format(g.signature:sub(1, 12)),
         html.escape(g.description) .. (g.reopened and " (reopened)" or ""), html.escape(g.first_seen),
         html.escape(g.last_seen), html.escape(table.concat(g.versions, ", ")), html.num(#g.devices),
-        html.num(g.retained_total), "<pre>" .. html.escape(g.trace) .. "</pre>" }
+        html.num(g.retained_total), html.num(g.damaged_dumps), "<pre>" .. html.escape(g.trace) .. "</pre>" }
+    end
+    for _, f in ipairs(st.warnings) do
+      for _, w in ipairs(f.warnings) do
+        damaged[#damaged + 1] = { ('<span class="mono">%s</span>'):format(f.sha256:sub(1, 12)), html.escape(w) }
+      end
     end
     return html.page("Leak groups", nil, table.concat {
       ("<p>%s uploads; %s files queued, %s running, %s done (%s with warnings), %s failed</p>"):format(
         html.num(st.uploads), html.num(st.queued), html.num(st.running), html.num(st.done),
         html.num(st.done_with_warnings), html.num(st.failed)),
       html.table({ "#dumps", "signature", "leak", "first seen", "last seen", "versions", "#devices",
-        "#retained", "a trace" }, rows, "groups"),
+        "#retained", "#damaged dumps", "a trace" }, rows, "groups"),
+      #damaged > 0 and "<h2>Dumps analysed with warnings (cut or damaged)</h2>"
+        .. html.table({ "file", "warning" }, damaged, "warnings") or "",
     })
   end
 end
