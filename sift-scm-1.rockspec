@@ -40,7 +40,7 @@ build = {
       sources = {
         "csrc/sift_core.c",
         "csrc/core/big.c", "csrc/core/common.c", "csrc/core/idmap.c", "csrc/core/inflate.c",
-        "csrc/core/lbudget.c", "csrc/core/ljson.c", "csrc/core/lmap.c", "csrc/core/lreader.c", "csrc/core/lsift.c",
+        "csrc/core/lbudget.c", "csrc/core/lfiles.c", "csrc/core/ljson.c", "csrc/core/lmap.c", "csrc/core/lreader.c", "csrc/core/lsift.c",
         "csrc/core/lsniff.c", "csrc/core/out.c", "csrc/core/reader.c", "csrc/core/sniff.c",
         "csrc/core/sniff_trace.c", "csrc/core/zip.c",
         "csrc/heap/bmd.c", "csrc/heap/crunch.c", "csrc/heap/dict.c", "csrc/heap/dominators.c",
@@ -112,6 +112,9 @@ build = {
     ["sift.serve.multipart"] = "lua/sift/serve/multipart.lua",
     ["sift.serve.ofx"] = "lua/sift/serve/ofx.lua",
     ["sift.serve.store"] = "lua/sift/serve/store.lua",
+    ["sift.serve.listen"] = "lua/sift/serve/listen.lua",
+    ["sift.serve.access"] = "lua/sift/serve/access.lua",
+    ["sift.private"] = "lua/sift/private.lua",
     ["sift.serve.trace"] = "lua/sift/serve/trace.lua",
     ["sift.serve.worker"] = "lua/sift/serve/worker.lua",
     ["sift.paths"] = "lua/sift/paths.lua",
