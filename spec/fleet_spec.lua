@@ -356,6 +356,8 @@ for _, backend in ipairs(BACKENDS) do
         end)
         assert.are.same({ 1, 1, 0, 3, "3.1" }, { page.status.uploads, page.status.done, page.status.done_with_warnings,
           #page.groups, page.groups[1].versions[1] })
+        -- (its status is sift fleet status --json's: the lists are arrays, empty here)
+        assert.truthy(text:find('"failures":[]', 1, true) and text:find('"warnings":[]', 1, true), text)
       end)
       os.execute("kill " .. pid)
       -- the workers see their parent gone and stop
