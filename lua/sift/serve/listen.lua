@@ -109,8 +109,8 @@ end
 
 --- The body's pieces, one per call: a string, then nil at its end; on a
 -- body that breaks off or goes silent, nil and a failure (status,
--- message). A `limit` (bytes) makes a longer body fail with 413.
-function Request:body(limit)
+-- message).
+function Request:body()
   local stream, timeout, got = self.stream, self.body_timeout, 0
   local declared = self:length()
   return function()
@@ -129,7 +129,6 @@ function Request:body(limit)
       return nil
     end
     got = got + #chunk
-    if limit and got > limit then return nil, failure(413, ("the body is over the limit of %d bytes"):format(limit)) end
     return chunk
   end
 end
