@@ -218,7 +218,8 @@ for _, backend in ipairs(BACKENDS) do
         ("  warning %s: %s"):format(answers[198].body.sha256:sub(1, 12), cut_warning) },
         { helper.lines(text)[1], helper.lines(text)[2] })
       assert.matches(("\n  failed %s: holds no heap dump"):format(answers[200].body.sha256:sub(1, 12)), text, 1, true)
-      local status = cjson.decode((helper.sift(cli({ "fleet", "status", "--json" }, data, opts))))
+      local status_text = helper.sift(cli({ "fleet", "status", "--json" }, data, opts))
+      local status = cjson.decode(status_text)
       assert.are.same({ 198, 1, 1, { { sha256 = answers[198].body.sha256, warnings = cut_warnings } } },
         { status.done, status.done_with_warnings, status.failed, status.warnings })
 
@@ -356,8 +357,12 @@ for _, backend in ipairs(BACKENDS) do
         end)
         assert.are.same({ 1, 1, 0, 3, "3.1" }, { page.status.uploads, page.status.done, page.status.done_with_warnings,
           #page.groups, page.groups[1].versions[1] })
-        -- (its status is sift fleet status --json's: the lists are arrays, empty here)
+        -- (its status is sift fleet status --json's, its groups sift fleet groups --json's)
         assert.truthy(text:find('"failures":[]', 1, true) and text:find('"warnings":[]', 1, true), text)
+        if helper.have_validator() then
+          local valid, problems = helper.schema_problems("fleet.schema.json", text)
+          assert(valid, "fleet.schema.json: " .. problems)
+        end
       end)
       os.execute("kill " .. pid)
       -- the workers see their parent gone and stop
@@ -446,10 +451,18 @@ for _, backend in ipairs(BACKENDS) do
         lines[#lines + 1] = ("  warning %s: %s"):format(answer.body.sha256:sub(1, 12), w)
       end
       assert.are.same(lines, helper.lines(text))
-      local status = cjson.decode((helper.sift(cli({ "fleet", "status", "--json" }, data, opts))))
+      local status_text = helper.sift(cli({ "fleet", "status", "--json" }, data, opts))
+      local status = cjson.decode(status_text)
       assert.are.same({ uploads = 2, queued = 0, running = 0, done = 2, done_with_warnings = 1, failed = 0,
         failures = {}, warnings = { { sha256 = answer.body.sha256, warnings = warnings } } }, status)
-      local groups = cjson.decode((helper.sift(cli({ "fleet", "groups", "--json" }, data, opts))))
+      local groups_text = helper.sift(cli({ "fleet", "groups", "--json" }, data, opts))
+      local groups = cjson.decode(groups_text)
+      if helper.have_validator() then  -- (their JSON Schemas, docs/schema/fleet-*.schema.json)
+        for name, text in pairs { ["fleet-status.schema.json"] = status_text, ["fleet-groups.schema.json"] = groups_text } do
+          local valid, problems = helper.schema_problems(name, text)
+          assert(valid, name .. ": " .. problems .. "\n" .. text:sub(1, 400))
+        end
+      end
       local damaged, expected = {}, { [sig] = 0 }
       for s in pairs(leaks) do expected[s] = 1 end
       for _, gr in ipairs(groups) do damaged[gr.signature] = gr.damaged_dumps end

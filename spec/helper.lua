@@ -129,6 +129,22 @@ function helper.names(dir)
   return list
 end
 
+--- Whether Debian's python3-jsonschema is there to validate with.
+function helper.have_validator()
+  return os.execute("/usr/bin/python3 -c 'import jsonschema' 2>/dev/null") == true
+end
+
+--- Validate a JSON text against docs/schema/<name> (spec/schema_check.py):
+-- true, or false and the problems found.
+function helper.schema_problems(name, text)
+  local file = helper.tmpfile(text)
+  local p = io.popen(("/usr/bin/python3 spec/schema_check.py docs/schema %s %s 2>&1"):format(name, file))
+  local problems = p:read("a")
+  local ok = p:close()
+  os.remove(file)
+  return ok == true, problems
+end
+
 function helper.quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end

@@ -3,21 +3,13 @@
 -- JSON Schema in docs/schema/ by Debian's python3-jsonschema.
 local helper = require "spec.helper"
 
-local PYTHON = "/usr/bin/python3"
-
-local function have_validator()
-  return os.execute(PYTHON .. " -c 'import jsonschema' 2>/dev/null")
-end
+local have_validator = helper.have_validator
 
 -- run `sift args` and validate its stdout against docs/schema/<name>
 local function check(name, args, expect_code)
   local out, err, code = helper.sift(args)
   assert.are.equal(expect_code or 0, code, err)
-  local file = helper.tmpfile(out)
-  local p = io.popen(("%s spec/schema_check.py docs/schema %s %s 2>&1"):format(PYTHON, name, file))
-  local problems = p:read("a")
-  local ok = p:close()
-  os.remove(file)
+  local ok, problems = helper.schema_problems(name, out)
   assert(ok, ("sift %s: output does not match %s:\n%s\n%s"):format(table.concat(args, " "), name, problems,
     out:sub(1, 400)))
   return out
