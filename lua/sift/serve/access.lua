@@ -35,15 +35,15 @@ local function host_name(value)
 end
 
 --- The rules of one server.
--- @tparam table opts `bind` (its address), `allow_hosts` (names), `token`
---   (the access token, or nil), `csrf` (the CSRF token)
+-- @tparam table opts `bind` (its address), `allow_hosts` (names), `csrf`
+--   (the CSRF token)
 function M.new(opts)
   local hosts = {}
   for _, h in ipairs(opts.allow_hosts or {}) do hosts[h:lower()] = true end
   local loopback = M.loopback(opts.bind)
   if loopback then for h in pairs(LOOPBACK) do hosts[h] = true end end
   return { hosts = hosts, loopback = loopback, any_host = not loopback and #(opts.allow_hosts or {}) == 0,
-    token = opts.token, csrf = opts.csrf }
+    csrf = opts.csrf }
 end
 
 --- Whether a request's Host is one the server answers to: true, or nil

@@ -86,7 +86,7 @@ function M.new(opts)
   end
   local csrf = (rand.bytes(16):gsub(".", function(c) return ("%02x"):format(c:byte()) end))
   return setmetatable({ opts = opts, host = host, token = opts.token, store = store, fleet = fleet, csrf = csrf,
-    rules = access.new { bind = host, allow_hosts = opts.allow_hosts, token = opts.token, csrf = csrf },
+    rules = access.new { bind = host, allow_hosts = opts.allow_hosts, csrf = csrf },
     analyses = opts.analyses or 2, working = 0, changed = condition.new() }, Server)
 end
 

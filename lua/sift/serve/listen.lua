@@ -273,9 +273,6 @@ function Listener:localname()
   return host, port
 end
 
---- The controller, to run more coroutines beside the connections.
-function Listener:controller() return self.cq end
-
 --- Run (for `timeout` seconds, or until closed). An error that escaped a
 -- coroutine anyway is logged and the loop goes on.
 function Listener:loop(timeout)
