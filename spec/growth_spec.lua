@@ -20,8 +20,9 @@ describe("sift growth", function()
     for _, g in ipairs(r.classes) do by[g.class] = g end
     assert.are.same({ 100, 100, 100 }, by["GrowthSample$Leaked"].deltas)
     assert.are.same({ 100, 200, 300, 400 }, by["GrowthSample$Leaked"].counts)
-    assert.are.same({ 100, 100, 100 }, by["long[]"].deltas)  -- each Leaked's payload
-    assert.are.equal(2, #r.classes)
+    assert.are.same({ 100, 100, 100 }, by["GrowthSample$Payload[]"].deltas)  -- each Leaked's payload
+    assert.are.same({ 100, 100, 100 }, by["GrowthSample$Payload"].deltas)
+    assert.are.equal(3, #r.classes)
     assert.are.equal(1, #r.holders)
     assert.matches("class GrowthSample → static LEAKS → ArrayList → field elementData → Object%[%]$", r.holders[1].text)
     assert.are.same({ "java.util.ArrayList", "field elementData" },

@@ -9,7 +9,10 @@ import java.util.List;
  * "churn" it makes 10,000 objects, keeps the newest 100 and drops the rest.
  */
 public class GrowthSample {
-    static final class Leaked { final long[] payload = new long[8]; final int step; Leaked(int s) { step = s; } }
+    static final class Payload { final long value; Payload(long v) { value = v; } }
+    // The payload is an array of the program's own class: a long[] count
+    // also moves with the JDK's own arrays (the attach machinery's among them).
+    static final class Leaked { final Payload[] payload = { new Payload(1) }; final int step; Leaked(int s) { step = s; } }
     static final class Churned { final int n; Churned(int n) { this.n = n; } }
 
     static final List<Leaked> LEAKS = new ArrayList<>();
