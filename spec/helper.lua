@@ -175,11 +175,12 @@ end
 --- A heap dump of the Java program `spec/java/<name>.java` (or of a class
 -- in a package, leakcanary.FleetLeaks: spec/java/FleetLeaks.java): compiled,
 -- run until it prints "ready <pid>", dumped with jcmd (extra jcmd arguments in
--- `dump_args`, JVM options in `java_args`) and stopped. With `histogram`,
--- the JVM's own `GC.class_histogram` is taken right after the dump and
--- written beside it (path .. ".histo"). Cached in build/jvm/ by the
--- source's checksum and the options. Returns the path, or nil and why (no
--- JDK).
+-- `dump_args`, JVM options in `java_args`) and stopped. The collector is
+-- Serial unless `java_args` names one (-XX:+UseG1GC ...). With `histogram`,
+-- the JVM's own `GC.class_histogram` is taken right before the dump and
+-- right after it and written beside it (path .. ".before.histo", path ..
+-- ".histo"). Cached in build/jvm/ by the source's checksum and the
+-- options. Returns the path, or nil and why (no JDK).
 function helper.jvm_dump(name, dump_args, java_args, histogram)
   if not sh("command -v javac && command -v jcmd") then return nil, "no JDK (javac, jcmd)" end
   local source = ("spec/java/%s.java"):format(name:match("[^.]*$"))  -- (a class in a package: its last part)
@@ -188,14 +189,18 @@ function helper.jvm_dump(name, dump_args, java_args, histogram)
   java_args = java_args or "-Xmx64m"
   local tag = (java_args .. " " .. (dump_args or "")):gsub("[^%w]+", "_")
   local path = ("%s/%s%s.hprof"):format(dir, name:match("[^.]*$"), tag)
-  if io.open(path) and (not histogram or io.open(path .. ".histo")) then return path end
+  local function cached(p) local f = io.open(p) if f then f:close() end return f ~= nil end
+  if cached(path) and (not histogram or (cached(path .. ".histo") and cached(path .. ".before.histo"))) then
+    return path
+  end
   assert(os.execute("mkdir -p " .. dir))
   local ok, out = sh(("javac -encoding UTF-8 -d %s %s"):format(dir, source))
   assert(ok, out)
-  local java = io.popen(("exec env -u LD_PRELOAD java %s -XX:+UseSerialGC -cp %s %s"):format(
-    java_args, dir, name))
+  local gc = java_args:match("%-XX:%+Use%w+GC") and "" or "-XX:+UseSerialGC"
+  local java = io.popen(("exec env -u LD_PRELOAD java %s %s -cp %s %s"):format(java_args, gc, dir, name))
   local pid = java:read("l"):match("^ready (%d+)$")
-  if histogram then sh(("jcmd %s GC.class_histogram"):format(pid)) end  -- the attach listener, first
+  local before_ok, before
+  if histogram then before_ok, before = sh(("jcmd %s GC.class_histogram"):format(pid)) end
   ok, out = sh(("jcmd %s GC.heap_dump %s %s.tmp"):format(pid, dump_args or "", path))
   local histo_ok, histo = true, nil
   if histogram then histo_ok, histo = sh(("jcmd %s GC.class_histogram"):format(pid)) end
@@ -204,9 +209,12 @@ function helper.jvm_dump(name, dump_args, java_args, histogram)
   assert(ok and out:match("Heap dump file created"), out)
   assert(histo_ok, histo)
   if histogram then
-    local f = assert(io.open(path .. ".histo", "w"))
-    f:write(histo)
-    f:close()
+    assert(before_ok, before)
+    for file, text in pairs { [path .. ".before.histo"] = before, [path .. ".histo"] = histo } do
+      local f = assert(io.open(file, "w"))
+      f:write(text)
+      f:close()
+    end
   end
   assert(os.rename(path .. ".tmp", path))
   return path
