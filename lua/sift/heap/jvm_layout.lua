@@ -109,70 +109,112 @@ M.injected = {
   ["java.lang.StackFrameInfo"] = { "short" },                     -- version
 }
 
---- The JDK's @Contended classes and fields (the annotation is reserved to
--- the JDK): each group is padded with 128 bytes before and after.
-M.contended = {
-  ["java.lang.Thread"] = { threadLocalRandomSeed = true, threadLocalRandomProbe = true,
-                           threadLocalRandomSecondarySeed = true },
-  ["java.util.concurrent.atomic.Striped64$Cell"] = "class",
-  ["java.util.concurrent.ConcurrentHashMap$CounterCell"] = "class",
-  ["java.util.concurrent.Exchanger$Node"] = "class",
-}
-local PADDING = 128
+local PADDING = 128  -- -XX:ContendedPaddingWidth's default
+
+-- a class's @Contended facts from `data` (sift.heap.contended[jdk]):
+-- whether the class is annotated, and its contention groups as lists of
+-- the fields it has, in declaration order
+local function contention(data, d)
+  local entry = d.boot and data[d.name]
+  if not entry then return false, {} end
+  local by_name, groups = {}, {}
+  for _, f in ipairs(d.fields) do by_name[f.name] = f end
+  local names = {}
+  for key in pairs(entry) do if key ~= "class" then names[#names + 1] = key end end
+  table.sort(names)
+  for _, key in ipairs(names) do
+    local g = {}
+    for _, field in ipairs(entry[key]) do g[#g + 1] = by_name[field] end
+    if #g > 0 then groups[#groups + 1] = g end
+  end
+  return entry.class == true, groups
+end
 
 --- A layout computer for one candidate JVM: `header` (bytes before the
 -- first field), `oop` (reference size), `algorithm` ("jdk15" or
--- "legacy"). `describe(c)` gives a class's `name`, `boot` (loaded by the
--- bootstrap loader), `fields` (its own instance fields, { name, type }) and
--- `super` (nil at the top). `injected` (default: every class of
--- M.injected) names the classes whose injected fields to count.
+-- "legacy"), `jdk` (the version whose @Contended classes to pad, see
+-- sift.heap.contended; 17 when absent). `describe(c)` gives a class's
+-- `name`, `boot` (loaded by the bootstrap loader), `fields` (its own
+-- instance fields, { name, type }) and `super` (nil at the top).
+-- `injected` (default: every class of M.injected) names the classes whose
+-- injected fields to count.
+--
+-- @Contended (the JDK's classes only) pads with 128 bytes. JDK 15+
+-- (fieldLayoutBuilder.cpp): an annotated class puts a padding after its
+-- superclass's fields and appends its own after it, filling no hole; each
+-- contention group is appended after the other fields behind a padding of
+-- its own; one padding closes the object; the subclasses of a class with
+-- any of these (transitively) start after its last field plus a padding,
+-- filling no hole. JDK 6-14 (classFileParser.cpp): an annotated class's
+-- fields start a padding later; the groups follow the other fields behind
+-- one padding, each group in declaration order and followed by a padding;
+-- an annotated class ends with one more; subclasses start after all that.
 -- @return function(c) -> instance size in bytes, memoised
 function M.instance_sizer(params, describe, injected)
   local header, oop, legacy = params.header, params.oop, params.algorithm == "legacy"
+  local data = require("sift.heap.contended")[params.jdk or 17] or {}
   local memo = {}
-  -- a class's layout: `fields_end` (after its last field), `end_` (with
-  -- padding), `holes` that a subclass may fill (jdk15), `contended`
+  -- a class's layout: `end_` (the object's bytes before rounding),
+  -- `fields_end` (after its last field; jdk15), `holes` a subclass may fill
+  -- (jdk15), `padded` (it or a superclass has @Contended)
   local function layout(c)
     local l = memo[c]
     if l then return l end
     local d = describe(c)
     local base = d.super and layout(d.super) or { end_ = header, fields_end = header, holes = {} }
-    local regular, grouped = {}, {}
-    local contended = d.boot and M.contended[d.name]
-    for _, f in ipairs(d.fields) do
-      if contended == "class" or (contended and contended[f.name]) then grouped[#grouped + 1] = f
-      else regular[#regular + 1] = f end
-    end
+    local annotated, groups = contention(data, d)
+    local in_group = {}
+    for _, g in ipairs(groups) do for _, f in ipairs(g) do in_group[f] = true end end
+    local regular = {}
+    for _, f in ipairs(d.fields) do if not in_group[f] then regular[#regular + 1] = f end end
     local extra = d.boot and (not injected or injected[d.name]) and M.injected[d.name]
     for _, t in ipairs(extra or {}) do regular[#regular + 1] = { type = t } end
-    local end_, holes
+    local padded = annotated or #groups > 0
+    local end_, fields_end, holes
     if legacy then
       local counts = { [8] = 0, [4] = 0, [2] = 0, [1] = 0, oop = 0 }
       for _, f in ipairs(regular) do
         if f.type == "object" then counts.oop = counts.oop + 1
         else counts[PRIMITIVE[f.type]] = counts[PRIMITIVE[f.type]] + 1 end
       end
-      local start = d.super and align(base.fields_end, oop) or header
-      if base.contended then start = start + PADDING end
-      end_ = #regular > 0 and place_legacy(start, counts, oop) or math.max(start, base.fields_end)
+      local start = d.super and align(base.end_, oop) or header
+      if annotated then start = start + PADDING end
+      end_ = #regular > 0 and place_legacy(start, counts, oop) or math.max(start, base.end_)
+      if #groups > 0 then
+        end_ = end_ + PADDING
+        for _, g in ipairs(groups) do
+          for _, f in ipairs(g) do
+            local size = f.type == "object" and oop or PRIMITIVE[f.type]
+            end_ = align(end_, size) + size
+          end
+          end_ = end_ + PADDING
+        end
+      end
+      if annotated then end_ = end_ + PADDING end
       holes = {}
     else
       local prims, oops = field_sizes(regular, oop)
       holes = {}
-      if base.contended then  -- after the superclass's padding, appended
-        end_ = append(append(base.fields_end + PADDING, prims), oops)
-      else
+      local appending = base.padded and base.fields_end > header  -- after a padded superclass's fields
+      end_ = base.padded and base.fields_end + PADDING or base.fields_end
+      if annotated then end_, appending = end_ + PADDING, true end
+      if not base.padded and not annotated then
         for i, h in ipairs(base.holes) do holes[i] = { h[1], h[2] } end
-        end_ = place_new(holes, place_new(holes, base.fields_end, prims), oops)
       end
+      if appending then
+        end_ = append(append(end_, prims), oops)
+        holes = {}
+      else
+        end_ = place_new(holes, place_new(holes, end_, prims), oops)
+      end
+      for _, g in ipairs(groups) do
+        local gprims, goops = field_sizes(g, oop)
+        end_ = append(append(end_ + PADDING, gprims), goops)
+      end
+      fields_end = end_
+      if padded then end_ = end_ + PADDING end
     end
-    local fields_end = end_
-    if #grouped > 0 then  -- padding, the group appended, padding
-      local prims, oops = field_sizes(grouped, oop)
-      fields_end = append(append(end_ + PADDING, prims), oops)
-      end_ = fields_end + PADDING
-    end
-    l = { end_ = end_, fields_end = fields_end, holes = holes, contended = #grouped > 0 }
+    l = { end_ = end_, fields_end = fields_end, holes = holes, padded = padded or base.padded }
     memo[c] = l
     return l
   end
@@ -214,18 +256,32 @@ end
 -- Inferring the layout from the dump
 -- =======================================================
 
---- The candidate layouts for a dump with `id_size`-byte ids.
-function M.candidates(id_size)
+--- Which JDK's @Contended list (sift.heap.contended) fits a dump, from the
+-- field layout algorithm and the classes the dump holds: `fields_of(name)`
+-- gives the set of a class's own instance field names, or nil when the
+-- dump has no such class. JDK 6-14 layouts: 11 when java.lang.Module
+-- exists (JDK 9+), else 8. JDK 15+ layouts: 21 when java.lang.Thread has
+-- the `holder` field of JDK 19+ (virtual threads), else 17.
+function M.jdk_version(algorithm, fields_of)
+  if algorithm == "legacy" then return fields_of("java.lang.Module") and 11 or 8 end
+  local thread = fields_of("java.lang.Thread")
+  return thread and thread.holder and 21 or 17
+end
+
+--- The candidate layouts for a dump with `id_size`-byte ids, each with
+-- the JDK version that `fields_of` (see M.jdk_version) suggests for it.
+function M.candidates(id_size, fields_of)
   local out = {}
   local shapes = id_size == 4 and { { 8, 4 } } or { { 12, 4 }, { 12, 8 }, { 16, 4 }, { 16, 8 } }
   for _, algorithm in ipairs { "jdk15", "legacy" } do
+    local jdk = M.jdk_version(algorithm, fields_of)
     for _, s in ipairs(shapes) do
-      out[#out + 1] = { header = s[1], oop = s[2], algorithm = algorithm }
+      out[#out + 1] = { header = s[1], oop = s[2], algorithm = algorithm, jdk = jdk }
     end
   end
   return out
 end
 
-M.DEFAULT = { header = 12, oop = 4, algorithm = "jdk15" }  -- JDK 17, heap under 32 GB
+M.DEFAULT = { header = 12, oop = 4, algorithm = "jdk15", jdk = 17 }  -- JDK 17, heap under 32 GB
 
 return M

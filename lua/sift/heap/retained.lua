@@ -53,7 +53,14 @@ function Heap:jvm_layout()
     return layout.array_size(params, o.elem, o.length)
   end
   local best, best_score, best_sizer = layout.DEFAULT, -1, nil
-  for _, params in ipairs(layout.candidates(self.index:info().id_size)) do
+  local function fields_of(name)
+    local cls = self:class(name)
+    if not cls then return nil end
+    local r, names = raw(cls), {}
+    for i = 1, r.declared do names[r.fields[i].name] = true end
+    return names
+  end
+  for _, params in ipairs(layout.candidates(self.index:info().id_size, fields_of)) do
     local sizer, score = layout.instance_sizer(params, describe), 0
     for _, o in ipairs(samples) do
       if predict(params, sizer, o) == o.delta then score = score + 1 end
@@ -96,7 +103,7 @@ function Heap:jvm_layout()
   if class_class then instance[class_class.number] = class_size end  -- primitive mirrors
   index:set_jvm_layout(instance, mirror, layout.array_base(best, false), layout.array_base(best, true), best.oop)
   self._jvm_layout = {
-    header = best.header, oop = best.oop, algorithm = best.algorithm,
+    header = best.header, oop = best.oop, algorithm = best.algorithm, jdk = best.jdk,
     array_base = layout.array_base(best, false), class_size = class_size,
     matched = math.max(best_score, 0), sampled = #samples, inferred = inferred,
   }
