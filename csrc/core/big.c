@@ -38,16 +38,36 @@ typedef struct Head {
 /* arrays from this size on ask for transparent huge pages */
 #define HUGE_FROM ((size_t)8 << 20)
 
-static char spill_dir[4096];
-static int spilling;
-static uint64_t threshold, in_memory, memory_peak, spilled, spilled_peak;
+/*
+** The spill setting and the counts belong to a thread: sift serve analyses
+** files in threads of their own (a Lua state each), and one thread's arrays
+** must neither count against another's threshold nor follow a setting made
+** in another. A Lua state lives in one thread, so an array is freed in the
+** thread that allocated it, and counted there. __thread is a GCC and Clang
+** keyword (C11's _Thread_local is not C99); elsewhere one process-wide
+** setting remains.
+*/
+#if defined(__GNUC__) || defined(__clang__)
+#define PER_THREAD __thread
+#else
+#define PER_THREAD
+#endif
+
+typedef struct Budget {
+  char spill_dir[4096];
+  int spilling;
+  uint64_t threshold, in_memory, memory_peak, spilled, spilled_peak;
+} Budget;
+
+static PER_THREAD Budget budget;
 
 static void count (const Head *h, int sign) {
-  uint64_t *n = h->fd >= 0 ? &spilled : &in_memory;
+  Budget *b = &budget;
+  uint64_t *n = h->fd >= 0 ? &b->spilled : &b->in_memory;
   if (sign > 0) *n += h->total;
   else *n -= h->total;
-  if (spilled > spilled_peak) spilled_peak = spilled;
-  if (in_memory > memory_peak) memory_peak = in_memory;
+  if (b->spilled > b->spilled_peak) b->spilled_peak = b->spilled;
+  if (b->in_memory > b->memory_peak) b->memory_peak = b->in_memory;
 }
 
 /* total bytes of memory; NULL when there is none */
@@ -73,11 +93,11 @@ static Head *in_ram (size_t total) {
    its blocks are reserved first, so a full disk is an error here and not
    a SIGBUS later */
 static Head *on_disk (size_t total) {
-  char path[sizeof spill_dir + 32];
+  char path[sizeof budget.spill_dir + 32];
   int fd;
   void *p;
-  if (!spilling) return NULL;
-  snprintf(path, sizeof path, "%s/sift-spill-XXXXXX", spill_dir);
+  if (!budget.spilling) return NULL;
+  snprintf(path, sizeof path, "%s/sift-spill-XXXXXX", budget.spill_dir);
   fd = mkstemp(path);
   if (fd < 0) return NULL;
   unlink(path);
@@ -96,7 +116,7 @@ static Head *on_disk (size_t total) {
 }
 
 static int over_threshold (size_t more) {
-  return spilling && in_memory + more > threshold;
+  return budget.spilling && budget.in_memory + more > budget.threshold;
 }
 
 void *sift_big_alloc (size_t bytes) {
@@ -174,14 +194,19 @@ void sift_big_free (void *p) {
 }
 
 void sift_big_spill (const char *dir, uint64_t limit) {
-  spilling = dir != NULL && strlen(dir) < sizeof spill_dir;
-  if (spilling) memcpy(spill_dir, dir, strlen(dir) + 1);
-  threshold = limit;
+  budget.spilling = dir != NULL && strlen(dir) < sizeof budget.spill_dir;
+  if (budget.spilling) memcpy(budget.spill_dir, dir, strlen(dir) + 1);
+  budget.threshold = limit;
+}
+
+const char *sift_big_spilling (uint64_t *limit) {
+  *limit = budget.threshold;
+  return budget.spilling ? budget.spill_dir : NULL;
 }
 
 void sift_big_usage (uint64_t *memory, uint64_t *peak, uint64_t *disk, uint64_t *disk_peak) {
-  *memory = in_memory;
-  *peak = memory_peak;
-  *disk = spilled;
-  *disk_peak = spilled_peak;
+  *memory = budget.in_memory;
+  *peak = budget.memory_peak;
+  *disk = budget.spilled;
+  *disk_peak = budget.spilled_peak;
 }

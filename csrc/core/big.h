@@ -29,11 +29,15 @@ void *sift_big_realloc (void *p, size_t bytes);
 void sift_big_free (void *p);
 
 /* spill to files in dir (NULL: never) once the arrays alive would pass
-   threshold bytes; also when memory runs out before that */
+   threshold bytes; also when memory runs out before that. The setting and
+   the counts below are the calling thread's (see big.c). */
 void sift_big_spill (const char *dir, uint64_t threshold);
 
+/* the calling thread's spill directory (NULL: none) and threshold */
+const char *sift_big_spilling (uint64_t *threshold);
+
 /* bytes alive in memory (and the most ever) and in spill files (and the
-   most ever) */
+   most ever), of the arrays this thread allocated */
 void sift_big_usage (uint64_t *in_memory, uint64_t *memory_peak,
                      uint64_t *spilled, uint64_t *spilled_peak);
 

@@ -10,6 +10,12 @@
 ** core.spill(dir, bytes) sends the big arrays (core/big.h) past `bytes`
 ** to files in dir, mapped back, so that a dump whose index does not fit
 ** in the budget still opens.
+**
+** RLIMIT_DATA is the kernel's, one for the process: it is the ceiling of
+** all threads together. The spill threshold and the counts of big arrays
+** are each thread's own (core.spill and core.big_usage in one thread do not
+** see another's arrays), so sift serve gives each analysis thread its share
+** of the budget as that thread's threshold.
 */
 
 #define _DEFAULT_SOURCE
@@ -80,7 +86,7 @@ static int core_memory_default (lua_State *L) {
 /*
 ** core.spill(dir | nil [, bytes]): once the big arrays in memory would pass
 ** bytes, new ones are files in dir (unlinked at once, mapped back); also
-** when memory runs out before. nil: never spill.
+** when memory runs out before. nil: never spill. For the calling thread.
 */
 static int core_spill (lua_State *L) {
   const char *dir = luaL_optstring(L, 1, NULL);
@@ -91,9 +97,20 @@ static int core_spill (lua_State *L) {
   return 0;
 }
 
+/* core.spilling() -> dir, bytes (or nil, bytes): the calling thread's
+   core.spill setting, for a thread it starts */
+static int core_spilling (lua_State *L) {
+  uint64_t bytes;
+  const char *dir = sift_big_spilling(&bytes);
+  if (dir != NULL) lua_pushstring(L, dir);
+  else lua_pushnil(L);
+  lua_pushinteger(L, (lua_Integer)bytes);
+  return 2;
+}
+
 /* core.big_usage() -> { memory, memory_peak, spilled, spilled_peak }:
-   bytes of the big arrays alive in memory and in spill files, and the
-   most ever of each */
+   bytes of the big arrays the calling thread holds in memory and in spill
+   files, and the most ever of each */
 static int core_big_usage (lua_State *L) {
   uint64_t memory, memory_peak, spilled, peak;
   sift_big_usage(&memory, &memory_peak, &spilled, &peak);
@@ -111,6 +128,7 @@ static int core_big_usage (lua_State *L) {
 
 static const luaL_Reg budget_functions[] = {
   {"spill", core_spill},
+  {"spilling", core_spilling},
   {"big_usage", core_big_usage},
   {"memory_budget", core_memory_budget},
   {"memory_default", core_memory_default},

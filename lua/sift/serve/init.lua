@@ -199,7 +199,7 @@ end
 -- entry.progress for /f/ID/progress.
 function Server:ask(entry, page, arg, qs, as_json)
   if not entry.worker then
-    local th, sock = thread.start(thread_main, package.path, package.cpath, worker.encode(entry, self.opts))
+    local th, sock = thread.start(thread_main, package.path, package.cpath, worker.encode(entry, self.opts, self.analyses))
     sock:setmode("b", "b")
     entry.worker = { thread = th, sock = sock, busy = false }
   end

@@ -69,9 +69,13 @@ local function open(entry, opts, progress)
 end
 
 --- What a thread is given: the file and the server's options, as lines
--- of `key \t value` (threads take strings only).
-function M.encode(entry, opts)
+-- of `key \t value` (threads take strings only), and its share of the
+-- spill threshold (`analyses` threads at once; a thread's big arrays
+-- count against its own threshold, see csrc/core/lbudget.c).
+function M.encode(entry, opts, analyses)
   local out = {}
+  local dir, bytes = require("sift.core").spilling()
+  if dir then out[#out + 1] = ("spill\t%d\t%s"):format(bytes // (analyses or 1), dir) end
   for _, k in ipairs { "path", "format", "name", "id", "description" } do
     out[#out + 1] = ("entry.%s\t%s"):format(k, entry[k] or "")
   end
@@ -86,7 +90,10 @@ local function decode(text)
   local entry, opts = {}, {}
   for key, value in text:gmatch("([%w._]+)\t([^\n]*)") do
     local where, k = key:match("^(%a+)%.(.+)$")
-    if key == "strings" then
+    if key == "spill" then
+      local bytes, dir = value:match("^(%d+)\t(.*)$")
+      opts.spill_bytes, opts.spill_dir = tonumber(bytes), dir
+    elseif key == "strings" then
       opts.strings = opts.strings or {}
       opts.strings[#opts.strings + 1] = value
     elseif where == "entry" then entry[k] = value
@@ -98,6 +105,7 @@ end
 --- The worker's loop, in its thread (what M.encode made is its setup).
 function M.run(sock, setup)
   local entry, opts = decode(setup)
+  if opts.spill_dir then require("sift.core").spill(opts.spill_dir, opts.spill_bytes) end
   sock:setmode("b", "b")
   local last = -1
   local function progress(label)
