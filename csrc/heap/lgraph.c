@@ -116,6 +116,57 @@ static int graph_flag (lua_State *L) {
   }
 }
 
+/*
+** heap:flags_state() -> a string: every reference flag (fields, statics,
+** root kinds, roots), for heap:set_flags_state to put back, so that an
+** analysis that adds rules leaves the graph as it found it.
+*/
+static size_t flags_size (const hg_Graph *g) {
+  uint32_t nc = g->h->nclasses;
+  return (size_t)g->ref_first[nc] + g->static_first[nc] + sizeof g->root_flags
+         + (size_t)g->nroots;
+}
+
+static int graph_flags_state (lua_State *L) {
+  hg_Graph *g = sift_checkgraph(L);
+  uint32_t nc = g->h->nclasses;
+  luaL_Buffer b;
+  luaL_buffinitsize(L, &b, flags_size(g));
+  luaL_addlstring(&b, (const char *)g->ref_flags, g->ref_first[nc]);
+  luaL_addlstring(&b, (const char *)g->static_flags, g->static_first[nc]);
+  luaL_addlstring(&b, (const char *)g->root_flags, sizeof g->root_flags);
+  luaL_addlstring(&b, (const char *)g->root_obj_flags, (size_t)g->nroots);
+  luaL_pushresult(&b);
+  return 1;
+}
+
+/* put back one array of flags from s; drops the dominator tree when a
+   'never' flag changes (it decides what the tree follows) */
+static const char *put_flags (hg_Graph *g, uint8_t *flags, const char *s, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if ((flags[i] ^ (uint8_t)s[i]) & HG_NEVER) {
+      invalidate(g);
+      break;
+    }
+  memcpy(flags, s, n);
+  return s + n;
+}
+
+/* heap:set_flags_state(state): the flags heap:flags_state() saw */
+static int graph_set_flags_state (lua_State *L) {
+  hg_Graph *g = sift_checkgraph(L);
+  uint32_t nc = g->h->nclasses;
+  size_t len;
+  const char *s = luaL_checklstring(L, 2, &len);
+  luaL_argcheck(L, len == flags_size(g), 2, "not a flags state of this heap");
+  s = put_flags(g, g->ref_flags, s, g->ref_first[nc]);
+  s = put_flags(g, g->static_flags, s, g->static_first[nc]);
+  s = put_flags(g, g->root_flags, s, sizeof g->root_flags);
+  put_flags(g, g->root_obj_flags, s, (size_t)g->nroots);
+  return 0;
+}
+
 static void push_ref (lua_State *L, const hg_Ref *r) {
   lua_createtable(L, 0, 4);
   lua_pushinteger(L, (lua_Integer)r->target + 1);
@@ -336,6 +387,8 @@ static const luaL_Reg graph_methods[] = {
   {"set_jvm_layout", graph_set_jvm_layout},
   {"model_histogram", graph_model_histogram},
   {"flag", graph_flag},
+  {"flags_state", graph_flags_state},
+  {"set_flags_state", graph_set_flags_state},
   {"refs", graph_refs},
   {"referrers", graph_referrers},
   {"shallow", graph_shallow},

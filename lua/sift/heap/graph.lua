@@ -267,17 +267,14 @@ local REFERENCE_KINDS = {
 -- a search that also follows the referents of the previous kinds.
 function Heap:reachability(obj)
   if self:path_to_root(obj) then return "strong" end
-  local answer, opened = "unreachable", {}
+  local answer, flags = "unreachable", graph(self):flags_state()
   for _, kind in ipairs(REFERENCE_KINDS) do
     if self:class(kind[2]) then
       self:reference_rules { { class = kind[2], field = "referent", rule = "normal" } }
-      opened[#opened + 1] = kind[2]
       if self:path_to_root(obj) then answer = kind[1] break end
     end
   end
-  for _, class in ipairs(opened) do  -- back to never following referents
-    self:reference_rules { { class = class, field = "referent", rule = "never" } }
-  end
+  self.index:set_flags_state(flags)  -- the referents' rules back as they were
   return answer
 end
 

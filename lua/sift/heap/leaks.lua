@@ -566,14 +566,29 @@ end
 --   the dump), `known` (false: leave out the known-leak catalogue),
 --   `matchers` (the user's own, as `M.matchers` takes them)
 --   `unclosed` (false: leave out the resources never closed, M.unclosed)
+-- The rules it adds hold for this analysis only: the heap's reference
+-- flags are put back as they were when it returns (or fails), so what ran
+-- before on a heap never changes an answer.
 -- @return `{ application_leaks, library_leaks, unclosed_resources, unreachable, metadata }`
 function M.analyze(heap, opts)
+  if getmetatable(heap) ~= require("sift.heap").Heap then
+    error(format("bad argument #1 to 'analyze' (heap expected, got %s)", type(heap)), 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    error(format("bad argument #2 to 'analyze' (table expected, got %s)", type(opts)), 2)
+  end
   opts = opts or {}
   local finder = opts.finder or "all"
   if type(finder) == "string" then
     finder = M.finders[finder] or error(format("unknown finder '%s' (keyed, android, all)", finder), 2)
   end
   local inspectors = opts.inspectors or M.inspectors
+  heap:reference_rules {}  -- (Shark's defaults, once: they stay)
+  local flags, watched = heap.index:flags_state(), heap._watched
+  local _ <close> = setmetatable({}, { __close = function()
+    heap.index:set_flags_state(flags)
+    heap._watched = watched
+  end })
   heap._watched = keyed_refs(heap)
   local metadata = M.metadata(heap)
   local library, ignored = {}, {}
