@@ -102,17 +102,73 @@ function Heap:jvm_layout()
   end
   if class_class then instance[class_class.number] = class_size end  -- primitive mirrors
   index:set_jvm_layout(instance, mirror, layout.array_base(best, false), layout.array_base(best, true), best.oop)
+  -- class mirrors followed by bytes no dumped object fills: with class
+  -- data sharing, G1's archived heap holds the mirrors of archived classes
+  -- not loaded yet among the others; GC.class_histogram counts them, a
+  -- dump leaves them out (none when the layout is not inferred)
+  local mirror_gaps = inferred and 0 or nil
+  for c = 1, inferred and nclasses or 0 do
+    local _, num = object_parts(self:class_at(c).object)
+    if num < total and index:object(num + 1) - index:object(num) > mirror[c] then mirror_gaps = mirror_gaps + 1 end
+  end
   self._jvm_layout = {
     header = best.header, oop = best.oop, algorithm = best.algorithm, jdk = best.jdk,
     array_base = layout.array_base(best, false), class_size = class_size,
-    matched = math.max(best_score, 0), sampled = #samples, inferred = inferred,
+    matched = math.max(best_score, 0), sampled = #samples, inferred = inferred, mirror_gaps = mirror_gaps,
   }
   return self._jvm_layout
+end
+
+-- whether the dump's System properties (System.props: a Properties, its
+-- entries in a map's table, JDK 9 on, or its own, JDK 8) have `key`
+local function has_property(heap, key)
+  local system = heap:class("java.lang.System")
+  local props = system and (system:static("props") or system:static("systemProperties"))
+  if type(props) ~= "table" and type(props) ~= "userdata" then return false end
+  local map = props:has_field("map") and props.map or props
+  local buckets = map:has_field("table") and map.table
+  for i = 1, buckets and #buckets or 0 do
+    local e = buckets[i]
+    while e do
+      local k = e:has_field("key") and e.key
+      if k and Object.string(k) == key then return true end
+      e = e:has_field("next") and e.next or nil
+    end
+  end
+  return false
+end
+
+--- VisualVM's layout (its ObjectSizeSettings) for the "visualvm" model:
+-- `{ oop }`, the reference size its heap library guesses on a dump with
+-- 8-byte ids: the distance between two offsets that
+-- `java.lang.Class$Atomic` (JDK 8) or `FutureTask` (JDK 7) keep as statics,
+-- else 4 when the system properties name a compressed oops mode, else 8.
+-- (When java.lang.Object's class record states an instance size, as
+-- Android's do, the sizes are the dump's and the guess is not used.)
+function Heap:visualvm_layout()
+  if self._visualvm_layout then return self._visualvm_layout end
+  local oop = self.index:info().id_size
+  if oop == 8 then
+    local function distance(name, a, b)
+      local cls = self:class(name)
+      local x, y = cls and cls:static(a), cls and cls:static(b)
+      local d = math.type(x) == "integer" and math.type(y) == "integer" and y - x
+      return (d == 4 or d == 8) and d or nil
+    end
+    oop = distance("java.lang.Class$Atomic", "annotationDataOffset", "annotationTypeOffset")
+      or distance("java.util.concurrent.FutureTask", "runnerOffset", "waitersOffset")
+      or (has_property(self, "java.vm.compressedOopsMode") and 4) or 8
+  end
+  local object, class = self:class("java.lang.Object"), self:class("java.lang.Class")
+  graph(self):set_visualvm_layout(oop, object and object.number, class and class.number)
+  self._visualvm_layout = { oop = oop }
+  return self._visualvm_layout
 end
 
 -- the index, ready for sizes under `model`
 local function sized(heap, model)
   if model == "jvm" then heap:jvm_layout() end
+  if model == "visualvm" then heap:visualvm_layout() end
   return graph(heap)
 end
 
@@ -152,8 +208,10 @@ end
 
 --- Compute the dominator tree and retained sizes (once per model; later
 -- calls return the cached result).
+-- A computation that fails or is cancelled leaves the previous tree.
 -- @tparam[opt] table opts `model` ("shark", the default: dump sizes; "jvm":
---   a header and alignment as VisualVM counts them), `progress`
+--   the JVM's allocation; "visualvm": VisualVM's sizes and its tree's rules,
+--   referents and unreached referrers counted), `progress`
 -- @return `{ model, reachable, unreachable, unreachable_bytes }`
 function Heap:dominators(opts)
   local model = opts and opts.model or "shark"
@@ -186,7 +244,7 @@ function Heap:retained_count(obj)
   return dominators(self):retained_count(num)
 end
 
---- Shallow size of obj under a model ("shark" or "jvm").
+--- Shallow size of obj under a model ("shark", "jvm" or "visualvm").
 function Heap:shallow(obj, model)
   local _, num = object_parts(obj)
   model = model or self._model or "shark"
