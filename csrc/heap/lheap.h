@@ -54,5 +54,6 @@ void sift_open_heap_passes (lua_State *L);
 void sift_open_heap_graph (lua_State *L);
 void sift_open_heap_paths (lua_State *L);
 void sift_open_heap_dominators (lua_State *L);
+void sift_open_heap_waste (lua_State *L);
 
 #endif

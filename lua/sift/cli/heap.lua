@@ -75,12 +75,14 @@ function M.define.top(parser)
 end
 
 function M.define.waste(parser)
-  local waste = parser:command("waste", "Report wasted memory: duplicate strings, half-empty collections, "
+  local waste = parser:command("waste", "Report wasted memory, as its fix would free it: duplicate strings and "
+    .. "primitive arrays, half-empty collections, "
     .. "all-zero arrays, boxed primitives (Eclipse MAT's Java Basics and Collections reports).")
   heap_options(waste)
   model_option(waste)
   waste:option("--top", "Rows per report.", "20"):convert(tonumber)
-  waste:flag("--json", "Print JSON: {duplicate_strings, collections, zero_arrays, boxed}.")
+  waste:flag("--json", "Print JSON: {model, rules, totals, duplicate_strings, duplicate_arrays, collections, "
+    .. "zero_arrays, boxed}.")
 end
 
 function M.define.threads(parser)
@@ -334,19 +336,34 @@ function commands.waste(args, out, err)
   local heap = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   heap._model = args.model
-  local report = require("sift.heap.waste").report(heap, { top = args.top })
+  local report = require("sift.heap.waste").report(heap, { top = args.top, model = args.model })
   heap:close()
   if args.json then
     out:write(json.encode(report), "\n")
     return EXIT_OK
   end
-  local function head(title, rows) out:write(("\n== %s (%d) ==\n"):format(title, #rows)) end
-  head("duplicate strings: count, bytes wasted, value, held by", report.duplicate_strings)
-  for _, d in ipairs(report.duplicate_strings) do
-    out:write(("%8s %12s  %q  %s\n"):format(group_digits(d.count), group_digits(d.wasted),
-      printable(d.value), d.holders[1] and printable(d.holders[1].class) or ""))
+  local function head(title, rows, rule)
+    out:write(("\n== %s (%d) ==\nwasted: %s\n"):format(title, #rows, report.rules[rule]))
   end
-  head("collections below capacity: instances, fill, bytes wasted, class; worst", report.collections)
+  out:write(("sizes: --model %s\n"):format(report.model))
+  for _, set in ipairs { { "duplicate_strings", "strings" }, { "duplicate_arrays", "arrays" } } do
+    local t = report.totals[set[1]]
+    out:write(("duplicate %s: %s values held more than once, %s bytes wasted in all\n"):format(set[2],
+      group_digits(t.groups), group_digits(t.wasted)))
+  end
+  head("duplicate strings: count, distinct arrays, bytes wasted, value, held by", report.duplicate_strings,
+    "duplicate_strings")
+  for _, d in ipairs(report.duplicate_strings) do
+    out:write(("%8s %8s %12s  %q  %s\n"):format(group_digits(d.count), group_digits(d.arrays),
+      group_digits(d.wasted), printable(d.value), d.holders[1] and printable(d.holders[1].class) or ""))
+  end
+  head("duplicate arrays: count, bytes wasted, type and length, held by", report.duplicate_arrays,
+    "duplicate_arrays")
+  for _, d in ipairs(report.duplicate_arrays) do
+    out:write(("%8s %12s  %s  %s\n"):format(group_digits(d.count), group_digits(d.wasted),
+      d.class:gsub("%[%]$", "[" .. d.length .. "]"), d.holders[1] and printable(d.holders[1].class) or ""))
+  end
+  head("collections below capacity: instances, fill, bytes wasted, class; worst", report.collections, "collections")
   for _, c in ipairs(report.collections) do
     out:write(("%8s %5s %12s  %s\n"):format(group_digits(c.count), c.fill and ("%.0f%%"):format(100 * c.fill) or "-",
       group_digits(c.wasted), c.class))
@@ -354,14 +371,14 @@ function commands.waste(args, out, err)
       out:write(("%28s %s holds %s of %s\n"):format("", w.id, group_digits(w.size), group_digits(w.capacity)))
     end
   end
-  head("arrays of zeros: count, bytes, type, commonest lengths", report.zero_arrays)
+  head("arrays of zeros: count, bytes, type, commonest lengths", report.zero_arrays, "zero_arrays")
   for _, z in ipairs(report.zero_arrays) do
     local lengths = {}
     for i, l in ipairs(z.lengths) do if i <= 3 then lengths[i] = ("%s × %s"):format(group_digits(l.count), l.length) end end
     out:write(("%8s %12s  %s  %s\n"):format(group_digits(z.count), group_digits(z.wasted), z.class,
       table.concat(lengths, ", ")))
   end
-  head("boxed primitives: count, distinct values, bytes wasted, class", report.boxed)
+  head("boxed primitives: count, distinct values, bytes wasted, class", report.boxed, "boxed")
   for _, b in ipairs(report.boxed) do
     out:write(("%8s %8s %12s  %s\n"):format(group_digits(b.count), b.distinct and group_digits(b.distinct) or "?",
       group_digits(b.wasted),

@@ -1,16 +1,32 @@
 --- Memory a heap wastes, the reports Eclipse MAT files under "Java Basics"
--- and "Java Collections": duplicate strings, collections filled far below
--- their capacity, primitive arrays that hold only zeros, and boxed
--- primitives in bulk. Sizes are under the heap's size model (shallow sizes
--- as `sift histogram` counts them).
+-- and "Java Collections": duplicate strings, duplicate primitive arrays,
+-- collections filled far below their capacity, primitive arrays that hold
+-- only zeros, and boxed primitives in bulk. Each counts what its fix would
+-- free (`M.RULES` says how, and every report carries its rule), with
+-- shallow sizes under a size model (as `sift histogram --model` counts
+-- them). The passes over every object are C (heap:waste, csrc/heap/waste.c);
+-- this module picks, orders and names what a person reads.
 --
 --     local waste = require "sift.heap.waste"
 --     for _, d in ipairs(waste.duplicate_strings(heap)) do print(d.count, d.wasted, d.value) end
 -- @module sift.heap.waste
 
 local json = require "sift.json"
+local object_at = require("sift.heap.index").object_at
 
 local M = {}
+
+--- What each report counts as wasted, as its output states it.
+M.RULES = {
+  duplicate_strings = "freed if deduplicated: the String objects of every copy but one, and each distinct "
+    .. "value array but the kept copy's (copies made with new String(s) share one array: it counts once)",
+  duplicate_arrays = "freed if deduplicated: every copy but one of a primitive array with the same type and "
+    .. "content (Strings' value arrays and arrays of zeros are counted in their own reports, not here)",
+  collections = "the unused share of each collection's array: its bytes x (capacity - size) / capacity",
+  zero_arrays = "the whole of every non-empty primitive array that holds only zeros (a String's value array "
+    .. "is left to the strings report)",
+  boxed = "every box beyond the first of each distinct value (its shallow size)",
+}
 
 local function length(obj) return type(obj) == "userdata" and obj:length() or nil end
 
@@ -21,10 +37,11 @@ local function f(obj, name)
   return nil
 end
 
-local function sorted_by_wasted(list, top)
+local function sorted_by_wasted(list, top, key)
+  key = key or function(x) return x.value or x.class or "" end
   table.sort(list, function(a, b)
     if a.wasted ~= b.wasted then return a.wasted > b.wasted end
-    return (a.value or a.class or "") < (b.value or b.class or "")
+    return key(a) < key(b)
   end)
   local out = json.array {}
   for i = 1, math.min(#list, top or #list) do out[i] = list[i] end
@@ -47,48 +64,88 @@ local function holders(heap, objects, sample)
   return out
 end
 
---- Strings with the same value held more than once: `{value, count,
--- bytes (of one copy: the String and its array), wasted ((count - 1) ×
--- bytes), holders (classes referring to a sample of the copies)}`, most
--- wasted first. opts: `min_count` (2), `top` (20), `max_length` (of the
--- value shown, 200).
-function M.duplicate_strings(heap, opts)
-  opts = opts or {}
-  local cls = heap:class("java.lang.String")
-  if not cls then return json.array {} end
-  local groups = {}
-  for s in cls:instances() do
-    local value = s:string()
-    if value then
-      local g = groups[value]
-      if not g then
-        g = { count = 0, copies = {} }
-        groups[value] = g
-      end
-      g.count = g.count + 1
-      if #g.copies < 20 then g.copies[#g.copies + 1] = s end
-    end
+local BOXES = { "java.lang.Integer", "java.lang.Long", "java.lang.Short", "java.lang.Byte", "java.lang.Character",
+  "java.lang.Boolean", "java.lang.Float", "java.lang.Double" }
+
+-- the C pass over every object (csrc/heap/waste.c), under opts.model (or
+-- the heap's), with `top` rows per set and any that tie with the last
+local function scan(heap, opts)
+  local model = opts.model or heap._model or "shark"
+  if model == "jvm" then heap:jvm_layout() end
+  local string_class = heap:class("java.lang.String")
+  local classes, names = {}, {}
+  for _, name in ipairs(BOXES) do
+    local c = heap:class(name)
+    if c then classes[#classes + 1], names[#names + 1] = c.number, name end
   end
+  local r = heap.index:waste(model, string_class and string_class.number, classes, opts.top or 20)
+  r.box_names, r.model = names, model
+  return r
+end
+
+local function objects(heap, nums)
+  local out = {}
+  for i, num in ipairs(nums) do out[i] = object_at(heap, num) end
+  return out
+end
+
+local function cut(value, max)
+  if utf8.len(value) and utf8.len(value) > max then
+    return value:sub(1, utf8.offset(value, max + 1) - 1) .. "…"
+  end
+  return value
+end
+
+local function strings_of(heap, r, opts)
   local list = {}
-  for value, g in pairs(groups) do
+  for _, g in ipairs(r.strings.rows) do
     if g.count >= (opts.min_count or 2) then
-      local first = g.copies[1]
-      local array = f(first, "value")
-      local bytes = heap:shallow(first) + (type(array) == "userdata" and heap:shallow(array) or 0)
-      list[#list + 1] = { value = value, count = g.count, bytes = bytes, wasted = (g.count - 1) * bytes,
-        copies = g.copies }
+      local copies = objects(heap, g.copies)
+      list[#list + 1] = { value = copies[1]:string() or "", count = g.count, arrays = g.arrays, bytes = g.bytes,
+        wasted = g.wasted, copies = copies }
     end
   end
   local out = sorted_by_wasted(list, opts.top or 20)
   for _, d in ipairs(out) do
     d.holders = holders(heap, d.copies)
     d.copies = nil
-    local max = opts.max_length or 200
-    if utf8.len(d.value) and utf8.len(d.value) > max then
-      d.value = d.value:sub(1, utf8.offset(d.value, max + 1) - 1) .. "…"
-    end
+    d.value = cut(d.value, opts.max_length or 200)
   end
   return out
+end
+
+--- Strings with the same value held more than once (the same bytes and
+-- encoding): `{value, count (String objects), arrays (distinct value
+-- arrays among them), bytes (of one copy: the String and its array),
+-- wasted (M.RULES.duplicate_strings), holders (classes referring to a
+-- sample of the copies)}`, most wasted first. opts: `min_count` (2), `top`
+-- (20), `max_length` (of the value shown, 200), `model` (the heap's).
+function M.duplicate_strings(heap, opts)
+  opts = opts or {}
+  return strings_of(heap, scan(heap, opts), opts)
+end
+
+local function arrays_of(heap, r, opts)
+  local list = {}
+  for _, g in ipairs(r.arrays.rows) do
+    list[#list + 1] = { class = g.type .. "[]", length = g.length, count = g.count, bytes = g.bytes,
+      wasted = g.wasted, copies = objects(heap, g.copies) }
+  end
+  local out = sorted_by_wasted(list, opts.top or 20, function(x) return ("%s %020d"):format(x.class, x.length) end)
+  for _, d in ipairs(out) do
+    d.holders = holders(heap, d.copies)
+    d.copies = nil
+  end
+  return out
+end
+
+--- Primitive arrays with the same type and content held more than once
+-- (not Strings' values, not arrays of zeros): `{class, length, count,
+-- bytes (one copy), wasted (M.RULES.duplicate_arrays), holders}`, most
+-- wasted first. opts: `top` (20), `model`.
+function M.duplicate_arrays(heap, opts)
+  opts = opts or {}
+  return arrays_of(heap, scan(heap, opts), opts)
 end
 
 -- how each collection class keeps its array (capacity) and its size
@@ -138,7 +195,7 @@ function M.collections(heap, opts)
         row.count = row.count + 1
         if capacity and capacity > 0 and size then
           local unused = math.max(capacity - size, 0)
-          local wasted = heap:shallow(array) * unused // capacity
+          local wasted = heap:shallow(array, opts.model) * unused // capacity
           row.capacity, row.size, row.wasted = row.capacity + capacity, row.size + size, row.wasted + wasted
           if wasted > 0 then
             row.instances[#row.instances + 1] = { object = c, id = ("0x%x"):format(c:id()), capacity = capacity,
@@ -166,87 +223,72 @@ function M.collections(heap, opts)
   return out
 end
 
--- the ten commonest of a tally {[x] = count} seen at least min times:
--- {[name] = x, count}, most first
-local function commonest(tally, name, min)
-  local out = json.array {}
-  for x, k in pairs(tally) do
-    if k >= min then out[#out + 1] = { [name] = x, count = k } end
-  end
-  table.sort(out, function(a, b) return a.count > b.count or (a.count == b.count and a[name] < b[name]) end)
-  while #out > 10 do table.remove(out) end
-  return out
-end
 
-local PRIMITIVE_ARRAYS = { "boolean[]", "byte[]", "char[]", "short[]", "int[]", "long[]", "float[]", "double[]" }
+local function zeros_of(r)
+  local list = {}
+  for _, z in ipairs(r.zeros) do
+    local lengths = json.array {}
+    for i, l in ipairs(z.lengths) do lengths[i] = { length = l.length, count = l.count } end
+    list[#list + 1] = { class = z.type .. "[]", count = z.count, wasted = z.wasted, lengths = lengths }
+  end
+  return sorted_by_wasted(list)
+end
 
 --- Primitive arrays that hold only zeros (allocated and never written,
--- or cleared): per array type `{class, count, wasted (their bytes),
--- lengths ({length, count}: the most common)}`, most wasted first.
--- Empty arrays are not counted.
-function M.zero_arrays(heap)
+-- or cleared), Strings' values apart: per array type `{class, count,
+-- wasted (their bytes), lengths ({length, count}: the ten commonest)}`,
+-- most wasted first. Empty arrays are not counted. opts: `model`.
+function M.zero_arrays(heap, opts)
+  return zeros_of(scan(heap, opts or {}))
+end
+
+local UNPACK = { int = ">i4", long = ">i8", short = ">i2", byte = ">i1", float = ">f", double = ">d" }
+
+-- a box's value as its text (its field's raw bytes, big-endian)
+local function box_text(type_name, raw)
+  if type_name == "boolean" then return tostring(raw:byte() ~= 0) end
+  if type_name == "char" then
+    local c = string.unpack(">I2", raw)
+    return utf8.char((c >= 0xD800 and c < 0xE000) and 0xFFFD or c)
+  end
+  return tostring((string.unpack(UNPACK[type_name], raw)))
+end
+
+local function boxes_of(r)
   local list = {}
-  for _, name in ipairs(PRIMITIVE_ARRAYS) do
-    local cls = heap:class(name)
-    if cls then
-      local row, lengths = { class = name, count = 0, wasted = 0 }, {}
-      for a in cls:instances() do
-        local n, bytes = a:length(), a:bytes()
-        if n > 0 and bytes and not bytes:find("[^\0]") then  -- (a BMD keeps no array contents: none known)
-          row.count = row.count + 1
-          row.wasted = row.wasted + heap:shallow(a)
-          lengths[n] = (lengths[n] or 0) + 1
-        end
-      end
-      if row.count > 0 then
-        row.lengths = commonest(lengths, "length", 1)
-        list[#list + 1] = row
-      end
+  for i, b in ipairs(r.boxes) do
+    if b.count > 0 then
+      local values = json.array {}
+      for k, v in ipairs(b.values) do values[k] = { value = box_text(b.type, v.raw), count = v.count } end
+      table.sort(values, function(x, y) return x.count > y.count or (x.count == y.count and x.value < y.value) end)
+      list[#list + 1] = { class = r.box_names[i], count = b.count, bytes = b.bytes, distinct = b.distinct,
+        wasted = b.wasted or 0, values = values }
     end
   end
   return sorted_by_wasted(list)
 end
-
-local BOXES = { "java.lang.Integer", "java.lang.Long", "java.lang.Short", "java.lang.Byte", "java.lang.Character",
-  "java.lang.Boolean", "java.lang.Float", "java.lang.Double" }
 
 --- Boxed primitives: per box class `{class, count, bytes, distinct
--- (values), wasted (bytes of the boxes beyond one per value), values (the
--- most repeated: {value, count})}`, most wasted first. Where the values
--- are not in the dump (a BMD), `distinct` is absent and nothing is counted
--- as wasted.
-function M.boxed(heap)
-  local list = {}
-  for _, name in ipairs(BOXES) do
-    local cls = heap:class(name)
-    if cls then
-      local row, by_value, known = { class = name, count = 0, bytes = 0, distinct = 0 }, {}, true
-      for b in cls:instances() do
-        local v = f(b, "value")
-        row.count = row.count + 1
-        row.bytes = row.bytes + heap:shallow(b)
-        if v == nil then known = false  -- (a BMD drops primitive fields: the values are not known)
-        else
-          local key = tostring(v)
-          if not by_value[key] then row.distinct = row.distinct + 1 end
-          by_value[key] = (by_value[key] or 0) + 1
-        end
-      end
-      if not known then row.distinct = nil end
-      if row.count > 0 then
-        row.wasted = known and (row.count - row.distinct) * (row.bytes // row.count) or 0
-        row.values = commonest(by_value, "value", 2)
-        list[#list + 1] = row
-      end
-    end
-  end
-  return sorted_by_wasted(list)
+-- (values), wasted (M.RULES.boxed: the boxes beyond one per value), values
+-- (the ten most repeated, twice or more: {value, count})}`, most wasted
+-- first. Where the values are not in the dump (a BMD), `distinct` is
+-- absent and nothing is counted as wasted. opts: `model`.
+function M.boxed(heap, opts)
+  return boxes_of(scan(heap, opts or {}))
 end
 
---- Every report: `{duplicate_strings, collections, zero_arrays, boxed}`.
+--- Every report from one pass: `{model, rules (M.RULES), totals
+-- ({groups, wasted} of every duplicate set, shown or not),
+-- duplicate_strings, duplicate_arrays, collections, zero_arrays, boxed}`.
+-- opts as the reports take them.
 function M.report(heap, opts)
-  return { duplicate_strings = M.duplicate_strings(heap, opts), collections = M.collections(heap, opts),
-    zero_arrays = M.zero_arrays(heap), boxed = M.boxed(heap) }
+  opts = opts or {}
+  local r = scan(heap, opts)
+  return { model = r.model, rules = M.RULES,
+    totals = { duplicate_strings = { groups = r.strings.groups, wasted = r.strings.wasted },
+      duplicate_arrays = { groups = r.arrays.groups, wasted = r.arrays.wasted } },
+    duplicate_strings = strings_of(heap, r, opts), duplicate_arrays = arrays_of(heap, r, opts),
+    collections = M.collections(heap, opts), zero_arrays = zeros_of(r), boxed = boxes_of(r) }
 end
 
 return M

@@ -1,0 +1,175 @@
+/*
+** lwaste.c
+** heap:waste(): the C waste pass (waste.c) as a raw method of a sift.Heap.
+** It returns the groups a report shows and their totals, never a value
+** per object; lua/sift/heap/waste.lua turns them into the reports.
+*/
+
+#include <string.h>
+
+#include "lheap.h"
+#include "waste.h"
+
+#define WASTE_T "sift.WasteScratch"
+#define SAMPLE 20  /* copies named per group (for "held by") */
+
+/* the pass's arrays live in a userdata until the tables are made, so an
+   error while making them frees them too */
+static int scratch_gc (lua_State *L) {
+  hw_free((hw_Waste *)luaL_checkudata(L, 1, WASTE_T));
+  return 0;
+}
+
+/* rows of the groups of a set: the first `top`, and any after them that
+   waste as much as the last of those (the caller's tie rule picks) */
+static void push_set (lua_State *L, const hw_Set *s, lua_Integer top,
+                      int arrays, const hg_Graph *g) {
+  uint64_t i, k, n = 0;
+  lua_createtable(L, 0, 3);
+  SIFT_SETINT("groups", s->ngroups);
+  SIFT_SETINT("wasted", s->wasted);
+  while (n < s->ngroups && ((lua_Integer)n < top
+         || (n > 0 && s->groups[n].wasted == s->groups[n - 1].wasted)))
+    n++;
+  lua_createtable(L, (int)n, 0);
+  for (i = 0; i < n; i++) {
+    const hw_Group *gr = &s->groups[i];
+    const hw_Entry *e = s->entries + gr->start;
+    lua_createtable(L, 0, 7);
+    SIFT_SETINT("count", gr->count);
+    SIFT_SETINT("arrays", gr->arrays);
+    SIFT_SETINT("bytes", gr->bytes);
+    SIFT_SETINT("wasted", gr->wasted);
+    if (arrays) {
+      hp_ObjInfo o;
+      hp_object(g->h, e[0].num, &o);
+      lua_pushstring(L, sift_type_names[o.elem]);
+      lua_setfield(L, -2, "type");
+      SIFT_SETINT("length", o.length);
+    }
+    lua_createtable(L, SAMPLE, 0);
+    for (k = 0; k < gr->count && k < SAMPLE; k++) {
+      lua_pushinteger(L, (lua_Integer)e[k].num + 1);
+      lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    lua_setfield(L, -2, "copies");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "rows");
+}
+
+/* a box's raw value as its bytes, big-endian (Lua decodes by type) */
+static void push_raw (lua_State *L, const hp_Heap *h, int type, uint64_t v) {
+  char b[8];
+  int size = hp_type_size(h, type), i;
+  for (i = size - 1; i >= 0; i--, v >>= 8) b[i] = (char)(v & 0xFF);
+  lua_pushlstring(L, b, (size_t)size);
+}
+
+/*
+** heap:waste(model, string class | nil, { box class... }, top) ->
+** { strings = set, arrays = set, zeros = { {type, count, wasted, lengths =
+** {{length, count}...}}... }, boxes = { {count, bytes, type | nil,
+** distinct, wasted, values = {{raw, count}...}}... (as the box classes) } }
+** where a set is { groups, wasted, rows = { {count, arrays, bytes,
+** wasted, copies = {object numbers}, type, length (arrays)}... } },
+** rows most wasted first. Sizes under `model`.
+*/
+static int heap_waste (lua_State *L) {
+  hg_Graph *g = sift_checkgraph(L);
+  const hp_Heap *h = g->h;
+  int model = sift_checkmodel(L, 2), nboxes, b, t;
+  int64_t string_cls = lua_isnoneornil(L, 3) ? -1 : (int64_t)sift_checkclass(L, h, 3);
+  int64_t box_cls[HW_MAXBOX];
+  lua_Integer top = luaL_checkinteger(L, 5);
+  hw_Waste *w;
+  sift_Status s;
+  luaL_checktype(L, 4, LUA_TTABLE);
+  nboxes = (int)lua_rawlen(L, 4);
+  luaL_argcheck(L, nboxes <= HW_MAXBOX, 4, "too many box classes");
+  for (b = 0; b < nboxes; b++) {
+    lua_Integer c;
+    lua_rawgeti(L, 4, b + 1);
+    c = lua_tointeger(L, -1);
+    luaL_argcheck(L, c >= 1 && (lua_Unsigned)c <= h->nclasses, 4, "no such class number");
+    box_cls[b] = (int64_t)c - 1;
+    lua_pop(L, 1);
+  }
+  w = (hw_Waste *)lua_newuserdatauv(L, sizeof *w, 0);
+  memset(w, 0, sizeof *w);
+  luaL_setmetatable(L, WASTE_T);
+  s = hw_waste(g, model, string_cls, box_cls, nboxes, w);
+  if (s != SIFT_OK) {
+    hw_free(w);
+    return luaL_error(L, "not enough memory for the waste report");
+  }
+  lua_createtable(L, 0, 4);
+  push_set(L, &w->strings, top, 0, g);
+  lua_setfield(L, -2, "strings");
+  push_set(L, &w->arrays, top, 1, g);
+  lua_setfield(L, -2, "arrays");
+  lua_newtable(L);
+  for (t = 0; t < 12; t++) {
+    const hw_Zeros *z = &w->zeros[t];
+    int k;
+    if (z->count == 0) continue;
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, sift_type_names[t]);
+    lua_setfield(L, -2, "type");
+    SIFT_SETINT("count", z->count);
+    SIFT_SETINT("wasted", z->wasted);
+    lua_createtable(L, z->nlengths, 0);
+    for (k = 0; k < z->nlengths; k++) {
+      lua_createtable(L, 0, 2);
+      SIFT_SETINT("length", z->length[k]);
+      SIFT_SETINT("count", z->lcount[k]);
+      lua_rawseti(L, -2, k + 1);
+    }
+    lua_setfield(L, -2, "lengths");
+    lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  }
+  lua_setfield(L, -2, "zeros");
+  lua_createtable(L, w->nboxes, 0);
+  for (b = 0; b < w->nboxes; b++) {
+    const hw_Box *bx = &w->boxes[b];
+    int k;
+    lua_createtable(L, 0, 7);
+    SIFT_SETINT("count", bx->count);
+    SIFT_SETINT("bytes", bx->bytes);
+    if (bx->type) {
+      lua_pushstring(L, sift_type_names[bx->type]);
+      lua_setfield(L, -2, "type");
+      SIFT_SETINT("distinct", bx->distinct);
+      SIFT_SETINT("wasted", bx->wasted);
+    }
+    lua_createtable(L, bx->ntop, 0);
+    for (k = 0; k < bx->ntop; k++) {
+      lua_createtable(L, 0, 2);
+      push_raw(L, h, bx->type, bx->value[k]);
+      lua_setfield(L, -2, "raw");
+      SIFT_SETINT("count", bx->vcount[k]);
+      lua_rawseti(L, -2, k + 1);
+    }
+    lua_setfield(L, -2, "values");
+    lua_rawseti(L, -2, b + 1);
+  }
+  lua_setfield(L, -2, "boxes");
+  hw_free(w);
+  return 1;
+}
+
+static const luaL_Reg waste_methods[] = {
+  {"waste", heap_waste},
+  {NULL, NULL}
+};
+
+void sift_open_heap_waste (lua_State *L) {
+  static const luaL_Reg scratch_meta[] = {
+    {"__gc", scratch_gc},
+    {NULL, NULL}
+  };
+  luaL_newmetatable(L, WASTE_T);
+  luaL_setfuncs(L, scratch_meta, 0);
+  lua_pop(L, 1);
+  sift_addmethods(L, SIFT_HEAP_T, waste_methods);
+}

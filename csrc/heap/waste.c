@@ -1,0 +1,483 @@
+/*
+** waste.c
+** Wasted memory counted as the fix would free it (see waste.h). Two passes
+** over the objects: the first hashes every String's content and marks the
+** value arrays (they belong to the strings report only) and counts the
+** boxes; the second hashes the other primitive arrays (setting aside those
+** of zeros) and collects the boxes' values. Equal content is then found by
+** sorting (hash, object number) pairs and comparing the bytes of each run
+** of equal hashes: a hash only brings candidates together, it never decides
+** that two values are equal. Memory: 16 bytes per String and per primitive
+** array, 8 per box, two bits per object; time n log n.
+*/
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "waste.h"
+
+/*
+** {======================================================
+** Content
+** =======================================================
+*/
+
+/* a 64-bit hash of n bytes, 8 at a time; *zero: whether all are 0 */
+static uint64_t hash_bytes (uint64_t seed, const unsigned char *p, uint64_t n,
+                            int *zero) {
+  const uint64_t k = 0xFF51AFD7ED558CCDu;
+  uint64_t h = (seed + n) * 0x9E3779B97F4A7C15u, any = 0, w, i;
+  for (i = 0; i + 8 <= n; i += 8) {
+    memcpy(&w, p + i, 8);
+    any |= w;
+    h = (h ^ w) * k;
+    h ^= h >> 32;
+  }
+  if (i < n) {
+    w = 0;
+    memcpy(&w, p + i, (size_t)(n - i));
+    any |= w;
+    h = (h ^ w) * k;
+    h ^= h >> 32;
+  }
+  *zero = any == 0;
+  return h ^ h >> 29;
+}
+
+/* where java.lang.String keeps its content: field offsets (-1: none) */
+typedef struct StrLayout {
+  int64_t value, coder, count, offset;
+  int coder_t, count_t, offset_t;
+} StrLayout;
+
+/* offset and type of the field `name` of class c, -1 when it has none */
+static int64_t field_of (const hp_Heap *h, int64_t c, const char *name,
+                         int *type) {
+  uint32_t k;
+  size_t n = strlen(name);
+  if (c < 0 || (uint64_t)c >= h->nclasses) return -1;
+  for (k = 0; k < h->classes[c].nflat; k++) {
+    const hp_Field *f = &h->fields[h->classes[c].flat + k];
+    size_t len;
+    const char *s = hp_string(h, f->name, &len);
+    if (s != NULL && len == n && memcmp(s, name, n) == 0) {
+      *type = f->type;
+      return f->offset;
+    }
+  }
+  return -1;
+}
+
+static void string_layout (const hp_Heap *h, int64_t c, StrLayout *sl) {
+  int t = 0;
+  sl->value = field_of(h, c, "value", &t);
+  if (t != HP_OBJECT) sl->value = -1;
+  sl->coder = field_of(h, c, "coder", &sl->coder_t);
+  sl->count = field_of(h, c, "count", &sl->count_t);
+  sl->offset = field_of(h, c, "offset", &sl->offset_t);
+}
+
+/* a signed field value of type t at off; 0 when the data is too short */
+static int read_field (const hp_Heap *h, const hp_ObjInfo *o, int64_t off,
+                       int t, int64_t *v) {
+  int size = hp_type_size(h, t), i;
+  uint64_t u = 0;
+  if (off < 0 || size == 0 || (uint64_t)off + (uint64_t)size > o->length)
+    return 0;
+  for (i = 0; i < size; i++) u = u << 8 | o->data[off + i];
+  switch (size) {  /* sign-extend */
+    case 1: *v = (int8_t)u; break;
+    case 2: *v = (int16_t)u; break;
+    case 4: *v = (int32_t)u; break;
+    default: *v = (int64_t)u; break;
+  }
+  return 1;
+}
+
+/*
+** The content of String num as `sift.heap`'s Object:string() reads it: a
+** char[] value (UTF-16BE) from `offset` for `count` units; a byte[] value
+** with coder 1 (UTF-16LE, whole units) or else Latin-1 (`count` bytes when
+** there is such a field). tag says which; *array is the value array
+** (HG_NONE for an empty string with no array). 0: no content known (no
+** value, or an array without data as in a BMD).
+*/
+static int string_content (const hg_Graph *g, const StrLayout *sl,
+                           uint32_t num, uint64_t *tag,
+                           const unsigned char **p, uint64_t *len,
+                           uint32_t *array) {
+  const hp_Heap *h = g->h;
+  hp_ObjInfo o, a;
+  int64_t count = 0, first = 0, coder = 0;
+  int has_count;
+  uint64_t id = 0, units;
+  hp_object(h, num, &o);
+  if (o.kind != HP_INSTANCE_DUMP || sl->value < 0) return 0;
+  has_count = read_field(h, &o, sl->count, sl->count_t, &count);
+  if ((uint64_t)sl->value + (uint64_t)h->idsize <= o.length)
+    id = hp_id_at(h, o.data + sl->value);
+  *array = id != 0 ? hg_find(g, id) : HG_NONE;
+  if (*array == HG_NONE) {  /* "" with no array (Android's count of 0) */
+    if (!has_count || count != 0) return 0;
+    *tag = 0; *p = o.data; *len = 0;
+    return 1;
+  }
+  hp_object(h, *array, &a);
+  if (a.kind != HP_PRIM_ARRAY_DUMP || a.data == NULL) return 0;
+  if (a.elem == HP_CHAR) {
+    units = a.length;
+    if (!read_field(h, &o, sl->offset, sl->offset_t, &first)) first = 0;
+    if (first < 0 || (uint64_t)first > units) first = (int64_t)units;
+    if (!has_count || (uint64_t)count > units - (uint64_t)first)
+      count = (int64_t)(units - (uint64_t)first);
+    *tag = 2; *p = a.data + 2 * (uint64_t)first; *len = 2 * (uint64_t)count;
+    return 1;
+  }
+  if (a.elem == HP_BYTE) {
+    if (read_field(h, &o, sl->coder, sl->coder_t, &coder) && coder == 1) {
+      *tag = 1; *p = a.data; *len = a.length / 2 * 2;
+      return 1;
+    }
+    *tag = 0; *p = a.data;
+    *len = has_count && count >= 0 && (uint64_t)count < a.length
+           ? (uint64_t)count : a.length;
+    return 1;
+  }
+  return 0;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Sets of equal content
+** =======================================================
+*/
+
+static sift_Status add_entry (hw_Set *s, uint64_t hash, uint32_t num) {
+  if (s->nentries == s->cap) {
+    uint64_t cap = s->cap ? 2 * s->cap : 4096;
+    hw_Entry *e = (hw_Entry *)sift_big_realloc(s->entries, cap * sizeof *e);
+    if (e == NULL) return SIFT_ENOMEM;
+    s->entries = e;
+    s->cap = cap;
+  }
+  s->entries[s->nentries].hash = hash;
+  s->entries[s->nentries++].num = num;
+  return SIFT_OK;
+}
+
+static sift_Status add_group (hw_Set *s, const hw_Group *gr) {
+  if (s->ngroups == s->gcap) {
+    uint64_t cap = s->gcap ? 2 * s->gcap : 256;
+    hw_Group *v = (hw_Group *)sift_big_realloc(s->groups, cap * sizeof *v);
+    if (v == NULL) return SIFT_ENOMEM;
+    s->groups = v;
+    s->gcap = cap;
+  }
+  s->groups[s->ngroups++] = *gr;
+  s->wasted += gr->wasted;
+  return SIFT_OK;
+}
+
+static int by_hash (const void *a, const void *b) {
+  const hw_Entry *x = (const hw_Entry *)a, *y = (const hw_Entry *)b;
+  if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+  return x->num < y->num ? -1 : x->num > y->num;
+}
+
+static int by_num (const void *a, const void *b) {
+  const hw_Entry *x = (const hw_Entry *)a, *y = (const hw_Entry *)b;
+  return x->num < y->num ? -1 : x->num > y->num;
+}
+
+static int by_wasted (const void *a, const void *b) {
+  const hw_Group *x = (const hw_Group *)a, *y = (const hw_Group *)b;
+  if (x->wasted != y->wasted) return x->wasted > y->wasted ? -1 : 1;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+typedef struct Ctx {
+  const hg_Graph *g;
+  hw_Waste *w;
+  const StrLayout *sl;
+  int model;
+} Ctx;
+
+static int equal_strings (const Ctx *c, uint32_t a, uint32_t b) {
+  const unsigned char *pa, *pb;
+  uint64_t ta = 0, tb = 0, la = 0, lb = 0;
+  uint32_t xa, xb;
+  if (!string_content(c->g, c->sl, a, &ta, &pa, &la, &xa)
+      || !string_content(c->g, c->sl, b, &tb, &pb, &lb, &xb))
+    return 0;
+  return ta == tb && la == lb && (la == 0 || memcmp(pa, pb, (size_t)la) == 0);
+}
+
+static int equal_arrays (const Ctx *c, uint32_t a, uint32_t b) {
+  hp_ObjInfo x, y;
+  hp_object(c->g->h, a, &x);
+  hp_object(c->g->h, b, &y);
+  return x.elem == y.elem && x.length == y.length
+    && memcmp(x.data, y.data,
+              (size_t)(x.length * (uint64_t)hp_type_size(c->g->h, x.elem))) == 0;
+}
+
+/* a group of equal strings: the kept copy is the first; its String and
+   array stay, every other String goes, and every distinct array not yet
+   charged (an array shared by copies is one array) */
+static void charge_strings (const Ctx *c, const hw_Entry *e, hw_Group *gr) {
+  uint64_t i, tag;
+  const unsigned char *p;
+  uint64_t len;
+  uint32_t kept = HG_NONE, arr;
+  for (i = 0; i < gr->count; i++) {
+    if (!string_content(c->g, c->sl, e[i].num, &tag, &p, &len, &arr)) continue;
+    if (i == 0) {
+      kept = arr;
+      gr->bytes = hg_shallow(c->g, e[i].num, c->model)
+                  + (arr != HG_NONE ? hg_shallow(c->g, arr, c->model) : 0);
+    }
+    else gr->wasted += hg_shallow(c->g, e[i].num, c->model);
+    if (arr != HG_NONE && !HG_BIT(c->w->charged, arr)) {
+      HG_SETBIT(c->w->charged, arr);
+      gr->arrays++;
+      if (arr != kept) gr->wasted += hg_shallow(c->g, arr, c->model);
+    }
+  }
+}
+
+static void charge_arrays (const Ctx *c, const hw_Entry *e, hw_Group *gr) {
+  uint64_t i;
+  gr->bytes = hg_shallow(c->g, e[0].num, c->model);
+  gr->arrays = gr->count;
+  for (i = 1; i < gr->count; i++) gr->wasted += hg_shallow(c->g, e[i].num, c->model);
+}
+
+/*
+** Sort the entries by hash; split each run of equal hashes into groups of
+** equal content, each made contiguous (in place: the copies of the run's
+** first remaining entry are swapped to its side) and sorted by number;
+** charge every group of two or more. Then order the groups.
+*/
+static sift_Status find_groups (const Ctx *c, hw_Set *s,
+                                int (*equal) (const Ctx *, uint32_t, uint32_t),
+                                void (*charge) (const Ctx *, const hw_Entry *,
+                                                hw_Group *)) {
+  hw_Entry *e = s->entries;
+  uint64_t i = 0, n = s->nentries;
+  if (n == 0) return SIFT_OK;
+  qsort(e, (size_t)n, sizeof *e, by_hash);
+  while (i < n) {
+    uint64_t end = i + 1;
+    while (end < n && e[end].hash == e[i].hash) end++;
+    while (i < end) {  /* the groups of this run */
+      uint64_t j = i + 1, k;
+      hw_Group gr;
+      for (k = i + 1; k < end; k++)
+        if (equal(c, e[i].num, e[k].num)) {
+          hw_Entry t = e[j];
+          e[j++] = e[k];
+          e[k] = t;
+        }
+      if (j - i >= 2) {
+        sift_Status st;
+        qsort(e + i, (size_t)(j - i), sizeof *e, by_num);
+        memset(&gr, 0, sizeof gr);
+        gr.start = i;
+        gr.count = j - i;
+        charge(c, e + i, &gr);
+        if ((st = add_group(s, &gr)) != SIFT_OK) return st;
+      }
+      i = j;
+    }
+  }
+  if (s->ngroups > 1)
+    qsort(s->groups, (size_t)s->ngroups, sizeof *s->groups, by_wasted);
+  return SIFT_OK;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Arrays of zeros and boxes
+** =======================================================
+*/
+
+static int desc_u64 (const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x > y ? -1 : x < y;
+}
+
+static int asc_u64 (const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/*
+** The commonest lengths of each type's arrays of zeros: the keys (type <<
+** 32 | length) sorted, each run becomes count << 32 | ~length in place
+** (sorted descending: most first, then shortest), the first HW_TOP kept.
+*/
+static void zero_lengths (hw_Waste *w) {
+  uint64_t *z = w->zkeys, i = 0, n = w->nzkeys;
+  if (n == 0) return;
+  qsort(z, (size_t)n, sizeof *z, asc_u64);
+  while (i < n) {
+    uint64_t type = z[i] >> 32, start = i, out = i, k;
+    hw_Zeros *zs = &w->zeros[type];
+    while (i < n && z[i] >> 32 == type) {
+      uint64_t len = z[i] & UINT32_MAX, run = 0;
+      while (i < n && z[i] == (type << 32 | len)) { i++; run++; }
+      z[out++] = run << 32 | (UINT32_MAX - len);
+    }
+    qsort(z + start, (size_t)(out - start), sizeof *z, desc_u64);
+    for (k = start; k < out && zs->nlengths < HW_TOP; k++) {
+      zs->lcount[zs->nlengths] = z[k] >> 32;
+      zs->length[zs->nlengths++] = UINT32_MAX - (z[k] & UINT32_MAX);
+    }
+  }
+}
+
+/* distinct values of a box class and its most repeated ones */
+static void box_values (hw_Waste *w, hw_Box *b) {
+  uint64_t *v = w->values + b->start, i = 0;
+  qsort(v, (size_t)b->nvalues, sizeof *v, asc_u64);
+  while (i < b->nvalues) {
+    uint64_t run = 0, x = v[i];
+    int k;
+    while (i < b->nvalues && v[i] == x) { i++; run++; }
+    b->distinct++;
+    if (run < 2) continue;
+    /* insert into the top list: count descending, then value ascending */
+    for (k = b->ntop; k > 0 && b->vcount[k - 1] < run; k--)
+      if (k < HW_TOP) { b->vcount[k] = b->vcount[k - 1]; b->value[k] = b->value[k - 1]; }
+    if (k < HW_TOP) {
+      b->vcount[k] = run;
+      b->value[k] = x;
+      if (b->ntop < HW_TOP) b->ntop++;
+    }
+  }
+  if (b->count > 0) b->wasted = (b->count - b->distinct) * (b->bytes / b->count);
+}
+
+/* }====================================================== */
+
+
+static sift_Status add_zero (hw_Waste *w, int type, uint64_t length) {
+  if (w->nzkeys == w->zcap) {
+    uint64_t cap = w->zcap ? 2 * w->zcap : 1024;
+    uint64_t *z = (uint64_t *)sift_big_realloc(w->zkeys, cap * sizeof *z);
+    if (z == NULL) return SIFT_ENOMEM;
+    w->zkeys = z;
+    w->zcap = cap;
+  }
+  w->zkeys[w->nzkeys++] = (uint64_t)type << 32 | length;
+  return SIFT_OK;
+}
+
+sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
+                      const int64_t *box_cls, int nboxes, hw_Waste *w) {
+  const hp_Heap *h = g->h;
+  uint64_t i, nbits = ((uint64_t)g->n + 8) / 8, total = 0;
+  StrLayout sl;
+  Ctx c;
+  uint8_t *box_of = NULL;  /* per class: 1 + its box, 0 none */
+  sift_Status st = SIFT_ENOMEM;
+  int b;
+  c.g = g; c.w = w; c.sl = &sl; c.model = model;
+  string_layout(h, string_cls, &sl);
+  w->nboxes = nboxes < HW_MAXBOX ? nboxes : HW_MAXBOX;
+  w->is_value = (uint8_t *)sift_big_alloc((size_t)nbits);
+  w->charged = (uint8_t *)sift_big_alloc((size_t)nbits);
+  box_of = (uint8_t *)calloc((size_t)h->nclasses + 1, 1);
+  if (w->is_value == NULL || w->charged == NULL || box_of == NULL) goto done;
+  for (b = 0; b < w->nboxes; b++) {
+    hw_Box *bx = &w->boxes[b];
+    int64_t off;
+    bx->cls = box_cls[b];
+    if (bx->cls < 0 || (uint64_t)bx->cls >= h->nclasses) continue;
+    box_of[bx->cls] = (uint8_t)(b + 1);
+    off = field_of(h, bx->cls, "value", &bx->type);
+    if (off < 0 || bx->type == HP_OBJECT) bx->type = 0;
+    else bx->offset = (uint32_t)off;
+  }
+  /* pass 1: strings, value arrays, boxes counted */
+  for (i = 0; i < g->n; i++) {
+    hp_ObjInfo o;
+    hp_object(h, i, &o);
+    if (o.kind != HP_INSTANCE_DUMP || o.cls < 0) continue;
+    if (o.cls == string_cls) {
+      uint64_t tag, len;
+      const unsigned char *p;
+      uint32_t arr;
+      int zero;
+      if (!string_content(g, &sl, (uint32_t)i, &tag, &p, &len, &arr)) continue;
+      if (add_entry(&w->strings, hash_bytes(tag, p, len, &zero), (uint32_t)i) != SIFT_OK)
+        goto done;
+      if (arr != HG_NONE) HG_SETBIT(w->is_value, arr);
+    }
+    else if (box_of[o.cls]) {
+      hw_Box *bx = &w->boxes[box_of[o.cls] - 1];
+      bx->count++;
+      bx->bytes += hg_shallow(g, (uint32_t)i, model);
+    }
+  }
+  for (b = 0; b < w->nboxes; b++) {
+    w->boxes[b].start = total;
+    if (w->boxes[b].type) total += w->boxes[b].count;
+  }
+  w->values = (uint64_t *)sift_big_alloc((size_t)(total ? total : 1) * sizeof *w->values);
+  if (w->values == NULL) goto done;
+  /* pass 2: the other primitive arrays, the boxes' values */
+  for (i = 0; i < g->n; i++) {
+    hp_ObjInfo o;
+    hp_object(h, i, &o);
+    if (o.kind == HP_PRIM_ARRAY_DUMP && o.data != NULL && o.length > 0
+        && !HG_BIT(w->is_value, i)) {
+      int zero;
+      uint64_t hash = hash_bytes((uint64_t)o.elem << 3, o.data,
+                                 o.length * (uint64_t)hp_type_size(h, o.elem), &zero);
+      if (zero) {
+        if (add_zero(w, o.elem, o.length) != SIFT_OK) goto done;
+        w->zeros[o.elem].count++;
+        w->zeros[o.elem].wasted += hg_shallow(g, (uint32_t)i, model);
+      }
+      else if (add_entry(&w->arrays, hash, (uint32_t)i) != SIFT_OK) goto done;
+    }
+    else if (o.kind == HP_INSTANCE_DUMP && o.cls >= 0 && box_of[o.cls]) {
+      hw_Box *bx = &w->boxes[box_of[o.cls] - 1];
+      int64_t v;
+      if (!bx->type) continue;
+      if (!read_field(h, &o, bx->offset, bx->type, &v)) bx->type = 0;  /* short data */
+      else w->values[bx->start + bx->nvalues++] = (uint64_t)v
+        & (hp_type_size(h, bx->type) == 8 ? UINT64_MAX
+           : ((uint64_t)1 << 8 * hp_type_size(h, bx->type)) - 1);
+    }
+  }
+  if ((st = find_groups(&c, &w->strings, equal_strings, charge_strings)) != SIFT_OK
+      || (st = find_groups(&c, &w->arrays, equal_arrays, charge_arrays)) != SIFT_OK)
+    goto done;
+  zero_lengths(w);
+  for (b = 0; b < w->nboxes; b++)
+    if (w->boxes[b].type) box_values(w, &w->boxes[b]);
+  st = SIFT_OK;
+done:
+  free(box_of);
+  return st;
+}
+
+void hw_free (hw_Waste *w) {
+  sift_big_free(w->strings.entries);
+  sift_big_free(w->strings.groups);
+  sift_big_free(w->arrays.entries);
+  sift_big_free(w->arrays.groups);
+  sift_big_free(w->values);
+  sift_big_free(w->zkeys);
+  sift_big_free(w->is_value);
+  sift_big_free(w->charged);
+  memset(w, 0, sizeof *w);
+}
