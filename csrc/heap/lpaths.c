@@ -4,12 +4,17 @@
 ** one search for many targets (its parents stay with the graph), and each
 ** path read back as steps, with runs of the same class reached by the same
 ** reference (a linked list, an array's elements) folded and memoised.
+** And the tree of holder paths of the whole heap (paths_tree.c), for
+** sift.heap.growth.
 */
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "lheap.h"
+#include "paths_tree.h"
+
+#define PATH_TREE_T "sift.PathTree"  /* the tree while it is pushed */
 
 /* the root record that made r a root: the first normal one, else the first
    low-priority one (as the BFS seeds them) */
@@ -224,12 +229,73 @@ static int graph_path_segments (lua_State *L) {
   return 1;
 }
 
+static int path_tree_gc (lua_State *L) {
+  hg_path_tree_free((hg_PathTree *)luaL_checkudata(L, 1, PATH_TREE_T));
+  return 0;
+}
+
+/* t[field] = a new array of the tree's n nodes, filled by fill(node) */
+#define NODE_ARRAY(field, fill) do { \
+    lua_createtable(L, (int)t->n, 0); \
+    for (i = 0; i < t->n; i++) { fill; lua_rawseti(L, -2, (lua_Integer)i + 1); } \
+    lua_setfield(L, -2, field); \
+  } while (0)
+
+/*
+** heap:path_tree([model]) -> the tree of holder paths (paths_tree.h) as
+** arrays by node number (1-based; a parent comes before its children):
+** parent (0 for a root's node), ref ("field", "static", "element",
+** "class"... or "root <kind>"), index (1-based field layout or static
+** index; 0 else), kind ("instance", "class", "array", "primitive array"),
+** class (class number, or the element type's name), first (an object of
+** it), count and bytes (shallow, under the model); and unreached (objects
+** without a strong path, in no node).
+*/
+static int graph_path_tree (lua_State *L) {
+  hg_Graph *g = sift_checkgraph(L);
+  int model = sift_checkmodel(L, 2);
+  hg_PathTree *t = (hg_PathTree *)lua_newuserdatauv(L, sizeof *t, 0);
+  uint32_t i;
+  sift_Status s;
+  memset(t, 0, sizeof *t);
+  luaL_setmetatable(L, PATH_TREE_T);
+  if ((s = hg_path_tree(g, model, t)) != SIFT_OK) {
+    hg_path_tree_free(t);
+    sift_graph_error(L, s, "the tree of paths");
+  }
+  lua_createtable(L, 0, 9);
+  NODE_ARRAY("parent", lua_pushinteger(L, t->parent[i] == HG_NONE ? 0 : (lua_Integer)t->parent[i] + 1));
+  NODE_ARRAY("ref", t->ref[i] == 0 ? (void)lua_pushfstring(L, "root %s", sift_root_name((int)t->index[i]))
+                                   : (void)lua_pushstring(L, sift_ref_kinds[t->ref[i]]));
+  NODE_ARRAY("index", lua_pushinteger(L, t->ref[i] == HG_FIELD || t->ref[i] == HG_STATIC
+                                         ? (lua_Integer)t->index[i] + 1 : 0));
+  NODE_ARRAY("kind", lua_pushstring(L, t->kind[i] == HP_INSTANCE_DUMP ? "instance"
+                                     : t->kind[i] == HP_CLASS_DUMP ? "class"
+                                     : t->kind[i] == HP_OBJ_ARRAY_DUMP ? "array" : "primitive array"));
+  NODE_ARRAY("class", t->kind[i] == HP_PRIM_ARRAY_DUMP
+                      ? (void)lua_pushstring(L, t->cls[i] < 12 && sift_type_names[t->cls[i]]
+                                                ? sift_type_names[t->cls[i]] : "unknown")
+                      : t->cls[i] == HG_NONE ? lua_pushboolean(L, 0)
+                      : lua_pushinteger(L, (lua_Integer)t->cls[i] + 1));
+  NODE_ARRAY("first", lua_pushinteger(L, (lua_Integer)t->first[i] + 1));
+  NODE_ARRAY("count", lua_pushinteger(L, (lua_Integer)t->count[i]));
+  NODE_ARRAY("bytes", lua_pushinteger(L, (lua_Integer)t->bytes[i]));
+  SIFT_SETINT("unreached", t->unreached);
+  hg_path_tree_free(t);
+  return 1;
+}
+
 static const luaL_Reg path_methods[] = {
   {"path_search", graph_path_search},
   {"path_segments", graph_path_segments},
+  {"path_tree", graph_path_tree},
   {NULL, NULL}
 };
 
 void sift_open_heap_paths (lua_State *L) {
   sift_addmethods(L, SIFT_HEAP_T, path_methods);
+  luaL_newmetatable(L, PATH_TREE_T);
+  lua_pushcfunction(L, path_tree_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
 }

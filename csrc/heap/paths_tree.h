@@ -1,0 +1,47 @@
+/*
+** paths_tree.h
+** The tree of holder paths of a heap (Shark's shortest-path object tree,
+** built for its growth detector): every object reached by a strong path
+** from the GC roots belongs to one path node, the node of its parent on
+** its shortest path plus the reference that holds it and its class.
+** Objects of the same path are one node, so a node says how many objects
+** a path holds; ids change between two dumps of one process, paths do
+** not, so trees of two dumps are compared node by node (in Lua, by label).
+*/
+
+#if !defined(sift_paths_tree_h)
+#define sift_paths_tree_h
+
+#include <stdint.h>
+
+#include "graph.h"
+
+typedef struct hg_PathTree {
+  uint32_t n;         /* nodes; a node's parent always comes before it */
+  uint32_t cap;       /* room in the arrays below */
+  uint32_t *parent;   /* parent node; HG_NONE for a root's node */
+  uint8_t *ref;       /* the HG_* reference kind; 0 for a root's node */
+  uint32_t *index;    /* field layout or static index (0 for elements);
+                         the root kind for a root's node */
+  uint8_t *kind;      /* the objects' record kind (HP_INSTANCE_DUMP...) */
+  uint32_t *cls;      /* their class number (HG_NONE: not in the dump), or
+                         the element type of primitive arrays */
+  uint32_t *first;    /* one object of the node (the first one met) */
+  uint64_t *count;    /* objects of the node */
+  uint64_t *bytes;    /* and their shallow bytes under the model */
+  uint32_t *slots;    /* hash of (parent, ref, index, kind, cls) -> node + 1 */
+  uint64_t nslots;
+  uint64_t unreached; /* objects without a strong path (no node) */
+} hg_PathTree;
+
+/*
+** Build t (zeroed by the caller) over g, with the reference flags in
+** force (never and skipped references are not followed; low-priority ones
+** last, as hg_paths does). Runs of one class held by the same reference
+** (a linked list's `next`) are one node, as Shark folds them. SIFT_OK or
+** SIFT_ENOMEM; hg_path_tree_free releases t either way.
+*/
+sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t);
+void hg_path_tree_free (hg_PathTree *t);
+
+#endif
