@@ -47,7 +47,7 @@ build = {
         "csrc/heap/graph.c", "csrc/heap/hprof.c", "csrc/heap/hprof_index.c", "csrc/heap/jstring.c",
         "csrc/heap/lbmd.c", "csrc/heap/ldominators.c", "csrc/heap/lgraph.c", "csrc/heap/lheap.c",
         "csrc/heap/lpasses.c", "csrc/heap/lpaths.c", "csrc/heap/lvalues.c", "csrc/heap/lwaste.c",
-        "csrc/heap/paths_tree.c", "csrc/heap/waste.c",
+        "csrc/heap/paths_tree.c", "csrc/heap/visualvm.c", "csrc/heap/waste.c",
         "csrc/trace/calls.c", "csrc/trace/calltree.c", "csrc/trace/ltrace.c", "csrc/trace/trace.c",
         "csrc/ofx/lofx.c", "csrc/ofx/lrecord.c", "csrc/ofx/ltree.c", "csrc/ofx/ltxns.c", "csrc/ofx/ofx.c", "csrc/ofx/tree.c",
         "csrc/finance/lsqlite.c",

@@ -1,8 +1,9 @@
 /*
 ** dominators.c
 ** The dominator tree and retained sizes over the reference graph of
-** graph.c: the strong references of the dominator model gathered as CSR
-** arrays, then semi-NCA (Georgiadis, Tarjan, Werneck) on the preorder of
+** graph.c: the references of the dominator model gathered as CSR arrays
+** (under visualvm, those VisualVM's heap library follows: visualvm.c), then
+** semi-NCA (Georgiadis, Tarjan, Werneck) on the preorder of
 ** an iterative DFS from a virtual root whose successors are the GC roots;
 ** and what would become unreachable without one object.
 */
@@ -18,55 +19,103 @@
 ** =======================================================
 */
 
-/* the strong graph with the dominator model's references, as CSR */
-sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
+/*
+** The references the tree follows under `model`, as CSR (first: n + 1
+** offsets, succ): shark and jvm, the strong graph (HG_NEVER left out) with
+** what the JVM keeps alive without a field; visualvm (vv given), every
+** field, element, static and class loader, referents too, and the class
+** references its walk added. Progress runs from base by n >> shift per pass.
+*/
+static sift_Status build_csr (const hg_Graph *g, const hg_VisualVM *vv,
+                              uint32_t **pfirst, uint32_t **psucc, uint64_t *pedges,
+                              sift_Progress *pr, uint64_t base, int shift) {
   uint64_t n = g->n, i, e = 0;
+  uint32_t *first, *succ;
   hg_Iter it;
   hg_Ref ref;
-  if (g->first) return SIFT_OK;
-  if (!HG_ALLOC(g->first, n + 1)) return SIFT_ENOMEM;
+  if (!HG_ALLOC(first, n + 1)) return SIFT_ENOMEM;
   for (i = 0; i < n; i++) {  /* count */
-    g->first[i] = (uint32_t)e;
+    first[i] = (uint32_t)e;
     hg_refs_begin(&it, g, (uint32_t)i, 1);
-    while (hg_refs_next(&it, &ref)) e += !(ref.flags & HG_NEVER);
-    if (e > UINT32_MAX) {
-      sift_big_free(g->first);
-      g->first = NULL;
-      return SIFT_ETOOBIG;
+    while (vv ? hg_vv_next(&it, &ref) : hg_refs_next(&it, &ref))
+      e += vv != NULL || !(ref.flags & HG_NEVER);
+    if (vv && HG_BIT(vv->class_edge, i)) e++;
+    if (e > UINT32_MAX || !sift_progress(pr, base + (i >> shift))) {
+      sift_big_free(first);
+      return e > UINT32_MAX ? SIFT_ETOOBIG : SIFT_ECANCEL;
     }
-    if (!sift_progress(pr, i / 2)) return SIFT_ECANCEL;
   }
-  g->first[n] = (uint32_t)e;
-  g->edges = e;
-  if (!HG_ALLOC(g->succ, e)) return SIFT_ENOMEM;
+  first[n] = (uint32_t)e;
+  if (!HG_ALLOC(succ, e)) {
+    sift_big_free(first);
+    return SIFT_ENOMEM;
+  }
   for (i = 0, e = 0; i < n; i++) {  /* fill */
     hg_refs_begin(&it, g, (uint32_t)i, 1);
-    while (hg_refs_next(&it, &ref))
-      if (!(ref.flags & HG_NEVER)) g->succ[e++] = ref.target;
-    if (!sift_progress(pr, n / 2 + i / 2)) return SIFT_ECANCEL;
+    while (vv ? hg_vv_next(&it, &ref) : hg_refs_next(&it, &ref))
+      if (vv != NULL || !(ref.flags & HG_NEVER)) succ[e++] = ref.target;
+    if (vv && HG_BIT(vv->class_edge, i)) succ[e++] = hg_vv_class_target(g, (uint32_t)i);
+    if (!sift_progress(pr, base + (n >> shift) + (i >> shift))) {
+      sift_big_free(first);
+      sift_big_free(succ);
+      return SIFT_ECANCEL;
+    }
   }
+  *pfirst = first;
+  *psucc = succ;
+  *pedges = e;
+  return SIFT_OK;
+}
+
+sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
+  uint32_t *first, *succ;
+  uint64_t e;
+  sift_Status s;
+  if (g->first) return SIFT_OK;
+  if ((s = build_csr(g, NULL, &first, &succ, &e, pr, 0, 1)) != SIFT_OK) return s;
+  g->first = first;  /* only once complete */
+  g->succ = succ;
+  g->edges = e;
   return SIFT_OK;
 }
 
 /* successors of v, the virtual root (v == n) included */
-#define SUCC_BEGIN(g, v) ((v) == (g)->n ? 0 : (g)->first[v])
-#define SUCC_END(g, v) ((v) == (g)->n ? (g)->nroots : (g)->first[(v) + 1])
-#define SUCC(g, v, k) ((v) == (g)->n ? (g)->root_obj[k] : (g)->succ[k])
-/* ... once hg_dominators has turned them into preorder numbers */
-#define PRE_SUCC(g, v, k) ((v) == (g)->n ? rootpre[k] : (g)->succ[k])
+#define SUCC_BEGIN(v) ((v) == n ? 0 : first[v])
+#define SUCC_END(v) ((v) == n ? nrootv : first[(v) + 1])
+#define SUCC(v, k) ((v) == n ? rootv[k] : succ[k])
+/* ... once turned into preorder numbers */
+#define PRE_SUCC(v, k) ((v) == n ? rootpre[k] : succ[k])
 
 sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
-  uint64_t n = g->n, R = 0, i, k;
+  uint64_t n = g->n, R = 0, i, k, edges = 0, nrootv;
   uint32_t *pre = NULL, *vertex = NULL, *parent = NULL, *semi = NULL,
            *label = NULL, *anc = NULL, *idom = NULL, *next = NULL,
            *rootpre = NULL, v;
-  uint32_t *pf = NULL, *pl = NULL;
+  uint32_t *pf = NULL, *pl = NULL, *first = NULL, *succ = NULL;
+  const uint32_t *rootv;
+  /* the results, swapped in at the end */
+  uint32_t *t_idom = NULL, *t_child_first = NULL, *t_children = NULL;
+  uint64_t *t_retained = NULL;
+  hg_VisualVM vv;
+  int vvm = model == HG_VISUALVM;
   sift_Status s;
-  if ((s = hg_build(g, pr)) != SIFT_OK) return s;
-  sift_big_free(g->idom); sift_big_free(g->retained);
-  sift_big_free(g->child_first); sift_big_free(g->children);
-  g->idom = NULL; g->retained = NULL;
-  g->child_first = g->children = NULL;
+  memset(&vv, 0, sizeof vv);
+  if (vvm) {
+    if ((s = hg_vv_reach(g, &vv, pr)) != SIFT_OK) return s;
+    if ((s = build_csr(g, &vv, &first, &succ, &edges, pr, n / 2, 2)) != SIFT_OK) goto out;
+    rootv = vv.roots;
+    nrootv = vv.nroots;
+  }
+  else {
+    if (g->first) {  /* built by hg_build: taken over (it becomes preorder numbers) */
+      first = g->first; succ = g->succ; edges = g->edges;
+      g->first = NULL; g->succ = NULL;
+    }
+    else if ((s = build_csr(g, NULL, &first, &succ, &edges, pr, 0, 1)) != SIFT_OK)
+      return s;
+    rootv = g->root_obj;
+    nrootv = g->nroots;
+  }
   if (!HG_ALLOC(pre, n + 1) || !HG_ALLOC(vertex, n + 1) || !HG_ALLOC(parent, n + 1)
       || !HG_ALLOC(next, n + 1)) {
     s = SIFT_ENOMEM;
@@ -83,8 +132,8 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   R = 1;
   v = (uint32_t)n;
   for (;;) {
-    if (SUCC_BEGIN(g, v) + next[v] < SUCC_END(g, v)) {
-      uint32_t w = SUCC(g, v, SUCC_BEGIN(g, v) + next[v]);
+    if (SUCC_BEGIN(v) + next[v] < SUCC_END(v)) {
+      uint32_t w = SUCC(v, SUCC_BEGIN(v) + next[v]);
       next[v]++;
       if (pre[w] == HG_NONE) {
         pre[w] = (uint32_t)R;
@@ -95,18 +144,17 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
         v = w;
       }
     }
-    else if (v == g->n) break;
+    else if (v == n) break;
     else v = vertex[parent[pre[v]]];
   }
-  g->reachable = R - 1;
   sift_big_free(next);
   next = NULL;
   /* the successors as preorder numbers, in place (those of unreached
      nodes become HG_NONE and are never read), the roots' apart: then the
      preorder numbers of objects can go before the predecessors come */
-  if (!HG_ALLOC(rootpre, g->nroots)) { s = SIFT_ENOMEM; goto out; }
-  for (k = 0; k < g->first[n]; k++) g->succ[k] = pre[g->succ[k]];
-  for (k = 0; k < g->nroots; k++) rootpre[k] = pre[g->root_obj[k]];
+  if (!HG_ALLOC(rootpre, nrootv)) { s = SIFT_ENOMEM; goto out; }
+  for (k = 0; k < first[n]; k++) succ[k] = pre[succ[k]];
+  for (k = 0; k < nrootv; k++) rootpre[k] = pre[rootv[k]];
   sift_big_free(pre);
   pre = NULL;
   /* predecessors, in preorder numbers, of the reachable nodes */
@@ -115,23 +163,22 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   for (k = 0; k < R; k++) {
     uint64_t j;
     v = vertex[k];
-    for (j = SUCC_BEGIN(g, v); j < SUCC_END(g, v); j++)
-      pf[PRE_SUCC(g, v, j) + 1]++;
+    for (j = SUCC_BEGIN(v); j < SUCC_END(v); j++)
+      pf[PRE_SUCC(v, j) + 1]++;
   }
   for (k = 0; k < R; k++) pf[k + 1] += pf[k];
   if (!HG_ALLOC(pl, pf[R])) { s = SIFT_ENOMEM; goto out; }
   for (k = 0; k < R; k++) {  /* pf[x] runs ahead while filling */
     uint64_t j;
     v = vertex[k];
-    for (j = SUCC_BEGIN(g, v); j < SUCC_END(g, v); j++)
-      pl[pf[PRE_SUCC(g, v, j)]++] = (uint32_t)k;
+    for (j = SUCC_BEGIN(v); j < SUCC_END(v); j++)
+      pl[pf[PRE_SUCC(v, j)]++] = (uint32_t)k;
   }
   for (k = R; k > 0; k--) pf[k] = pf[k - 1];
   pf[0] = 0;
-  /* the successors are no longer needed (hg_unreachable_without rebuilds
-     them; they hold preorder numbers now) */
-  sift_big_free(g->first); sift_big_free(g->succ); sift_big_free(rootpre);
-  g->first = NULL; g->succ = NULL; rootpre = NULL;
+  /* the successors are no longer needed (they hold preorder numbers) */
+  sift_big_free(first); sift_big_free(succ); sift_big_free(rootpre);
+  first = NULL; succ = NULL; rootpre = NULL;
   /* semi-dominators, by link-eval with path compression (iterative) */
   if (!HG_ALLOC(semi, R) || !HG_ALLOC(label, R) || !HG_ALLOC(anc, R)) {
     s = SIFT_ENOMEM;
@@ -176,6 +223,7 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   pf = NULL; pl = NULL; label = NULL;
   /* immediate dominators: the nearest common ancestor step */
   idom = anc;  /* reuse: anc is done */
+  anc = NULL;
   idom[0] = 0;
   for (k = 1; k < R; k++) {
     uint32_t d = parent[k];
@@ -184,44 +232,69 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   }
   sift_big_free(semi); sift_big_free(parent);  /* before the results come */
   semi = NULL; parent = NULL;
-  /* into object numbers, retained sizes, dominated children */
-  if (!HG_ALLOC(g->idom, n) || !HG_ALLOC(g->retained, n)
-      || !HG_ALLOC(g->child_first, n + 2)) {
+  /* into object numbers, retained sizes, dominated children (under
+     visualvm, the objects its walk did not reach are left out: they only
+     stood for referrers that make their referents children of the roots) */
+#define KEPT(w) (!vvm || vv.parent[w] != HG_NONE)
+  if (!HG_ALLOC(t_idom, n) || !HG_ALLOC(t_retained, n)
+      || !HG_ALLOC(t_child_first, n + 2) || !HG_ALLOC(t_children, R)) {
     s = SIFT_ENOMEM;
     goto out;
   }
   for (i = 0; i < n; i++) {
-    g->idom[i] = HG_NONE;
-    g->retained[i] = 0;
+    t_idom[i] = HG_NONE;
+    t_retained[i] = 0;
   }
-  for (k = 1; k < R; k++) g->idom[vertex[k]] = vertex[idom[k]];
+  for (k = 1; k < R; k++)
+    if (KEPT(vertex[k])) t_idom[vertex[k]] = vertex[idom[k]];
   for (k = R - 1; k >= 1; k--) {  /* children before their dominators */
     uint32_t w = vertex[k], d = vertex[idom[k]];
-    g->retained[w] += hg_shallow(g, w, model);
-    if (d != g->n) g->retained[d] += g->retained[w];
+    uint64_t up;
+    if (!KEPT(w)) continue;
+    if (!vvm) up = t_retained[w] += hg_shallow(g, w, model);
+    else {
+      /* HprofHeap.computeRetainedSize: each instance's size goes up its
+         dominators to the first tree object, which has its tree size
+         already; class objects add no size of their own (a tree class
+         has its tree size, and passes nothing up) */
+      hp_ObjInfo o;
+      hp_object(g->h, w, &o);
+      if (HG_BIT(vv.tree, w)) {
+        t_retained[w] = vv.tree_size[w];
+        up = o.kind == HP_CLASS_DUMP ? 0 : vv.tree_size[w];
+      }
+      else up = t_retained[w] += o.kind == HP_CLASS_DUMP ? 0 : hg_shallow(g, w, model);
+    }
+    if (d != n) t_retained[d] += up;
   }
-  memset(g->child_first, 0, (n + 2) * sizeof *g->child_first);
-  for (k = 1; k < R; k++) g->child_first[vertex[idom[k]] + 1]++;
-  for (i = 0; i <= n; i++) g->child_first[i + 1] += g->child_first[i];
-  if (!HG_ALLOC(g->children, R)) { s = SIFT_ENOMEM; goto out; }
+  memset(t_child_first, 0, (n + 2) * sizeof *t_child_first);
+  for (k = 1; k < R; k++)
+    if (KEPT(vertex[k])) t_child_first[vertex[idom[k]] + 1]++;
+  for (i = 0; i <= n; i++) t_child_first[i + 1] += t_child_first[i];
   for (k = 1; k < R; k++)  /* child_first[d] runs ahead while filling */
-    g->children[g->child_first[vertex[idom[k]]]++] = vertex[k];
-  for (i = n + 1; i > 0; i--) g->child_first[i] = g->child_first[i - 1];
-  g->child_first[0] = 0;
+    if (KEPT(vertex[k])) t_children[t_child_first[vertex[idom[k]]]++] = vertex[k];
+  for (i = n + 1; i > 0; i--) t_child_first[i] = t_child_first[i - 1];
+  t_child_first[0] = 0;
+#undef KEPT
+  /* complete: the new tree replaces the old one */
+  sift_big_free(g->idom); sift_big_free(g->retained);
+  sift_big_free(g->child_first); sift_big_free(g->children);
+  g->idom = t_idom; g->retained = t_retained;
+  g->child_first = t_child_first; g->children = t_children;
+  t_idom = NULL; t_retained = NULL; t_child_first = NULL; t_children = NULL;
   g->model = model;
+  g->reachable = vvm ? vv.reached : R - 1;
+  g->edges = edges;
   sift_progress(pr, 2 * n);
+  s = SIFT_OK;
 out:
-  sift_big_free(pre); sift_big_free(vertex); sift_big_free(parent); sift_big_free(next); sift_big_free(rootpre);
-  sift_big_free(pf); sift_big_free(pl); sift_big_free(semi); sift_big_free(label); sift_big_free(anc);
-  if (s != SIFT_OK) {
-    sift_big_free(g->idom); sift_big_free(g->retained);
-    sift_big_free(g->child_first); sift_big_free(g->children);
-    g->idom = NULL; g->retained = NULL;
-    g->child_first = g->children = NULL;
-    /* the successors may hold preorder numbers: made again when needed */
-    sift_big_free(g->first); sift_big_free(g->succ);
-    g->first = NULL; g->succ = NULL;
-  }
+  sift_big_free(pre); sift_big_free(vertex); sift_big_free(parent); sift_big_free(next);
+  sift_big_free(rootpre); sift_big_free(pf); sift_big_free(pl); sift_big_free(semi);
+  sift_big_free(label); sift_big_free(anc); sift_big_free(idom);
+  sift_big_free(first); sift_big_free(succ);
+  sift_big_free(t_idom); sift_big_free(t_retained);
+  sift_big_free(t_child_first); sift_big_free(t_children);
+  hg_vv_free(&vv);
   return s;
 }
 
@@ -231,7 +304,7 @@ sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
   uint32_t *q;
   uint8_t *seen;
   sift_Status s;
-  if (g->idom == NULL) return SIFT_EUNSUPPORTED;
+  if (g->idom == NULL || g->model == HG_VISUALVM) return SIFT_EUNSUPPORTED;
   if ((s = hg_build(g, NULL)) != SIFT_OK) return s;
   HG_ALLOC(q, n);
   seen = (uint8_t *)sift_big_alloc((n / 8 + 1) * 1);

@@ -130,6 +130,7 @@ void hg_free (hg_Graph *g) {
   sift_big_free(g->run_len);
   sift_big_free(g->jvm_instance);
   sift_big_free(g->jvm_mirror);
+  sift_big_free(g->vvm_instance);
   sift_big_free(g->defined_by);
   sift_big_free(g->defined);
   sift_big_free(g->first);
@@ -327,6 +328,44 @@ int hg_refs_next (hg_Iter *it, hg_Ref *ref) {
 
 #define ALIGN8(n) (((n) + 7) & ~(uint64_t)7)
 
+/*
+** VisualVM's ObjectSizeSettings and ClassDump.getInstanceSize. When
+** java.lang.Object's CLASS_DUMP states an instance size (Android), sizes
+** are the dump's: an instance is its class's stated size, unaligned, and
+** Object's is the header. Otherwise (HotSpot writes 0) the header is an id
+** and a reference, a reference is an id (4-byte ids) or the guessed size
+** (8-byte ids), and an instance is the header plus its fields, references
+** at that size, with no packing, aligned to 8.
+*/
+sift_Status hg_set_visualvm (hg_Graph *g, int oop, int64_t object_cls,
+                             int64_t class_cls) {
+  const hp_Heap *h = g->h;
+  uint64_t c;
+  int ids = h->idsize;
+  int stated = object_cls >= 0 && h->classes[object_cls].instance_size > 0;
+  uint32_t *sizes;
+  if (!HG_ALLOC(sizes, h->nclasses)) return SIFT_ENOMEM;
+  if (stated) {
+    g->vvm_min = h->classes[object_cls].instance_size;
+    g->vvm_oop = ids == 8 ? g->vvm_min - 8 : (uint32_t)ids;
+  }
+  else {
+    g->vvm_oop = ids == 8 ? (uint32_t)oop : (uint32_t)ids;
+    g->vvm_min = (uint32_t)ids + g->vvm_oop;
+  }
+  for (c = 0; c < h->nclasses; c++) {
+    const hp_Class *k = &h->classes[c];
+    uint64_t refs = g->ref_first[c + 1] - g->ref_first[c];
+    sizes[c] = stated ? k->instance_size
+             : (uint32_t)ALIGN8(g->vvm_min + k->data_size - refs * (ids - g->vvm_oop));
+  }
+  sift_big_free(g->vvm_instance);
+  g->vvm_instance = sizes;
+  g->vvm_class = class_cls >= 0 ? sizes[class_cls] : (uint32_t)ALIGN8(g->vvm_min);
+  g->vvm_class_num = class_cls;
+  return SIFT_OK;
+}
+
 uint64_t hg_shallow (const hg_Graph *g, uint32_t num, int model) {
   const hp_Heap *h = g->h;
   hp_ObjInfo o;
@@ -350,8 +389,20 @@ uint64_t hg_shallow (const hg_Graph *g, uint32_t num, int model) {
       }
     }
   }
-  /* VisualVM's rule (and the JVM model's for what it cannot place): a
-     one-id header, arrays a u4 length more, everything aligned to 8 */
+  if (model == HG_VISUALVM && g->vvm_instance != NULL) {
+    switch (o.kind) {
+      case HP_CLASS_DUMP:  /* a java.lang.Class instance, not its statics */
+        return g->vvm_class;
+      case HP_INSTANCE_DUMP:  /* no class: the header (HprofHeap's retained sizes) */
+        return o.cls >= 0 ? g->vvm_instance[o.cls] : g->vvm_min;
+      case HP_OBJ_ARRAY_DUMP:  /* ClassDumpSegment.getArraySize: a u4 length more */
+        return ALIGN8(g->vvm_min + 4 + o.length * g->vvm_oop);
+      default:
+        return ALIGN8(g->vvm_min + 4 + o.shallow);
+    }
+  }
+  /* what neither layout placed: a one-id header, arrays a u4 length more,
+     everything aligned to 8 */
   bytes = (uint64_t)h->idsize + o.shallow;
   if (o.kind == HP_OBJ_ARRAY_DUMP || o.kind == HP_PRIM_ARRAY_DUMP
       || o.kind == HP_PRIM_ARRAY_NODATA)

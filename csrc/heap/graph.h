@@ -39,7 +39,8 @@ enum {
 #define HG_NONE UINT32_MAX
 
 /* size models: the dump's own sizes (Shark); the JVM's allocation, from a
-   layout set by hg_set_jvm_layout; VisualVM's header-and-alignment rule */
+   layout set by hg_set_jvm_layout; VisualVM's heap library (hg_set_visualvm
+   and visualvm.c) */
 enum { HG_SHARK = 0, HG_JVM = 1, HG_VISUALVM = 2 };
 
 typedef struct hg_Ref {
@@ -89,6 +90,12 @@ typedef struct hg_Graph {
      of element 0 of arrays (of longs and doubles apart); reference size */
   uint32_t *jvm_instance, *jvm_mirror;
   uint32_t jvm_array_base, jvm_array_base_wide, jvm_oop;
+  /* VisualVM's sizes: per class its Instance.getSize(), the minimum
+     instance size (its header), its reference size, and the size of a
+     class object (java.lang.Class's instance size) */
+  uint32_t *vvm_instance;
+  uint32_t vvm_min, vvm_oop, vvm_class;
+  int64_t vvm_class_num;   /* java.lang.Class's class number, -1 absent */
   /* the dominator tree */
   uint32_t *idom;          /* HG_NONE: unreachable; n: the virtual root */
   uint64_t *retained;
@@ -135,6 +142,13 @@ int hg_refs_next (hg_Iter *it, hg_Ref *ref);
 /* shallow size of an object in a model */
 uint64_t hg_shallow (const hg_Graph *g, uint32_t num, int model);
 
+/* VisualVM's layout (ObjectSizeSettings): object_cls and class_cls are the
+   class numbers of java.lang.Object and java.lang.Class (-1 when absent),
+   oop the reference size guessed from the dump's statics and properties,
+   used when java.lang.Object states no instance size; SIFT_ENOMEM */
+sift_Status hg_set_visualvm (hg_Graph *g, int oop, int64_t object_cls,
+                             int64_t class_cls);
+
 /*
 ** Shortest strong paths: a BFS from the roots (low-priority roots and
 ** references visited after the rest, a node reached again at normal
@@ -145,16 +159,44 @@ uint64_t hg_shallow (const hg_Graph *g, uint32_t num, int model);
 sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
                       uint64_t ntargets, uint32_t *parent, uint64_t *via);
 
-/* the references of the dominator model as CSR arrays (first, succ);
-   done by hg_dominators when needed, which releases them afterwards */
+/* the references of the dominator model (shark and jvm) as CSR arrays
+   (g->first, g->succ), set only when complete; hg_dominators takes them
+   over when present */
 sift_Status hg_build (hg_Graph *g, sift_Progress *pr);
 
-/* the dominator tree and retained sizes under `model` */
+/* the dominator tree and retained sizes under `model`. Computed apart
+   and swapped in at the end: on failure (SIFT_ENOMEM, SIFT_ECANCEL,
+   SIFT_ETOOBIG) the previous tree, its model and sizes stay as they were */
 sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr);
+
+/*
+** VisualVM's retained sizes (visualvm.c), given the CSR of every reference
+** (referents too) and a virtual root n: what its NearestGCRoot walk reaches
+** (vv_reach), the class references it adds and the virtual root's
+** successors (its GC roots, then every object it does not reach), then
+** its sizes over the dominator tree (vv_retained).
+*/
+typedef struct hg_VisualVM {
+  uint32_t *parent;   /* nearest-GC-root pointer: n for a root, HG_NONE unreached */
+  uint8_t *multi;     /* bit: more than one referrer */
+  uint8_t *tree;      /* bit: a "tree object" (TreeObject.java) */
+  uint8_t *class_edge;/* bit: this object holds its class (first instance seen) */
+  uint64_t *tree_size;
+  uint32_t *roots;    /* successors of the virtual root */
+  uint64_t nroots;
+  uint64_t reached;
+} hg_VisualVM;
+
+sift_Status hg_vv_reach (const hg_Graph *g, hg_VisualVM *vv, sift_Progress *pr);
+/* the references VisualVM reads (after hg_refs_begin with synthetic) */
+int hg_vv_next (hg_Iter *it, hg_Ref *ref);
+/* the class object an object's class reference points at (HG_NONE none) */
+uint32_t hg_vv_class_target (const hg_Graph *g, uint32_t num);
+void hg_vv_free (hg_VisualVM *vv);
 
 /* how many objects (and bytes, under the last model) become unreachable
    when `removed` is taken out: the definition of the retained set, by
-   brute force (for checking) */
+   brute force (for checking; shark and jvm trees only) */
 sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
                                     uint64_t *count, uint64_t *bytes);
 

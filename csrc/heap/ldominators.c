@@ -15,8 +15,9 @@
 
 /*
 ** heap:dominators(model [, progress]) -> objects reachable from the roots.
-** Builds the dominator tree and retained sizes under model "shark" or
-** "jvm"; heap:idom/retained/dominated/top/unreachable read them.
+** Builds the dominator tree and retained sizes under model "shark", "jvm"
+** or "visualvm"; heap:idom/retained/dominated/top/unreachable read them.
+** On failure or "cancelled" the previous tree stays.
 */
 static int graph_dominators (lua_State *L) {
   hg_Graph *g = sift_checkgraph(L);
@@ -31,6 +32,28 @@ static int graph_dominators (lua_State *L) {
   if (s != SIFT_OK) sift_graph_error(L, s, "the dominator tree");
   lua_pushinteger(L, (lua_Integer)g->reachable);
   return 1;
+}
+
+/*
+** heap:set_visualvm_layout(oop, object_class, class_class): VisualVM's
+** sizes (hg_set_visualvm) from the reference size its library would guess
+** and the class numbers of java.lang.Object and java.lang.Class (nil when
+** the dump has none)
+*/
+static int graph_set_visualvm_layout (lua_State *L) {
+  hg_Graph *g = sift_checkgraph(L);
+  lua_Integer oop = luaL_checkinteger(L, 2);
+  lua_Integer cls[2];
+  int i;
+  luaL_argcheck(L, oop == 4 || oop == 8, 2, "must be 4 or 8");
+  for (i = 0; i < 2; i++) {
+    cls[i] = luaL_optinteger(L, 3 + i, 0);
+    luaL_argcheck(L, cls[i] >= 0 && (lua_Unsigned)cls[i] <= g->h->nclasses, 3 + i,
+                  "no such class number");
+  }
+  if (hg_set_visualvm(g, (int)oop, cls[0] - 1, cls[1] - 1) != SIFT_OK)
+    return luaL_error(L, "not enough memory");
+  return 0;
 }
 
 static hg_Graph *checkdominators (lua_State *L) {
@@ -175,7 +198,10 @@ static int graph_unreachable (lua_State *L) {
 static int graph_unreachable_without (lua_State *L) {
   hg_Graph *g = checkdominators(L);
   uint64_t count, bytes;
-  sift_Status s = hg_unreachable_without(g, sift_checkobj(L, g, 2), &count, &bytes);
+  sift_Status s;
+  if (g->model == HG_VISUALVM)
+    return luaL_error(L, "unreachable_without: the tree follows VisualVM's rules (use 'shark' or 'jvm')");
+  s = hg_unreachable_without(g, sift_checkobj(L, g, 2), &count, &bytes);
   if (s != SIFT_OK) sift_graph_error(L, s, "the heap graph");
   lua_pushinteger(L, (lua_Integer)count);
   lua_pushinteger(L, (lua_Integer)bytes);
@@ -277,6 +303,7 @@ static int graph_holders (lua_State *L) {
 
 static const luaL_Reg dominator_methods[] = {
   {"dominators", graph_dominators},
+  {"set_visualvm_layout", graph_set_visualvm_layout},
   {"idom", graph_idom},
   {"retained", graph_retained},
   {"retained_count", graph_retained_count},
