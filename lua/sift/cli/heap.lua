@@ -490,6 +490,7 @@ function commands.growth(args, out, err)
     for i, d in ipairs(g.deltas) do deltas[i] = "+" .. group_digits(d) end
     out:write(("  %s: %s instances (%s per step), %s bytes more\n"):format(printable(g.class),
       table.concat(g.counts, " → "), table.concat(deltas, ", "), group_digits(g.growth)))
+    if g.reason then out:write("    no holder: ", printable(g.reason), "\n") end
   end
   for _, h in ipairs(report.holders) do
     out:write("\nheld through: ", printable(h.text), "\n  growing there: ", printable(table.concat(h.classes, ", ")), "\n")
