@@ -1,3 +1,8 @@
+import java.net.URI;
+import java.nio.file.FileSystem;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,7 +23,8 @@ import java.util.concurrent.atomic.LongAdder;
  * and a ConcurrentHashMap's size updated from many threads at once (their
  * Striped64$Cell and CounterCell) and an Exchanger used by two threads
  * (Exchanger$Node, kept in each thread's participant slot). Prints
- * "ready PID" and waits to be dumped.
+ * "ready PID" and waits to be dumped. With the argument "list" it prints
+ * instead the classes of this JDK whose class files carry @Contended.
  */
 public class ContendedSample {
     static final ForkJoinPool POOL = new ForkJoinPool(4);
@@ -74,7 +80,30 @@ public class ContendedSample {
         for (Thread t : threads) t.join();
     }
 
+    /** Prints the JDK's classes whose class files name the @Contended annotation, one a line. */
+    static void listContended() throws Exception {
+        FileSystem jrt = FileSystems.getFileSystem(URI.create("jrt:/"));
+        List<String> found = new ArrayList<>();
+        try (var paths = Files.walk(jrt.getPath("/modules"))) {
+            for (Path p : (Iterable<Path>) paths::iterator) {
+                String name = p.toString();
+                if (!name.endsWith(".class")) continue;
+                String bytes = new String(Files.readAllBytes(p), "ISO-8859-1");
+                if (bytes.contains("Ljdk/internal/vm/annotation/Contended;") || bytes.contains("Lsun/misc/Contended;")) {
+                    String path = name.substring("/modules/".length(), name.length() - ".class".length());
+                    found.add(path.substring(path.indexOf('/') + 1).replace('/', '.'));
+                }
+            }
+        }
+        found.sort(null);
+        for (String c : found) System.out.println(c);
+    }
+
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("list")) {
+            listContended();
+            return;
+        }
         if (POOL.invoke(new Sum(0, 200_000)) != 19_999_900_000L) throw new AssertionError("sum");
 
         CountDownLatch got = new CountDownLatch(3 * 3);
