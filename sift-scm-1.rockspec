@@ -93,6 +93,7 @@ build = {
     ["sift.heap.index"] = "lua/sift/heap/index.lua",
     ["sift.heap.inspectors"] = "lua/sift/heap/inspectors.lua",
     ["sift.heap.jvm_layout"] = "lua/sift/heap/jvm_layout.lua",
+    ["sift.heap.contended"] = "lua/sift/heap/contended.lua",
     ["sift.heap.known_leaks"] = "lua/sift/heap/known_leaks.lua",
     ["sift.heap.leak_report"] = "lua/sift/heap/leak_report.lua",
     ["sift.heap.leaks"] = "lua/sift/heap/leaks.lua",
