@@ -1,7 +1,10 @@
 -- sift growth on series of dumps jcmd takes now of one running
 -- spec/java/GrowthSample.java: in "leak" mode each step keeps 100 more
 -- objects in a static list; in "churn" mode each step makes and drops
--- 10,000 (nothing may be reported). The leak series crunched to BMD too.
+-- 10,000 (nothing may be reported); in "map" mode a static HashMap keeps
+-- 100 more while the JDK's time-zone cache keeps 20 more ZoneInfo, and two
+-- classes grow where no one path holds them. The leak series crunched to
+-- BMD too.
 local cjson = require "cjson"
 local helper = require "spec.helper"
 
@@ -36,11 +39,64 @@ describe("sift growth", function()
       bmd[#bmd + 1] = b
     end
     local from_bmd = cjson.decode((helper.sift(bmd)))
-    local counts = {}
-    for _, g in ipairs(from_bmd.classes) do counts[g.class] = g.deltas end
+    local counts, held = {}, {}
+    for _, g in ipairs(from_bmd.classes) do
+      counts[g.class], held[g.class] = g.deltas, g.holder and g.holder.text
+      assert(g.holder or g.reason, g.class .. " has neither a holder nor a reason")
+    end
     assert.are.same({ 100, 100, 100 }, counts["GrowthSample$Leaked"])
+    -- (the statics' names are hashed: BMD keeps only the names --keep asks for)
+    for _, class in ipairs { "GrowthSample$Leaked", "GrowthSample$Payload" } do
+      assert.matches("→ class GrowthSample → static Hash%$%-?%d+ → ArrayList → field elementData → Object%[%]$", held[class])
+    end
     out = helper.sift { "growth", "-q", dumps[1], dumps[2], dumps[3], dumps[4] }
     assert.matches("GrowthSample%$Leaked: 100 → 200 → 300 → 400 instances %(%+100, %+100, %+100 per step%)", out)
+    os.execute("rm -rf " .. quote(dir))
+  end)
+
+  it("names the program's map as the holder of what the map keeps, the JDK's cache of what it keeps, or says why not", function()
+    local dumps, dir = helper.jvm_series("GrowthSample", "map", 4)
+    if not dumps then return pending("no JDK") end
+    local out, err, code = helper.sift { "growth", "--json", "-q", dumps[1], dumps[2], dumps[3], dumps[4] }
+    assert.are.same({ 0, "" }, { code, err })
+    local valid, problems = helper.schema_problems("growth.schema.json", out)
+    assert(valid, problems)
+    local r = cjson.decode(out)
+    local by = {}
+    for _, g in ipairs(r.classes) do
+      by[g.class] = g
+      assert(g.holder or g.reason, g.class .. " has neither a holder nor a reason")
+    end
+    local function steps(c) return { c[2] - c[1], c[3] - c[2], c[4] - c[3] } end
+    -- the program's map holds its entries, their keys and values: never the Integer cache
+    local map = "class LauncherHelper → static appClass → class GrowthSample → static BY_ID → HashMap → field table → "
+      .. "HashMap$Node[]"
+    for _, class in ipairs { "GrowthSample$Leaked", "GrowthSample$Payload", "GrowthSample$Payload[]",
+                             "java.util.HashMap$Node", "java.lang.Integer" } do
+      local g = by[class]
+      assert.are.same({ class, map, { 100, 200, 300, 400 }, 1 }, { class, g.holder.text, g.holder.counts, g.holder.share })
+    end
+    assert.are.same({ 100, 100, 100 }, by["GrowthSample$Leaked"].deltas)
+    -- the JDK's cache holds the time zones it read, and its own entries
+    local zones = "class ZoneInfoFile → static zones → ConcurrentHashMap → field table → ConcurrentHashMap$Node[]"
+    assert.are.same({ 20, 20, 20 }, by["sun.util.calendar.ZoneInfo"].deltas)
+    for _, class in ipairs { "sun.util.calendar.ZoneInfo", "java.util.concurrent.ConcurrentHashMap$Node" } do
+      local g = by[class]
+      assert.are.same({ class, zones, { 20, 20, 20 } }, { class, g.holder.text, steps(g.holder.counts) })
+    end
+    assert.are.same({ "java.util.concurrent.ConcurrentHashMap", "field table" },
+      { by["sun.util.calendar.ZoneInfo"].holder.path[2].class, by["sun.util.calendar.ZoneInfo"].holder.path[2].ref })
+    -- no path for these two: said why
+    assert.are.same({ 6, 6, 6 }, by["GrowthSample$Spread"].deltas)
+    assert.are.equal("no single path: 6 paths each grow by less than 5 at some step; they meet at class LauncherHelper "
+      .. "→ static appClass → class GrowthSample → static SHELVES → GrowthSample$Shelves", by["GrowthSample$Spread"].reason)
+    assert.are.same({ 101, 201, 301, 401 }, by["GrowthSample$Finalizable"].counts)
+    assert.are.equal("held only by objects without a strong path (unreachable, or only through weak, soft or finalizer "
+      .. "references): 400 of 401 in the last dump, 100 in the first", by["GrowthSample$Finalizable"].reason)
+    out = helper.sift { "growth", "-q", dumps[1], dumps[2], dumps[3], dumps[4] }
+    assert.matches("\n  GrowthSample%$Spread: 6 → 12 → 18 → 24 instances %(%+6, %+6, %+6 per step%), %d+ bytes more\n"
+      .. "    no holder: no single path: 6 paths", out)
+    assert.matches("\nheld through: " .. map:gsub("[%$%[%]]", "%%%0") .. "\n  growing there: [^\n]*GrowthSample%$Leaked", out)
     os.execute("rm -rf " .. quote(dir))
   end)
 
