@@ -32,6 +32,7 @@ if #arg >= 2 then
   local report = assert(growth.analyze(arg))
   for _, g in ipairs(report.classes) do
     print(("grows at every step: %s, +%s instances per step"):format(g.class, table.concat(g.deltas, ", +")))
+    if g.reason then print("  no holder: " .. g.reason) end  -- (else g.holder.text, grouped below)
   end
   for _, h in ipairs(report.holders) do print("  held through " .. h.text) end
   if #report.classes == 0 then print("nothing grows at every step") end
