@@ -7,7 +7,7 @@
 -- paths that hold them do not. So, as Shark's `ObjectGrowthDetector` does,
 -- each dump's objects are grouped by their holder path (the tree of
 -- shortest strong paths from the GC roots, a node per parent node,
--- reference and class: `heap:path_tree`, in C), the trees of the dumps
+-- reference and class: the C index's `path_tree`), the trees of the dumps
 -- are matched node by node by their labels, and a growing class is held
 -- where a path node of that class grows at every step: its holder is the
 -- node above the highest of its growing ancestors (the array of a map, not
