@@ -5,7 +5,8 @@
 ** every class's instances go through heap:path_to_root, heap:path_search
 ** and heap:path_segments (runs folded and not), heap:paths, the dominator
 ** tree in the shark, jvm (with its layout inferred from the input's ids)
-** and visualvm models, heap:top, the JVM histogram and sift.heap.leaks. A bad
+** and visualvm models, heap:top, the JVM histogram, the waste reports
+** (the C pass, csrc/heap/waste.c, in each model) and sift.heap.leaks. A bad
 ** input may be refused with nil and a message; nothing may raise an error.
 ** A valid header is put before most inputs. Run from the project root
 ** (the Lua modules come from lua/).
@@ -20,7 +21,7 @@
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 static const char check[] = LUA_CHECK_PRELUDE
-  "local hprof, leaks = require 'sift.heap', require 'sift.heap.leaks'\n"
+  "local hprof, leaks, waste = require 'sift.heap', require 'sift.heap.leaks', require 'sift.heap.waste'\n"
   "return function(bytes)\n"
   "  local heap, msg = hprof.open_source(bytes, 'fuzz')\n"
   "  if not heap then assert(type(msg) == 'string', 'a refusal without a message') return end\n"
@@ -45,6 +46,11 @@ static const char check[] = LUA_CHECK_PRELUDE
   "    heap:dominators { model = model }\n"
   "    for _, r in ipairs(heap:top(5)) do assert(r.retained >= r.shallow) end\n"
   "    heap:histogram(model)\n"
+  "    local w = waste.report(heap, { model = model, top = 5 })\n"
+  "    for _, d in ipairs(w.duplicate_strings) do\n"
+  "      assert(d.count >= 2 and d.arrays <= d.count and d.wasted <= w.totals.duplicate_strings.wasted)\n"
+  "    end\n"
+  "    for _, d in ipairs(w.duplicate_arrays) do assert(d.wasted == (d.count - 1) * d.bytes) end\n"
   "  end\n"
   "  leaks.analyze(heap, { suspects = true })\n"
   "  heap:close()\n"
