@@ -68,7 +68,7 @@ describe("retained sizes", function()
   end)
 end)
 
-describe("VisualVM's nearest-root paths and retained sizes (--model jvm)", function()
+describe("VisualVM's nearest-root paths and retained sizes (--model visualvm)", function()
   -- generated-jdk17/*.visualvm-jfluid-heap.txt list, per instance, its
   -- shallow and retained size and its path to the nearest GC root
   local ROOTS = { ["sticky class"] = "sticky_class", ["thread object"] = "thread_object",
@@ -78,12 +78,12 @@ describe("VisualVM's nearest-root paths and retained sizes (--model jvm)", funct
     it("are reproduced on " .. name, function()
       local heap = open("hprof/generated-jdk17/" .. name .. ".hprof")
       if not heap then return end
-      heap:dominators { model = "jvm" }
+      heap:dominators { model = "visualvm" }
       local oracle = helper.read(helper.fixture("hprof/generated-jdk17/" .. name .. ".hprof.visualvm-jfluid-heap.txt"))
       local checked = 0
       for id, shallow, retained, path in oracle:gmatch("id=0x(%x+) shallow=(%d+) retained=(%d+) path: ([^\n]+)") do
         local obj = assert(heap:object(tonumber(id, 16)))
-        assert.are.equal(tonumber(shallow), heap:shallow(obj, "jvm"), id)
+        assert.are.equal(tonumber(shallow), heap:shallow(obj, "visualvm"), id)
         local nodes = select(2, path:gsub(" <%- ", "")) + 1
         local root = path:match("%[GC root: ([^%]]-)%s*%]")
         local found = heap:path_to_root(obj)
@@ -91,7 +91,7 @@ describe("VisualVM's nearest-root paths and retained sizes (--model jvm)", funct
           assert.are.equal(nodes, #found, id)
           assert.are.equal(ROOTS[root], found[1].root, id)
           assert.are.equal(tonumber(retained), heap:retained(obj), id)
-        else  -- only weakly reachable: no strong path, nothing retained
+        else  -- only weakly reachable: no strong path, nothing retained (0 in VisualVM)
           assert.is_nil(found)
           assert.is_nil(heap:retained(obj))
           assert.are.equal(0, tonumber(retained))
