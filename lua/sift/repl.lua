@@ -1,6 +1,7 @@
 --- An interactive Lua prompt over an open dump (`sift repl FILE`).
 -- Each line is run as Lua with `heap` bound; expressions print their value
--- readably (objects as `com.example.Foo@0x12f4a8`, tables one level deep).
+-- readably (objects as `com.example.Foo@0x12f4a8`, tables one level deep,
+-- an object's id in hex: `obj:id()` is an integer, shown as `0x12f4a8`).
 -- On a terminal with Debian's lua-readline installed, lines can be edited
 -- and are kept in ~/.sift_history.
 -- @module sift.repl
@@ -19,11 +20,15 @@ local function quote(s)
 end
 
 --- A readable one-line form of a value: strings quoted, tables shown to
--- `depth` levels (default 2) and at most 12 entries a level.
-function M.pretty(v, depth)
+-- `depth` levels (default 2) and at most 12 entries a level. With
+-- `is_id` (integer -> boolean), the integers it says are object ids are
+-- shown in hex, as everything else shows ids (0xfd5c0300 is the same
+-- integer to Lua).
+function M.pretty(v, depth, is_id)
   depth = depth or 2
   local t = type(v)
   if t == "string" then return quote(v) end
+  if math.type(v) == "integer" and is_id and is_id(v) then return format("0x%x", v) end
   if t == "userdata" and (getmetatable(v) or {}).__name == "sift.Object" then
     local text = require("sift.heap").Object.string(v, 60)  -- strings show their text
     return text and tostring(v) .. " " .. quote(text) or tostring(v)
@@ -36,7 +41,7 @@ function M.pretty(v, depth)
   for i, x in ipairs(v) do
     n = n + 1
     if n > 12 then parts[#parts + 1] = format("... (%d in all)", #v) break end
-    parts[#parts + 1] = M.pretty(x, depth - 1)
+    parts[#parts + 1] = M.pretty(x, depth - 1, is_id)
   end
   local keys = {}
   for k in pairs(v) do
@@ -46,7 +51,7 @@ function M.pretty(v, depth)
   for i, k in ipairs(keys) do
     if i > 12 then parts[#parts + 1] = format("... (%d keys)", #keys) break end
     local key = type(k) == "string" and k:match("^[%a_][%w_]*$") and k or "[" .. M.pretty(k, 0) .. "]"
-    parts[#parts + 1] = key .. " = " .. M.pretty(v[k], depth - 1)
+    parts[#parts + 1] = key .. " = " .. M.pretty(v[k], depth - 1, is_id)
   end
   return "{ " .. concat(parts, ", ") .. " }"
 end
@@ -137,11 +142,15 @@ heap      the dump: heap:info(), heap:histogram([model]), heap:class(name), heap
           heap:path_to_root(obj), heap:paths(list), heap:referrers(obj), heap:references(obj),
           heap:dominators{model=}, heap:retained(obj), heap:idom(obj), heap:dominated(obj),
           heap:top(n), heap:jvm_layout()
+          A class stands for its class object (heap:retained(cls), heap:path_to_root(cls));
+          heap:class(name) is nil and the near names when no class has that name.
 a class   cls.name, cls.super, cls.loader, cls.fields, cls:instances(), cls:instance_count(),
           cls:statics(), cls:static(name), cls:subclasses(), cls:is_subclass_of(c)
 an object obj:id(), obj:kind(), obj:class(), obj:class_name(), obj:size(), obj:string(),
           obj:fields(), obj:field(name), obj:has_field(name), obj:is_instance_of(c),
           arrays: arr[i], #arr, arr:elements(), arr:bytes()
+ids       obj:id() is an integer; the prompt shows ids in hex (0x12f4a8 is the same integer);
+          in your own text, ("0x%x"):format(obj:id()).
 the rule  sift's methods come first: obj.size is the method size even when the Java class has a
           field named size; obj:field("size") reads any field, whatever its name; obj.mName
           reads a field no method hides.
@@ -205,9 +214,14 @@ function M.run(heap, opts)
   env.help = function(...)
     out:write(M.help(...), "\n")
   end
+  -- ids print in hex: an integer that is the id of an object of this dump
+  local function is_id(n) return n > 0 and heap.index:find(n) ~= nil end
   env.print = function(...)
     local parts = {}
-    for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
+    for i = 1, select("#", ...) do
+      local v = select(i, ...)
+      parts[i] = math.type(v) == "integer" and is_id(v) and format("0x%x", v) or tostring(v)
+    end
     out:write(concat(parts, "\t"), "\n")
   end
   --- show(obj): an object's fields, one a line
@@ -215,7 +229,7 @@ function M.run(heap, opts)
     out:write(tostring(obj), "\n")
     if type(obj) == "userdata" and obj.fields then
       for name, value, class in obj:fields() do
-        out:write(format("  %-24s %s  (%s)\n", name, M.pretty(value, 1), class.name))
+        out:write(format("  %-24s %s  (%s)\n", name, M.pretty(value, 1, is_id), class.name))
       end
     end
   end
@@ -243,7 +257,7 @@ function M.run(heap, opts)
           err:write("error: ", results[2], "\n")
         elseif results.n > 1 then
           local parts = {}
-          for i = 2, results.n do parts[#parts + 1] = M.pretty(results[i]) end
+          for i = 2, results.n do parts[#parts + 1] = M.pretty(results[i], nil, is_id) end
           out:write(concat(parts, "\t"), "\n")
         end
       end

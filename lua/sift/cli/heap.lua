@@ -119,7 +119,8 @@ function M.define.leaks(parser)
   leaks:option("--finder", "Which objects should be dead: keyed (KeyedWeakReference), android (destroyed "
     .. "Activities, Fragments, ViewModels) or all.", "all"):choices { "keyed", "android", "all" }
   leaks:option("--where", "Treat instances for which this Lua expression is true as leaking; 'obj' is the "
-    .. "object (e.g. \"obj.mDestroyed\"). With --class, only that class's instances are tested.")
+    .. "object (e.g. \"obj.mDestroyed\"). With --class, only that class's instances are tested. An expression "
+    .. "that raises an error (a misspelt method) stops the run with the object it raised on (exit status 2).")
   leaks:option("--class", "With --where: the class whose instances to test.")
   leaks:flag("--json", "Print JSON (application_leaks, library_leaks, unreachable, suspects, metadata).")
   leaks:option("--html", "Also write a self-contained HTML report to this file.")
@@ -292,9 +293,9 @@ end
 function commands.path(args, out, err)
   local heap = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
-  local cls = heap:class(args.class)
+  local cls, why = heap:class(args.class)
   if not cls then
-    err:write("sift: ", printable(args.file), ": no class named '", printable(args.class), "'\n")
+    err:write("sift: ", printable(args.file), ": ", printable(why), "\n")
     heap:close()
     return EXIT_BAD_INPUT
   end
@@ -609,15 +610,22 @@ end
 function commands.leaks(args, out, err)
   local leaks = require "sift.heap.leaks"
   local finder = args.finder
+  local failed  -- the --where error: { object, message }
   if args.where then
     local fn, msg = load("local obj = ...; return " .. args.where, "=--where", "t", setmetatable({}, { __index = _G }))
     if not fn then
       err:write("sift: --where: ", msg, "\n")
       return EXIT_USAGE
     end
+    -- an expression that raises (a typo: a method that is not there) stops
+    -- the analysis at the first object it raises on, rather than meaning false
     finder = leaks.where(function(obj)
       local ok, v = pcall(fn, obj)
-      return ok and v and true or false
+      if not ok then
+        failed = { object = obj, message = tostring(v):gsub("^%-%-where:%d+: ", "") }
+        error(failed)
+      end
+      return v and true or false
     end, args.class)
   end
   local matchers
@@ -631,9 +639,25 @@ function commands.leaks(args, out, err)
   end
   local heap = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
-  local report = leaks.analyze(heap, { finder = finder, suspects = args.suspects, known = not args.no_known,
+  if args.class then
+    local cls, why = heap:class(args.class)
+    if not cls then
+      err:write("sift: ", printable(args.file), ": --class: ", printable(why), "\n")
+      heap:close()
+      return EXIT_BAD_INPUT
+    end
+  end
+  local ok, report = pcall(leaks.analyze, heap, { finder = finder, suspects = args.suspects, known = not args.no_known,
     reason = args.where and ("--where " .. args.where) or nil, rules = matchers and matchers.rules,
     library = matchers and matchers.library })
+  if not ok and failed and report == failed then
+    local obj = failed.object
+    err:write(("sift: --where failed on %s (id 0x%x, class %s): %s\n"):format(printable(tostring(obj)), obj:id(),
+      printable(obj:class_name()), printable(failed.message)))
+    heap:close()
+    return EXIT_USAGE
+  end
+  if not ok then error(report, 0) end
   if args.html then
     local f, msg = io.open(args.html, "w")
     if not f then

@@ -22,7 +22,7 @@ local FRAGMENTS = { "android.app.Fragment", "android.support.v4.app.Fragment", "
 -- the Services ActivityThread still runs (ActivityThread.mServices, an
 -- ArrayMap of token -> Service), as a set of ids; nil when the dump has none
 local function running_services(heap)
-  local at = heap:class("android.app.ActivityThread")
+  local at = require("sift.heap.index").class_named(heap, "android.app.ActivityThread")
   local current = at and at:statics().sCurrentActivityThread
   local map = type(current) == "userdata" and field_or_nil(current, "mServices")
   local array = type(map) == "userdata" and field_or_nil(map, "mArray")

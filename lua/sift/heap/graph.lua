@@ -70,7 +70,7 @@ function Heap:reference_rules(rules)
     if r.root then
       index:flag("root", r.root, flags)
     elseif r.root_class then  -- roots that hold an instance of the class
-      local cls = self:class(r.root_class)
+      local cls = shared.class_named(self, r.root_class)
       if cls then
         for _, root in ipairs(index:roots()) do
           local num = index:find(root.id)
@@ -171,14 +171,27 @@ local function step(heap, raw_step, from)
   return s
 end
 
-local function objects_of(list)
+-- the object numbers of a list of Objects or Classes (a Class: its class
+-- object), argument 1 of fname; else a usage error naming the argument
+-- and the entry, at the caller of fname
+local function objects_of(list, fname)
   local nums = {}
+  if type(list) ~= "table" or getmetatable(list) ~= nil then shared.bad_argument(1, fname, "list", list) end
   for i, obj in ipairs(list) do
+    if getmetatable(obj) == shared.Class then obj = obj.object end
     local _, num = object_parts(obj)
-    if not num then error(("bad object #%d (a sift.Object expected)"):format(i), 3) end
+    if not num then
+      error(("bad argument #1 to '%s' (objects or classes expected, [%d] is a %s)"):format(fname, i,
+        (getmetatable(obj) or {}).__name or type(obj)), 3)
+    end
     nums[i] = num
   end
   return nums
+end
+
+-- an Object or a Class alone, rather than a list of them
+local function single(v)
+  return getmetatable(v) == shared.Class or type(v) == "userdata"
 end
 
 --- The shortest strong path from a GC root to an object (or to each of a
@@ -187,14 +200,17 @@ end
 -- first, then `{ object, ref = "field" | "static" | "element", name,
 -- class, index, label, low }` where ref/name/label say how the step before
 -- holds this one. nil (or false in a list) when no strong path exists.
--- @param obj an Object or a list of Objects
+-- A Class stands for its class object.
+-- @param obj an Object or a Class, or a list of them
 -- @tparam[opt] table opts `rules` (see `reference_rules`)
 function Heap:path_to_root(obj, opts)
-  local list = type(obj) == "table" and obj or { obj }
-  self:path_search(list, opts)
+  if not single(obj) and type(obj) ~= "table" then shared.bad_argument(1, "path_to_root", "object, class or list", obj, 3) end
+  local list = single(obj) and { obj } or obj
+  if opts and opts.rules then self:reference_rules(opts.rules) end
+  graph(self):path_search(objects_of(list, "path_to_root"))
   local out = {}
   for i, o in ipairs(list) do out[i] = self:path_segments(o) or false end
-  if type(obj) == "table" then return out end
+  if not single(obj) then return out end
   return out[1] or nil, out[1] == false and "no strong path from a GC root" or nil
 end
 
@@ -203,7 +219,7 @@ end
 -- only ever as big as the one at hand. Returns how many have a path.
 function Heap:path_search(list, opts)
   if opts and opts.rules then self:reference_rules(opts.rules) end
-  return graph(self):path_search(objects_of(list))
+  return graph(self):path_search(objects_of(list, "path_search"))
 end
 
 --- The path the last `path_search` found to obj, as `path_to_root` gives
@@ -211,7 +227,7 @@ end
 -- class reached by the same reference (a linked list's `next`) are one
 -- step with `count` (how many objects) and `last` (the last of them).
 function Heap:path_segments(obj, collapse)
-  local _, num = object_parts(obj)
+  local _, num = shared.check_object(obj, "path_segments")
   local raw_steps = self.index:path_segments(num, collapse)
   if not raw_steps then return nil end
   local path, prev = {}, nil
@@ -230,7 +246,8 @@ end
 -- where count is how many of the objects lie below. Runs of one class held
 -- the same way are one step (see `path_segments`) unless `opts.full`.
 function Heap:paths(list, opts)
-  self:path_search(list, opts)
+  if opts and opts.rules then self:reference_rules(opts.rules) end
+  graph(self):path_search(objects_of(list, "paths"))
   local roots = {}
   for _, obj in ipairs(list) do
     local path = self:path_segments(obj, not (opts and opts.full))
@@ -266,10 +283,11 @@ local REFERENCE_KINDS = {
 -- the weakest on the best path counting), or "unreachable". Each level is
 -- a search that also follows the referents of the previous kinds.
 function Heap:reachability(obj)
+  shared.check_object(obj, "reachability")
   if self:path_to_root(obj) then return "strong" end
   local answer, flags = "unreachable", graph(self):flags_state()
   for _, kind in ipairs(REFERENCE_KINDS) do
-    if self:class(kind[2]) then
+    if shared.class_named(self, kind[2]) then
       self:reference_rules { { class = kind[2], field = "referent", rule = "normal" } }
       if self:path_to_root(obj) then answer = kind[1] break end
     end
@@ -281,7 +299,7 @@ end
 --- Objects that hold a reference to obj ("who points at this?"); the
 -- incoming references of every object are built the first time.
 function Heap:referrers(obj)
-  local _, num = object_parts(obj)
+  local _, num = shared.check_object(obj, "referrers")
   local out = {}
   for i, r in ipairs(self.index:referrers(num)) do out[i] = object_at(self, r) end
   return out
@@ -289,10 +307,10 @@ end
 
 --- The references obj holds: `{ object, ref, index, label }`.
 function Heap:references(obj)
-  local _, num = object_parts(obj)
-  local out = {}
+  local _, num = shared.check_object(obj, "references")
+  local holder, out = object_at(self, num), {}
   for i, r in ipairs(graph(self):refs(num)) do
-    out[i] = step(self, { object = r.target, ref = r.kind, index = r.index }, obj)
+    out[i] = step(self, { object = r.target, ref = r.kind, index = r.index }, holder)
   end
   return out
 end

@@ -214,17 +214,151 @@ local function names(heap)
   return heap._names
 end
 
+--- {======================================================
+-- Usage errors
+-- =======================================================
+
+-- what a value is, for a usage error: a userdata's or table's __name, a
+-- Class as "class", else its Lua type
+local function typename(v)
+  if getmetatable(v) == Class then return "class" end
+  local mt = getmetatable(v)
+  return type(mt) == "table" and type(rawget(mt, "__name")) == "string" and mt.__name or type(v)
+end
+
+-- raise "bad argument #n to 'fname' (what expected, got TYPE)" at the
+-- caller of the public function (level: 3 when that function calls this,
+-- 4 when it calls a check that does)
+local function bad_argument(n, fname, what, v, level)
+  error(format("bad argument #%d to '%s' (%s expected, got %s)", n, fname, what, typename(v)), level or 4)
+end
+
+--- The heap and object number of argument n of the function fname: an
+-- Object, or a Class (its class object); else a usage error naming it.
+local function check_object(v, fname, n)
+  if getmetatable(v) == Class then
+    local obj = v.object
+    if not obj then
+      error(format("bad argument #%d to '%s' (%s has no class object in the dump)", n or 1, fname, tostring(v)), 3)
+    end
+    v = obj
+  end
+  local heap, num = object_parts(v)
+  if not num then bad_argument(n or 1, fname, "object or class", v) end
+  return heap, num
+end
+
+-- argument n of fname must be of Lua type t (or nil when optional)
+local function check_type(v, t, fname, n, optional)
+  if type(v) ~= t and not (optional and v == nil) then bad_argument(n, fname, t, v) end
+  return v
+end
+
+local MODELS = { shark = true, jvm = true, visualvm = true }
+
+-- argument n of fname, a size model or nil
+local function check_model(model, fname, n)
+  if model ~= nil and not MODELS[model] then
+    error(format("bad argument #%d to '%s' (model expected: shark, jvm or visualvm, got %s)", n, fname,
+      type(model) == "string" and "'" .. model .. "'" or typename(model)), 3)
+  end
+  return model
+end
+
+-- }======================================================
+
+
+--- {======================================================
+-- Class names: exact, and the near ones a miss suggests
+-- =======================================================
+
+-- the edit distance between a and b, or nil when it is over k (a band
+-- of width k around the diagonal is all that is computed)
+local function distance(a, b, k)
+  local la, lb = #a, #b
+  if math.abs(la - lb) > k then return nil end
+  local prev, cur = {}, {}
+  for j = 0, lb do prev[j] = j end
+  for i = 1, la do
+    cur[0] = i
+    local low, ca = i, a:byte(i)
+    for j = 1, lb do
+      local v = prev[j - 1] + (ca == b:byte(j) and 0 or 1)
+      if prev[j] + 1 < v then v = prev[j] + 1 end
+      if cur[j - 1] + 1 < v then v = cur[j - 1] + 1 end
+      cur[j] = v
+      if v < low then low = v end
+    end
+    if low > k then return nil end
+    prev, cur = cur, prev
+  end
+  return prev[lb] <= k and prev[lb] or nil
+end
+
+-- a class name's simple name: after the last '.' and the last '$'
+local function simple_name(name)
+  return name:match("([^.$]*)$")
+end
+
+--- Class names near `name`, best first (at most 5): the same name in
+-- another case, a nested or unqualified class whose simple name it is
+-- (`Session` -> `Leaky$Session`), then names within a small edit distance
+-- (a typo), compared in lower case: whole names when `name` is qualified,
+-- else simple names. Kept per name, since the heap's own lookups miss too.
+function Heap:near_class_names(name)
+  self._near = self._near or {}
+  if self._near[name] then return self._near[name] end
+  local want = name:lower()
+  local qualified = want:find("[.$]") ~= nil
+  local k = math.min(3, math.max(1, #want // 6))
+  local found = {}
+  for full in pairs(names(self)) do
+    local low = full:lower()
+    local simple = simple_name(low)
+    local rank
+    if low == want then rank = 0
+    elseif low:sub(-#want - 1) == "$" .. want or low:sub(-#want - 1) == "." .. want then rank = 1
+    else
+      local d = distance(want, qualified and low or simple, k)
+      if d then rank = 1 + d end
+    end
+    if rank then found[#found + 1] = { full, rank } end
+  end
+  table.sort(found, function(a, b)
+    if a[2] ~= b[2] then return a[2] < b[2] end
+    return a[1] < b[1]
+  end)
+  local out = {}
+  for i = 1, math.min(5, #found) do out[i] = found[i][1] end
+  self._near[name] = out
+  return out
+end
+
+-- the class with this name, or nil: Heap:class without the near names,
+-- for sift's own lookups of classes a dump may well not have
+local function class_named(heap, name)
+  local list = names(heap)[name]
+  return list and heap:class_at(list[1]) or nil
+end
+
 --- The class with this name (dotted; deobfuscated when a mapping was
--- given), or nil. When several classes share the name (several loaders),
--- the first; `classes_named` gives all.
+-- given). When several classes share the name (several loaders), the
+-- first; `classes_named` gives all. When none has it: nil and a message
+-- naming the near names (`near_class_names`): "no class named 'Session'
+-- (did you mean 'Leaky$Session'?)".
 -- @tparam string name
 function Heap:class(name)
+  check_type(name, "string", "class", 1)
   local list = names(self)[name]
-  return list and self:class_at(list[1]) or nil
+  if list then return self:class_at(list[1]) end
+  local near = self:near_class_names(name)
+  if #near == 0 then return nil, format("no class named '%s'", name) end
+  return nil, format("no class named '%s' (did you mean '%s'?)", name, concat(near, "', '"))
 end
 
 --- Every class with this name.
 function Heap:classes_named(name)
+  check_type(name, "string", "classes_named", 1)
   local out = {}
   for i, n in ipairs(names(self)[name] or {}) do out[i] = self:class_at(n) end
   return out
@@ -252,6 +386,7 @@ end
 --- The object with this id, or nil.
 -- @tparam integer id
 function Heap:object(id)
+  if math.type(id) ~= "integer" then bad_argument(1, "object", "integer id", id, 3) end
   local num = self.index:find(id)
   return num and object_at(self, num) or nil
 end
@@ -270,6 +405,7 @@ end
 -- is nil when the root points at an id that is not in the dump).
 -- @tparam[opt] string kind only roots of this kind (`sticky_class`, ...)
 function Heap:roots(kind)
+  check_type(kind, "string", "roots", 1, true)
   local out = {}
   local infer = self:roots_inferred()
   for _, root in ipairs(self.index:roots()) do
@@ -359,4 +495,6 @@ end
 return {
   M = M, Heap = Heap, Class = Class, Object = Object,
   raw = raw, object_at = object_at, names = names, deobfuscate_class = deobfuscate_class,
+  check_object = check_object, check_type = check_type, bad_argument = bad_argument, class_named = class_named,
+  check_model = check_model,
 }

@@ -17,6 +17,7 @@ local fields = require "sift.heap.fields"
 local known_leaks = require "sift.heap.known_leaks"
 local leak_report = require "sift.heap.leak_report"
 local sha1 = require "sift.sha1"
+local class_named = require("sift.heap.index").class_named
 local suspects = require "sift.heap.suspects"
 
 local M = {}
@@ -76,7 +77,7 @@ end
 
 -- instances of the class and its subclasses for which test(obj) is true
 local function instances_where(heap, class_name, test, out)
-  local cls = heap:class(class_name)
+  local cls = class_named(heap, class_name)
   if not cls then return end
   for obj in cls:instances { subclasses = true } do
     if test(obj) then out[#out + 1] = obj end
@@ -169,7 +170,7 @@ function M.unclosed(heap)
     seen[obj:id()] = true
     out[#out + 1] = { object = obj, reason = reason }
   end
-  local guard = heap:class("dalvik.system.CloseGuard")
+  local guard = class_named(heap, "dalvik.system.CloseGuard")
   if guard then
     for g in guard:instances() do
       local site = field_or_nil(g, "closerNameOrAllocationInfo")
@@ -185,7 +186,7 @@ function M.unclosed(heap)
       end
     end
   end
-  local cursor = heap:class("android.database.AbstractCursor")
+  local cursor = class_named(heap, "android.database.AbstractCursor")
   if cursor then
     for c in cursor:instances { subclasses = true } do
       local closed = field_or_nil(c, "mClosed")
@@ -193,7 +194,7 @@ function M.unclosed(heap)
       if closed == false then add(c, ("a %s that was never closed"):format(c:class_name())) end
     end
   end
-  local window = heap:class("android.database.CursorWindow")
+  local window = class_named(heap, "android.database.CursorWindow")
   if window then
     for w in window:instances() do
       local ptr = field_or_nil(w, "mWindowPtr")
@@ -201,7 +202,7 @@ function M.unclosed(heap)
     end
   end
   for _, name in ipairs { "java.io.FileInputStream", "java.io.FileOutputStream", "java.io.RandomAccessFile" } do
-    local cls = heap:class(name)
+    local cls = class_named(heap, name)
     if cls then
       for stream in cls:instances { subclasses = true } do
         local fd = fd_number(stream)
@@ -233,7 +234,7 @@ function M.where(fn, class)
     local out = {}
     local iter
     if class then
-      local c = heap:class(class)
+      local c = class_named(heap, class)
       if not c then return out end
       iter = c:instances { subclasses = true }
     else
@@ -691,18 +692,18 @@ end
 function M.metadata(heap)
   local info = heap:info()
   local meta = { hprof_version = info.version, id_size = info.id_size, time = info.time }
-  local build = heap:class("android.os.Build")
+  local build = class_named(heap, "android.os.Build")
   if build then
     local s = build:statics()
     meta.android, meta.manufacturer = true, text(s.MANUFACTURER)
-    local version = heap:class("android.os.Build$VERSION")
+    local version = class_named(heap, "android.os.Build$VERSION")
     if version then meta.sdk_int = version:statics().SDK_INT end
   end
-  local activity_thread = heap:class("android.app.ActivityThread")
+  local activity_thread = class_named(heap, "android.app.ActivityThread")
   local current = activity_thread and activity_thread:statics().sCurrentActivityThread
   local bound = type(current) == "userdata" and field_or_nil(current, "mBoundApplication")
   if type(bound) == "userdata" then meta.process = text(field_or_nil(bound, "processName")) end
-  local lc = heap:class("leakcanary.internal.InternalLeakCanary")
+  local lc = class_named(heap, "leakcanary.internal.InternalLeakCanary")
   if lc then meta.leakcanary_version = text(lc:statics().version) end
   return meta
 end

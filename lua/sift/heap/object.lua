@@ -9,6 +9,7 @@ local shared = require "sift.heap.index"
 
 local M, Class, Object = shared.M, shared.Class, shared.Object
 local raw, object_at, deobfuscate_class = shared.raw, shared.object_at, shared.deobfuscate_class
+local class_named, check_type = shared.class_named, shared.check_type
 local format = string.format
 local object_parts = core.object_parts
 
@@ -101,9 +102,20 @@ function Class:static(name)
   return self:statics()[name]
 end
 
+-- a class argument: a Class, a class name, or a class object (its Class)
+local function class_arg(v, fname)
+  if select(2, object_parts(v)) then
+    local cls = Object.as_class(v)
+    if cls then return cls end
+  end
+  if type(v) == "string" or getmetatable(v) == Class then return v end
+  shared.bad_argument(1, fname, "class or class name", v)
+end
+
 --- Whether this class is `other` or one of its subclasses.
--- @param other a Class or a class name
+-- @param other a Class, a class name or a class object
 function Class:is_subclass_of(other)
+  other = class_arg(other, "is_subclass_of")
   local c = self
   while c do
     if c == other or c.name == other then return true end
@@ -194,9 +206,9 @@ end
 --- The object's Class (for a class object: java.lang.Class if present).
 function Object.class(obj)
   local heap, _, _, kind, cls, _, _, elem = facts(obj)
-  if kind == "class" then return heap:class("java.lang.Class") end
+  if kind == "class" then return class_named(heap, "java.lang.Class") end
   if cls then return heap:class_at(cls) end
-  if elem then return heap:class(elem .. "[]") end
+  if elem then return class_named(heap, elem .. "[]") end
   return nil
 end
 
@@ -238,6 +250,7 @@ end
 
 --- Element i (1-based) of an array: a value, or an Object.
 function Object.get(obj, i)
+  if math.type(i) ~= "integer" then shared.bad_argument(1, "get", "integer", i, 3) end
   local heap, num, _, _, _, _, _, elem = facts(obj)
   if not elem then return nil end
   return wrap(heap, heap.index:element(num, i), elem)
@@ -279,6 +292,7 @@ end
 --- Whether the object is an instance with a field of this name (`Class.name`
 -- forms included).
 function Object.has_field(obj, name)
+  check_type(name, "string", "has_field", 1)
   local heap, _, _, kind, cls = facts(obj)
   return kind == "instance" and cls ~= nil and find_field(heap:class_at(cls), name) ~= nil
 end
@@ -287,6 +301,8 @@ end
 -- picks the declaring class when the name is shadowed. Raises if the object
 -- has no such field.
 function Object.field(obj, name, class)
+  check_type(name, "string", "field", 1)
+  check_type(class, "string", "field", 2, true)
   local heap, num, _, kind, cls = facts(obj)
   if kind ~= "instance" or not cls then
     error(format("%s has no fields", tostring(obj)), 2)
@@ -310,8 +326,9 @@ function Object.fields(obj)
 end
 
 --- Whether the object is an instance of the class (or a subclass of it).
--- @param class a Class or a class name
+-- @param class a Class, a class name or a class object
 function Object.is_instance_of(obj, class)
+  class = class_arg(class, "is_instance_of")
   local cls = Object.class(obj)
   return cls ~= nil and cls:is_subclass_of(class)
 end

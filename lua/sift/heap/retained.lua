@@ -179,6 +179,7 @@ end
 -- "jvm" (what the JVM allocated, as its GC.class_histogram counts; class
 -- mirrors are then a java.lang.Class row) or "visualvm".
 function Heap:histogram(model)
+  shared.check_model(model, "histogram", 1)
   local by_name, rows = {}, {}
   local counted
   if model and model ~= "shark" then
@@ -214,6 +215,7 @@ end
 --   referents and unreached referrers counted), `progress`
 -- @return `{ model, reachable, unreachable, unreachable_bytes }`
 function Heap:dominators(opts)
+  if opts ~= nil then shared.check_model(shared.check_type(opts, "table", "dominators", 1).model, "dominators", 1) end
   local model = opts and opts.model or "shark"
   if self._model ~= model or not self.index:graph_info().tree then
     local reachable, err = sized(self, model):dominators(model, opts and opts.progress)
@@ -233,20 +235,21 @@ end
 --- Retained size of obj: the bytes that would be freed with it (under the
 -- model of the last `dominators` call). nil when no root reaches obj.
 function Heap:retained(obj)
-  local _, num = object_parts(obj)
+  local _, num = shared.check_object(obj, "retained")
   return dominators(self):retained(num)
 end
 
 --- How many objects obj retains (its dominator subtree, obj included);
 -- nil when no root reaches obj.
 function Heap:retained_count(obj)
-  local _, num = object_parts(obj)
+  local _, num = shared.check_object(obj, "retained_count")
   return dominators(self):retained_count(num)
 end
 
 --- Shallow size of obj under a model ("shark", "jvm" or "visualvm").
 function Heap:shallow(obj, model)
-  local _, num = object_parts(obj)
+  local _, num = shared.check_object(obj, "shallow")
+  shared.check_model(model, "shallow", 2)
   model = model or self._model or "shark"
   return sized(self, model):shallow(num, model)
 end
@@ -254,7 +257,7 @@ end
 --- The immediate dominator of obj: an Object, or nil and "roots" when only
 -- the GC roots dominate it, or nil and "unreachable".
 function Heap:idom(obj)
-  local _, num = object_parts(obj)
+  local _, num = shared.check_object(obj, "idom")
   local d = dominators(self):idom(num)
   if d == nil then return nil, "unreachable" end
   if d == 0 then return nil, "roots" end
@@ -264,8 +267,8 @@ end
 --- The objects obj immediately dominates (nil: those only the roots
 -- dominate), largest retained size first.
 function Heap:dominated(obj)
-  local index, num = dominators(self), 0
-  if obj ~= nil then num = select(2, object_parts(obj)) end
+  local num = obj ~= nil and select(2, shared.check_object(obj, "dominated")) or 0
+  local index = dominators(self)
   local nums = index:dominated(num)
   table.sort(nums, function(a, b) return index:retained(a) > index:retained(b) end)
   local out = {}
@@ -275,8 +278,8 @@ end
 
 --- Everything obj retains (its dominator subtree, obj first).
 function Heap:retained_set(obj)
+  local _, num = shared.check_object(obj, "retained_set")
   local index, out = dominators(self), {}
-  local _, num = object_parts(obj)
   local stack = { num }
   while #stack > 0 do
     local n = table.remove(stack)
@@ -289,6 +292,7 @@ end
 --- The n objects with the largest retained sizes: `{ object, class,
 -- shallow, retained }`, largest first.
 function Heap:top(n)
+  if n ~= nil and math.type(n) ~= "integer" then shared.bad_argument(1, "top", "integer", n, 3) end
   local index = dominators(self)
   local out = {}
   for i, num in ipairs(index:top(n or 10)) do
