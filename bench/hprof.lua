@@ -114,6 +114,22 @@ if exists(first) and exists("/usr/bin/time") then
     objects or 0, size // (1 << 20)))
 end
 
+-- sift waste beside the index it needs (aim: the C pass within 2x the index)
+if exists(first) then
+  print("\n== sift waste: its C pass over every object and its whole report, against the index time ==")
+  local t, res = best("lua5.4 bench/heap_waste.lua " .. first, RUNS)
+  local wt = best(("lua5.4 bin/sift waste -q %s > /dev/null"):format(first), RUNS)
+  if t and wt then
+    local s = fields(res)
+    print(("%d objects: index %d ms; waste pass %d ms = %.2fx the index; whole report %d ms = %.2fx; "
+      .. "whole process sift waste %.0f ms (%d duplicate strings, %d duplicate arrays)"):format(s.objects, s.index_ms,
+      s.pass_ms, s.pass_ms / math.max(s.index_ms, 1), s.report_ms, s.report_ms / math.max(s.index_ms, 1), wt * 1e3,
+      s.string_groups, s.array_groups))
+  else
+    print("sift failed: " .. tostring(res))
+  end
+end
+
 -- a dump whose analysis does not fit in memory: the same analysis in a
 -- memory cgroup (v1) that holds the mapped dump and a third of what the
 -- analysis needs besides it, with a budget of a quarter: the big arrays go

@@ -8,7 +8,9 @@
 ** sorting (hash, object number) pairs and comparing the bytes of each run
 ** of equal hashes: a hash only brings candidates together, it never decides
 ** that two values are equal. Memory: 16 bytes per String and per primitive
-** array, 8 per box, two bits per object; time n log n.
+** array (twice that while they are sorted), 8 per box and per array of
+** zeros, two bits per object. Time: linear (a radix sort), and n log n in
+** the boxes' values and the zero arrays' lengths.
 */
 
 #include <stdlib.h>
@@ -181,10 +183,37 @@ static sift_Status add_group (hw_Set *s, const hw_Group *gr) {
   return SIFT_OK;
 }
 
-static int by_hash (const void *a, const void *b) {
-  const hw_Entry *x = (const hw_Entry *)a, *y = (const hw_Entry *)b;
-  if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
-  return x->num < y->num ? -1 : x->num > y->num;
+/*
+** Sort entries by hash: LSD radix sort, four passes of 16 bits through a
+** buffer as big as the entries. Stable, so equal hashes stay in the order
+** they were added (by object number).
+*/
+static sift_Status sort_by_hash (hw_Entry *e, uint64_t n) {
+  hw_Entry *tmp = (hw_Entry *)sift_big_alloc((size_t)n * sizeof *tmp);
+  uint64_t *count = (uint64_t *)calloc(65536, sizeof *count), i;
+  hw_Entry *from = e, *to = tmp, *t;
+  int shift;
+  if (tmp == NULL || count == NULL) {
+    sift_big_free(tmp);
+    free(count);
+    return SIFT_ENOMEM;
+  }
+  for (shift = 0; shift < 64; shift += 16) {
+    uint64_t sum = 0;
+    memset(count, 0, 65536 * sizeof *count);
+    for (i = 0; i < n; i++) count[from[i].hash >> shift & 0xFFFF]++;
+    for (i = 0; i < 65536; i++) {
+      uint64_t c = count[i];
+      count[i] = sum;
+      sum += c;
+    }
+    for (i = 0; i < n; i++) to[count[from[i].hash >> shift & 0xFFFF]++] = from[i];
+    t = from; from = to; to = t;
+  }
+  /* four passes: the sorted entries are back in e */
+  sift_big_free(tmp);
+  free(count);
+  return SIFT_OK;
 }
 
 static int by_num (const void *a, const void *b) {
@@ -258,7 +287,8 @@ static void charge_arrays (const Ctx *c, const hw_Entry *e, hw_Group *gr) {
 /*
 ** Sort the entries by hash; split each run of equal hashes into groups of
 ** equal content, each made contiguous (in place: the copies of the run's
-** first remaining entry are swapped to its side) and sorted by number;
+** first remaining entry are swapped to its side, so the group is sorted
+** by number again);
 ** charge every group of two or more. Then order the groups.
 */
 static sift_Status find_groups (const Ctx *c, hw_Set *s,
@@ -267,8 +297,9 @@ static sift_Status find_groups (const Ctx *c, hw_Set *s,
                                                 hw_Group *)) {
   hw_Entry *e = s->entries;
   uint64_t i = 0, n = s->nentries;
+  sift_Status st;
   if (n == 0) return SIFT_OK;
-  qsort(e, (size_t)n, sizeof *e, by_hash);
+  if ((st = sort_by_hash(e, n)) != SIFT_OK) return st;
   while (i < n) {
     uint64_t end = i + 1;
     while (end < n && e[end].hash == e[i].hash) end++;
@@ -282,7 +313,6 @@ static sift_Status find_groups (const Ctx *c, hw_Set *s,
           e[k] = t;
         }
       if (j - i >= 2) {
-        sift_Status st;
         qsort(e + i, (size_t)(j - i), sizeof *e, by_num);
         memset(&gr, 0, sizeof gr);
         gr.start = i;
