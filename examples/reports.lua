@@ -1,6 +1,6 @@
 -- The reports a heap expert opens after the leak trace, from Lua: wasted
--- memory (MAT's duplicate strings, collection fill, arrays of zeros,
--- boxes), the threads holding the most through their locals, classes two
+-- memory (MAT's duplicate strings, duplicate primitive arrays, collection
+-- fill, arrays of zeros, boxes; each counted as its fix would free it), the threads holding the most through their locals, classes two
 -- loaders defined, and, given a series of dumps of one process, what grows
 -- at every step and what holds it.
 -- Usage: lua5.4 examples/reports.lua DUMP [LATER_DUMP...]
@@ -14,6 +14,10 @@ local heap <close> = assert(sift.open(arg[1]))
 
 local dup = waste.duplicate_strings(heap, { top = 3 })
 for _, d in ipairs(dup) do print(("duplicate string %q: %d copies, %d bytes wasted"):format(d.value, d.count, d.wasted)) end
+for _, d in ipairs(waste.duplicate_arrays(heap, { top = 1 })) do
+  print(("duplicate %s[%d]: %d copies, %d bytes wasted"):format(d.class:sub(1, -3), d.length, d.count, d.wasted))
+end
+print("(wasted: " .. waste.RULES.duplicate_strings .. ")")
 for _, c in ipairs(waste.collections(heap)) do
   local w = c.worst[1]
   if w then print(("%s: %d instances, worst holds %d of %d"):format(c.class, c.count, w.size, w.capacity)) end
