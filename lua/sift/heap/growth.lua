@@ -182,8 +182,10 @@ function M.analyze(paths, opts)
   end
   local n, grown = #paths, {}
   for class, c in pairs(counts) do
+    local b = bytes[class]
+    for i = 1, n do c[i], b[i] = c[i] or 0, b[i] or 0 end  -- (absent from a dump: none there)
     if grows(c, n, min_step) then
-      local deltas, b = json.array {}, bytes[class]
+      local deltas = json.array {}
       for i = 2, n do deltas[i - 1] = c[i] - c[i - 1] end
       grown[#grown + 1] = { class = class, counts = json.array(c), bytes = json.array(b), deltas = deltas,
         growth = b[n] - b[1] }
