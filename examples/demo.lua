@@ -123,6 +123,8 @@ if os.execute("command -v javac >/dev/null && command -v jcmd >/dev/null") then
     [['s = heap:class("TrustSample$Session"):instances()()']],
     [['return s:id() > 0, s:field("id"), s:field("size"), s:field("kind"):string()']],
     [['help(s)']],
+    [['return heap:class("Session")']],
+    [['return heap:retained(heap:class("TrustSample")), s:id()']],
   }, " "), dump))
   sh("bin/sift path " .. dump .. " --class java.net.URLClassLoader | head -16")
   sh("bin/sift path " .. dump .. " --class 'TrustSample$Node' --limit 1000 --json --max-memory 200M | wc -c")
@@ -312,5 +314,15 @@ local series = require("spec.helper").jvm_series("GrowthSample", "leak", 3)
 if series then
   sh("bin/sift growth -q " .. table.concat(series, " "))
   sh("lua5.4 examples/reports.lua " .. table.concat(series, " ") .. " | tail -3")
+end
+-- growth held by the program's own map beside a JDK cache that grows too
+local mapped = require("spec.helper").jvm_series("GrowthSample", "map", 3)
+if mapped then sh("bin/sift growth -q --top 4 " .. table.concat(mapped, " ")) end
+-- the JVM's sizes with @Contended paddings, and class data sharing's unseen mirrors
+local contended = require("spec.helper").jvm_dump("ContendedSample", nil, "-Xmx64m -XX:+UseG1GC", true)
+if contended then
+  sh("lua5.4 examples/jvm_sizes.lua " .. contended .. " " .. contended .. ".histo | sed -n '1,2p;$p'")
+  sh("bin/sift histogram --model jvm --top 0 " .. contended
+    .. " | grep -E 'java.lang.Class  |ForkJoinPool(\\$WorkQueue)?$|BufferedSubscription$'")
 end
 print("(docs/heap.md: sift waste, threads, loaders, growth; docs/bmd.md: root kinds)")

@@ -1,6 +1,7 @@
 -- What did the JVM allocate? The layout sift infers from a dump (object
--- header, reference size, field placement, java.lang.Class's size), the
--- largest classes under the dump's own sizes and the JVM's, and, given
+-- header, reference size, field placement, java.lang.Class's size, the
+-- JDK and whether class data sharing hid mirrors), the largest classes
+-- under the three size models (the dump's own, the JVM's, VisualVM's), and, given
 -- the text of `jcmd <pid> GC.class_histogram` taken right after the dump,
 -- how many classes agree with the JVM to the byte.
 --
@@ -18,17 +19,25 @@ print(("layout: %d-byte headers, %d-byte references, %s field placement, arrays 
   l.algorithm == "jdk15" and "JDK 15+" or "JDK 6-14", l.array_base, l.class_size,
   l.inferred and "inferred" or "assumed", l.matched, l.sampled))
 
-local dump_sizes = {}
-for _, r in ipairs(heap:histogram()) do dump_sizes[r.class] = r.shallow end
-print(("\n%14s %14s %10s  %s"):format("JVM bytes", "dump bytes", "instances", "class"))
+print(("JDK %s's @Contended paddings; %d class mirrors followed by a gap%s"):format(l.jdk, l.mirror_gaps,
+  l.mirror_gaps >= 8 and " (class data sharing: the JVM counts archived mirrors the dump leaves out)" or ""))
+
+local function sizes(model)
+  local by = {}
+  for _, r in ipairs(heap:histogram(model)) do by[r.class] = r.shallow end
+  return by
+end
+local dump_sizes, visualvm_sizes = sizes("shark"), sizes("visualvm")
+print(("\n%14s %14s %14s %10s  %s"):format("JVM bytes", "dump bytes", "VisualVM", "instances", "class"))
 for i, r in ipairs(heap:histogram("jvm")) do
   if i > 8 then break end
-  print(("%14d %14s %10d  %s"):format(r.shallow, dump_sizes[r.class] or "-", r.count, r.class))
+  print(("%14d %14s %14s %10d  %s"):format(r.shallow, dump_sizes[r.class] or "-", visualvm_sizes[r.class] or "-",
+    r.count, r.class))
 end
 
 if histo_path then  -- "   1:   5306   466704  [B (java.base@17)"
   local jvm = {}
-  for count, bytes, name in io.open(histo_path):read("a"):gmatch("\n%s*%d+:%s+(%d+)%s+(%d+)%s+(%S+)") do
+  for count, bytes, name in assert(io.open(histo_path)):read("a"):gmatch("\n%s*%d+:%s+(%d+)%s+(%d+)%s+(%S+)") do
     name = hprof.normalize((name:gsub("/0x", "+0x")))  -- hidden classes: Foo$$Lambda$1/0x... in jcmd
     local r = jvm[name] or { 0, 0 }
     jvm[name] = { r[1] + tonumber(count), r[2] + tonumber(bytes) }

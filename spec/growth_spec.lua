@@ -92,7 +92,7 @@ describe("sift growth", function()
       .. "→ static appClass → class GrowthSample → static SHELVES → GrowthSample$Shelves", by["GrowthSample$Spread"].reason)
     assert.are.same({ 101, 201, 301, 401 }, by["GrowthSample$Finalizable"].counts)
     assert.are.equal("held only by objects without a strong path (unreachable, or only through weak, soft or finalizer "
-      .. "references): 400 of 401 in the last dump, 100 in the first", by["GrowthSample$Finalizable"].reason)
+      .. "references): 400 of 401 in the last dump, 100 of 101 in the first", by["GrowthSample$Finalizable"].reason)
     out = helper.sift { "growth", "-q", dumps[1], dumps[2], dumps[3], dumps[4] }
     assert.matches("\n  GrowthSample%$Spread: 6 → 12 → 18 → 24 instances %(%+6, %+6, %+6 per step%), %d+ bytes more\n"
       .. "    no holder: no single path: 6 paths", out)

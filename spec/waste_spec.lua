@@ -64,6 +64,9 @@ describe("sift waste", function()
         assert(d, a[1] .. " copies not found")
         assert.are.same({ a[4], (a[3] - 1) * a[4], "java.lang.Object[]" }, { d.bytes, d.wasted, d.holders[1].class })
       end
+      -- what tells two groups of one type and length apart: a[k] = 7k + 3
+      assert.are.equal("{3, 10, 17, 24, 31, 38, 45, 52, …}", row(r.duplicate_arrays, function(x)
+        return x.class == "int[]" and x.length == 100 end).preview)
       -- no array is in two reports: the strings' arrays are in neither
       -- duplicate_arrays nor zero_arrays, the zeros not in duplicate_arrays
       assert.is_nil(row(r.duplicate_arrays, function(x) return x.class == "byte[]" and x.length == 1000 end))
@@ -99,7 +102,7 @@ describe("sift waste", function()
     out = helper.sift { "waste", "--top", "3", "-q", dump }
     assert.matches('\n     501      501 +[%d,]+  "duplicate%-me"  java%.lang%.Object%[%]\n', out)
     assert.matches('\n     301        1 +[%d,]+  "shared%-copy"  java%.lang%.Object%[%]\n', out)
-    assert.matches("\n      40 +[%d,]+  int%[100%]  java%.lang%.Object%[%]\n", out)
+    assert.matches("\n      40 +[%d,]+  int%[100%] {3, 10, 17, 24, 31, 38, 45, 52, …}  java%.lang%.Object%[%]\n", out)
     assert.matches("\n%s+0x%x+ holds 3 of 1,024\n", out)
     assert.matches("\n     1%d%d +[%d,]+  byte%[%]  100 × 1000", out)
     assert.matches("^sizes: %-%-model shark\n", out)

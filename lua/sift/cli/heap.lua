@@ -358,11 +358,11 @@ function commands.waste(args, out, err)
     out:write(("%8s %8s %12s  %q  %s\n"):format(group_digits(d.count), group_digits(d.arrays),
       group_digits(d.wasted), printable(d.value), d.holders[1] and printable(d.holders[1].class) or ""))
   end
-  head("duplicate arrays: count, bytes wasted, type and length, held by", report.duplicate_arrays,
+  head("duplicate arrays: count, bytes wasted, type and length, first elements, held by", report.duplicate_arrays,
     "duplicate_arrays")
   for _, d in ipairs(report.duplicate_arrays) do
-    out:write(("%8s %12s  %s  %s\n"):format(group_digits(d.count), group_digits(d.wasted),
-      d.class:gsub("%[%]$", "[" .. d.length .. "]"), d.holders[1] and printable(d.holders[1].class) or ""))
+    out:write(("%8s %12s  %s %s  %s\n"):format(group_digits(d.count), group_digits(d.wasted),
+      d.class:gsub("%[%]$", "[" .. d.length .. "]"), d.preview, d.holders[1] and printable(d.holders[1].class) or ""))
   end
   head("collections below capacity: instances, fill, bytes wasted, class; worst", report.collections, "collections")
   for _, c in ipairs(report.collections) do

@@ -145,8 +145,8 @@ local function find_holder(g, series, of_class, n, min_step, total)
   end
   if unreached[n] - unreached[1] >= (g.counts[n] - g.counts[1]) / 2 then
     return nil, nil, ("held only by objects without a strong path (unreachable, or only through weak, soft or "
-      .. "finalizer references): %d of %d in the last dump, %d in the first"):format(unreached[n], g.counts[n],
-      unreached[1])
+      .. "finalizer references): %d of %d in the last dump, %d of %d in the first"):format(unreached[n], g.counts[n],
+      unreached[1], g.counts[1])
   end
   return nil, nil, ("no single path: %d paths each grow by less than %d at some step"):format(rising, min_step),
     meet ~= 0 and meet or nil

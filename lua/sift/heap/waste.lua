@@ -125,6 +125,18 @@ function M.duplicate_strings(heap, opts)
   return strings_of(heap, scan(heap, opts), opts)
 end
 
+--- The first elements of an array as text, `{1, 2, 3, …}`: what tells
+-- two groups of the same type and length apart.
+local PREVIEW = 8
+local function preview(array)
+  local shown = {}
+  for i = 1, math.min(PREVIEW, array:length()) do
+    local v = array:get(i)
+    shown[i] = math.type(v) == "float" and ("%.17g"):format(v) or tostring(v)
+  end
+  return "{" .. table.concat(shown, ", ") .. (array:length() > PREVIEW and ", …}" or "}")
+end
+
 local function arrays_of(heap, r, opts)
   local list = {}
   for _, g in ipairs(r.arrays.rows) do
@@ -134,6 +146,7 @@ local function arrays_of(heap, r, opts)
   local out = sorted_by_wasted(list, opts.top or 20, function(x) return ("%s %020d"):format(x.class, x.length) end)
   for _, d in ipairs(out) do
     d.holders = holders(heap, d.copies)
+    d.preview = preview(d.copies[1])
     d.copies = nil
   end
   return out
@@ -141,7 +154,8 @@ end
 
 --- Primitive arrays with the same type and content held more than once
 -- (not Strings' values, not arrays of zeros): `{class, length, count,
--- bytes (one copy), wasted (M.RULES.duplicate_arrays), holders}`, most
+-- bytes (one copy), wasted (M.RULES.duplicate_arrays), preview (the first
+-- elements as text), holders}`, most
 -- wasted first. opts: `top` (20), `model`.
 function M.duplicate_arrays(heap, opts)
   opts = opts or {}
