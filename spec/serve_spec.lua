@@ -117,6 +117,10 @@ describe("sift serve", function()
           assert.are.equal(200, page_status)
           assert.truthy(page:find("<header>", 1, true) and (page:find("<table", 1, true) or page:find("no threads", 1, true)),
             report)
+          if report == "waste" then  -- each report under its rule, as the CLI prints it
+            assert.truthy(page:find("<h2>Duplicate arrays</h2><p class=rule>wasted: freed if deduplicated: every copy "
+              .. "but one of a primitive array", 1, true), page)
+          end
         end
       end
       -- the JVM dump's planted leak is in the histogram, filtered by name
