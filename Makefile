@@ -133,7 +133,9 @@ check-browser: build/sift/core.so
 	@$(SPEC_ENV) SIFT_CPATH="build/?.so" LUA_PATH="lua/?.lua;lua/?/init.lua;;" LUA_CPATH="build/?.so;;" \
 	  lua5.4 spec/browser_check.lua
 
+# the fuzzers are built two at a time (each links every decoder), then run in turn
 fuzz-smoke:
+	@$(MAKE) --no-print-directory -j2 $(addprefix build/fuzz/,$(FUZZERS)) build/fuzz/seeds
 	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=7
 
 demo: deps build/sift/core.so

@@ -41,7 +41,7 @@ local function link(html, pattern)
   end
 end
 
-describe("sift serve in headless Chromium", function()
+describe("sift serve in headless Chromium #heavy", function()
   it("clicks from the histogram to an object's path, plays a trace, and draws pages", function()
     local heap, trace = helper.fixture(HEAP), helper.fixture(TRACE)
     if not heap then return end

@@ -45,7 +45,7 @@ local function sift_cli(args)
   return out
 end
 
-describe("--model jvm equals the JVM's GC.class_histogram", function()
+describe("--model jvm equals the JVM's GC.class_histogram #heavy", function()
   for _, run in ipairs(RUNS) do
     it("on every class that held still, with " .. run.args, function()
       local path, why = helper.jvm_dump("ContendedSample", nil, run.args, true)

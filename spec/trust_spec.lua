@@ -183,7 +183,7 @@ EOF]])
   end)
 end)
 
-describe("--model jvm against the JVM's own GC.class_histogram", function()
+describe("--model jvm against the JVM's own GC.class_histogram #heavy", function()
   for _, layout in ipairs(LAYOUTS) do
     it("gives every class's count and bytes with " .. layout.args, function()
       local path = dump(layout)
