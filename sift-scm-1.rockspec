@@ -66,6 +66,7 @@ build = {
     ["sift.cli.heap"] = "lua/sift/cli/heap.lua",
     ["sift.cli.info"] = "lua/sift/cli/info.lua",
     ["sift.cli.ofx"] = "lua/sift/cli/ofx.lua",
+    ["sift.cli.run"] = "lua/sift/cli/run.lua",
     ["sift.cli.serve"] = "lua/sift/cli/serve.lua",
     ["sift.cli.trace"] = "lua/sift/cli/trace.lua",
     ["sift.csv"] = "lua/sift/csv.lua",

@@ -25,6 +25,7 @@ for _, part in ipairs {
   { "sift.cli.serve", "serve" },
   { "sift.cli.fleet", "worker", "fleet" },
   { "sift.cli.lint", "lint" },
+  { "sift.cli.run", "run" },
 } do
   local module = require(part[1])
   for i = 2, #part do COMMANDS[#COMMANDS + 1] = { name = part[i], module = module } end
