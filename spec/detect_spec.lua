@@ -351,13 +351,21 @@ describe("sift.detect on synthetic input", function()
 end)
 
 describe("sift.open", function()
-  it("detects, then says when a format has no decoder yet", function()
-    local path = helper.tmpfile("OFXHEADER:100\r\nDATA:OFXSGML\r\nVERSION:102\r\n\r\n<OFX>\r\n</OFX>\r\n")
-    local v, msg, code = sift.open(path)
-    os.remove(path)
-    assert.is_nil(v)
-    assert.are.equal("unsupported", code)
-    assert.matches(path .. ": no decoder for OFX", msg, 1, true)
+  it("opens an OFX statement as sift.ofx.read does, and refuses a compressed one", function()
+    local text = "OFXHEADER:100\r\nDATA:OFXSGML\r\nVERSION:102\r\n\r\n<OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS>"
+      .. "<CURDEF>EUR<BANKACCTFROM><ACCTID>42</BANKACCTFROM><BANKTRANLIST><STMTTRN><TRNTYPE>DEBIT"
+      .. "<DTPOSTED>20240105<TRNAMT>-12.50<FITID>f1<NAME>Bakery</STMTTRN></BANKTRANLIST>"
+      .. "</STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>\r\n"
+    local path = helper.tmpfile(text)
+    local doc = assert(sift.open(path))
+    assert.are.same(require("sift.ofx").view(assert(require("sift.ofx").read(path))), require("sift.ofx").view(doc))
+    local t = doc.statements[1].transactions[1]
+    assert.are.same({ "42", "-12.50", "Bakery" }, { doc.statements[1].account.id, tostring(t.amount), t.name })
+    os.execute("gzip -f " .. path)
+    local v, msg, code = sift.open(path .. ".gz")
+    os.remove(path .. ".gz")
+    assert.are.same({ nil, path .. ".gz: a gzip-compressed OFX statement: decompress it first", "unsupported" },
+      { v, msg, code })
   end)
 
   it("refuses a recognised file whose header is damaged", function()

@@ -23,15 +23,18 @@ local openers = {
   hprof = function(path, opts) return require("sift.heap").open(path, opts) end,
   trace = function(path, opts) return require("sift.trace").open(path, opts) end,
   bmd = function(path, opts) return require("sift.heap.bmd").open(path, opts) end,
+  ofx = function(path, opts) return require("sift.ofx").read(path, opts) end,
 }
 
 --- Open a dump for analysis: a heap for an HPROF or BMD file (see
 -- `sift.heap`, `sift.heap.bmd`), a trace for an Android method trace (see
--- `sift.trace`).
--- Formats without a decoder yet give `nil, message, "unsupported"`.
+-- `sift.trace`), the parsed statements of an OFX/QFX file (what
+-- `sift.ofx.read` returns; a compressed one gives `nil, message,
+-- "unsupported"`).
 -- @tparam string path
 -- @tparam[opt] table opts `progress` (function(done, total)), and the
---   format's own options (HPROF: `dump`, `mapping`; BMD: also `strings`)
+--   format's own options (HPROF: `dump`, `mapping`; BMD: also `strings`;
+--   OFX: `strict`, `lazy`)
 -- @return the opened dump, or nil, message, code
 function M.open(path, opts)
   if type(path) ~= "string" then
@@ -42,13 +45,12 @@ function M.open(path, opts)
   end
   local info, msg, code = detect.detect(path, { bytes = false })
   if not info then return nil, msg, code end
-  local opener = openers[info.format]
-  if not opener then
-    return nil, ("%s: no decoder for %s yet (%s)"):format(
-      path, detect.names[info.format], info.description), "unsupported"
-  end
   if info.problem then return nil, path .. ": " .. info.problem, info.problem_code end
-  return opener(path, opts)
+  if info.format == "ofx" and info.compressed then  -- (sift.ofx reads the text itself, as sift ofx does)
+    return nil, ("%s: a %s-compressed OFX statement: decompress it first"):format(path, info.compressed),
+      "unsupported"
+  end
+  return openers[info.format](path, opts)
 end
 
 return M
