@@ -371,7 +371,7 @@ describe("sift crunch, decrunch and info on BMD", function()
     text, _, status = helper.sift { "info", out, "--source", input }
     assert.are.equal(0, status)
     assert.matches("ratio +30.8%%", text)
-    assert.matches("hashed_strings +1377", text)
+    assert.matches("hashed_names +1377", text)
     text, _, status = helper.sift { "decrunch", out, back, "-q" }
     assert.are.equal(0, status)
     assert.matches("names recovered +%d+ of 1,377", text)

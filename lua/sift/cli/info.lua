@@ -17,6 +17,27 @@ function M.define.info(parser)
       .. "gzip or bzip2 compressed) and print the facts of its header.\n"
       .. "An OFX file is checked for a cut (its body's <OFX> start and </OFX> end: cheap, also with --header).\n"
       .. "Exits 1 when a file is unreadable, unrecognised or damaged (cut short).")
+    :epilog("Facts (one a line; a fact a file does not have is left out):\n"
+      .. "  every file: format, compressed (gzip, bzip2), size (bytes on disk), problem (when damaged); "
+      .. "the first line describes the file\n"
+      .. "  HPROF: version, id_size, time (UTC; none when the dump records 0), timestamp_ms, header_size; "
+      .. "unless --header, from the index: objects, classes, instances, object_arrays, primitive_arrays, "
+      .. "names (UTF8 records: class, field, method and thread names; not java.lang.String objects, which "
+      .. "are among the instances), roots (by kind), heaps (Android), dumps (in the file), dump (the one "
+      .. "read), duplicates, missing_classes, truncated_at (where a cut dump ends), warnings\n"
+      .. "  BMD: version, hprof_header, hprof_version, header_size; unless --header, from every record: "
+      .. "classes, instances, object_arrays, primitive_arrays, names (UTF8 records kept as text), "
+      .. "hashed_names, legacy (HPROF records copied as they were), legacy_tags, roots; with --source: "
+      .. "source_bytes, ratio\n"
+      .. "  trace: variant (regular, streaming), version, clock, vm, pid, threads, methods, records, "
+      .. "num_method_calls, record_size, data_offset, elapsed_time_us, start_time_us, "
+      .. "clock_call_overhead_ns, data_file_overflow; unless --header, from decoding: records (decoded), "
+      .. "longest_thread_us (not on a thread-cpu clock), thread_records (records per thread), "
+      .. "unknown_methods, orphan_exits, mismatched_exits, warnings\n"
+      .. "  OFX: variant (sgml, xml, headerless), version, header (v1, v2, none), encoding, charset, "
+      .. "security, data, compression, oldfileuid, newfileuid, ofxheader (the header's keys the file has), "
+      .. "body_offset (when text precedes <OFX>)\n"
+      .. "--json prints the same facts with path and description (and problem_code).")
   info:argument("file", "A dump, trace or statement."):args("+")
   info:flag("--json", "Print JSON: an object for one FILE, an array for several.")
   info:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
@@ -27,11 +48,11 @@ end
 -- the order facts are listed in; others follow alphabetically
 local FACT_ORDER = {
   "format", "variant", "compressed", "version", "id_size", "time", "timestamp_ms",
-  "hprof_header", "clock", "vm", "pid", "threads", "methods", "records",
+  "hprof_header", "hprof_version", "clock", "vm", "pid", "threads", "methods", "records",
   "num_method_calls", "record_size", "data_offset", "elapsed_time_us",
   "start_time_us", "header", "encoding", "charset", "security", "data",
   "body_offset", "header_size", "size", "source_bytes", "ratio", "objects", "classes", "instances",
-  "object_arrays", "primitive_arrays", "strings", "hashed_strings", "legacy", "legacy_tags", "roots", "heaps", "dumps", "dump",
+  "object_arrays", "primitive_arrays", "names", "hashed_names", "legacy", "legacy_tags", "roots", "heaps", "dumps", "dump",
   "duplicates", "missing_classes", "truncated_at", "warnings",
 }
 local HIDDEN = { path = true, description = true, problem = true, problem_code = true }
@@ -84,7 +105,7 @@ end
 
 -- the index's counts, added to what detection found
 local HEAP_FACTS = { "objects", "classes", "instances", "object_arrays", "primitive_arrays",
-  "strings", "dumps", "dump", "duplicates", "missing_classes", "truncated_at", "roots", "heaps", "warnings" }
+  "dumps", "dump", "duplicates", "missing_classes", "truncated_at", "roots", "heaps", "warnings" }
 
 local function add_heap_facts(args, path, info)
   local heap, msg, code = open_heap(args, path)
@@ -92,6 +113,8 @@ local function add_heap_facts(args, path, info)
   local facts = heap:info()
   heap:close()
   for _, k in ipairs(HEAP_FACTS) do info[k] = facts[k] end
+  -- (the index's `strings` are the UTF8 records: names, not java.lang.String objects)
+  info.names = facts.strings
   if #info.warnings == 0 then info.warnings = nil end
   if info.duplicates == 0 then info.duplicates = nil end
   if info.missing_classes == 0 then info.missing_classes = nil end
@@ -104,10 +127,11 @@ local function add_bmd_facts(args, path, info)
     return require("sift.heap.bmd").info(path, { source = args.source, progress = update })
   end)
   if not facts then return nil, msg, code end
-  for _, k in ipairs { "strings", "hashed_strings", "classes", "instances", "object_arrays",
-      "primitive_arrays", "legacy", "roots", "source_bytes" } do
+  for _, k in ipairs { "classes", "instances", "object_arrays", "primitive_arrays", "legacy", "roots",
+      "source_bytes" } do
     info[k] = facts[k]
   end
+  info.names, info.hashed_names = facts.strings, facts.hashed_strings  -- (UTF8 records kept as text, hashed)
   if next(facts.legacy_tags) then
     info.legacy_tags = {}
     for tag, n in pairs(facts.legacy_tags) do info.legacy_tags[("0x%02X"):format(tag)] = n end
