@@ -271,4 +271,42 @@ function helper.lines(s)
   return t
 end
 
+--- Run fn(get, post, server) against a `sift serve` listening in this
+-- process (opts for sift.serve.new), driven by lua-http's client in the
+-- same cqueues loop. get(path, headers) and post(path, body, headers)
+-- give the status, the body (decoded when it is JSON) and the headers.
+function helper.with_server(opts, fn)
+  require("sift.paths").older_lua()
+  local cqueues, request, cjson = require "cqueues", require "http.request", require "cjson"
+  local server = assert(require("sift.serve").new(opts))
+  server:listen()
+  local url = server:url()
+  local function call(method, path, body, headers)
+    local req = request.new_from_uri(url .. path:gsub("^/", ""))
+    req.follow_redirects = false
+    req.headers:upsert(":method", method)
+    for k, v in pairs(headers or {}) do req.headers:upsert(k, v) end
+    if body then req:set_body(body) end
+    local h, st = req:go(120)
+    assert(h, st)
+    local text = st:get_body_as_string()
+    local status = tonumber(h:get(":status"))
+    local ok, value = pcall(cjson.decode, text)
+    return status, ok and value or text, h
+  end
+  local function get(path, headers) return call("GET", path, nil, headers) end
+  local function post(path, body, headers) return call("POST", path, body, headers) end
+  local cq = cqueues.new()
+  local failure
+  cq:wrap(function() server:run() end)
+  cq:wrap(function()
+    local ok, err = pcall(fn, get, post, server)
+    if not ok then failure = err end
+    server.http:close()
+  end)
+  assert(cq:loop())
+  server:close()
+  if failure then error(failure, 0) end
+end
+
 return helper
