@@ -6,7 +6,6 @@
 -- token; a second server over the same data directory.
 require("sift.paths").older_lua()
 local cqueues = require "cqueues"
-local request = require "http.request"
 local cjson = require "cjson"
 local serve = require "sift.serve"
 local helper = require "spec.helper"
@@ -19,38 +18,7 @@ local OFX = "ofx/ofxparse/bank_medium.ofx"
 
 local tmpdir = helper.tmpdir
 
--- run fn(get, post, server) against a listening server (opts for serve.new)
-local function with_server(opts, fn)
-  local server = assert(serve.new(opts))
-  server:listen()
-  local url = server:url()
-  local function call(method, path, body, headers)
-    local req = request.new_from_uri(url .. path:gsub("^/", ""))
-    req.follow_redirects = false
-    req.headers:upsert(":method", method)
-    for k, v in pairs(headers or {}) do req.headers:upsert(k, v) end
-    if body then req:set_body(body) end
-    local h, st = req:go(120)
-    assert(h, st)
-    local text = st:get_body_as_string()
-    local status = tonumber(h:get(":status"))
-    local ok, value = pcall(cjson.decode, text)
-    return status, ok and value or text, h
-  end
-  local function get(path, headers) return call("GET", path, nil, headers) end
-  local function post(path, body, headers) return call("POST", path, body, headers) end
-  local cq = cqueues.new()
-  local failure
-  cq:wrap(function() server:run() end)
-  cq:wrap(function()
-    local ok, err = pcall(fn, get, post, server)
-    if not ok then failure = err end
-    server.http:close()
-  end)
-  assert(cq:loop())
-  server:close()
-  if failure then error(failure, 0) end
-end
+local with_server = helper.with_server
 
 local function cli_json(args)
   local out, err, code = helper.sift(args)
@@ -259,6 +227,59 @@ describe("sift serve", function()
     end)
   end)
 
+  it("answers a program's upload (curl's Accept: */*) with JSON, a browser's with a redirect; views an OFX upload; "
+    .. "names no server path in its errors", function()
+    local jvm, ofx_path = helper.fixture(JVM), helper.fixture(OFX)
+    local bmd, trace = helper.fixture(BMD), helper.fixture(TRACE)
+    if not (jvm and ofx_path and bmd and trace) then return end
+    local data = tmpdir()
+    local bytes = helper.read(jvm)
+    local sha = require("openssl.digest").new("sha256"):final(bytes):gsub(".", function(c) return ("%02x"):format(c:byte()) end)
+    with_server({ data = data }, function(get, post)
+      local curl = { accept = "*/*" }
+      local s, up, h = post("/upload?name=app.hprof", bytes, curl)
+      assert.are.equal(201, s)
+      assert.are.equal("application/json", h:get("content-type"))
+      assert.are.same({ id = sha:sub(1, 16), url = "/f/" .. sha:sub(1, 16) .. "/", name = "app.hprof", format = "hprof",
+        sha256 = sha, duplicate = false }, up)
+      local s2, again = post("/upload?name=again.hprof", bytes, curl)
+      assert.are.same({ 200, true, up.id, up.url }, { s2, again.duplicate, again.id, again.url })
+      -- no Accept header at all is a program too
+      local s3, bare = post("/upload", bytes, {})
+      assert.are.same({ 200, true }, { s3, bare.duplicate })
+      -- a browser's form post (it asks for HTML) is sent to the file's page
+      local s4, body, h4 = post("/upload", bytes, { accept = "text/html,application/xhtml+xml,*/*;q=0.8" })
+      assert.are.same({ 303, up.url, "" }, { s4, h4:get("location"), body })
+      -- an OFX statement is taken and viewed like any file
+      local so, st = post("/upload?name=bank_medium.ofx", helper.read(ofx_path), curl)
+      assert.are.same({ 201, "ofx", "bank_medium.ofx" }, { so, st.format, st.name })
+      local _, view = get(st.url .. "index.json")
+      assert.are.same(cli_json { "ofx", "--json", ofx_path }.statements, view.statements)
+      local sp, page = get(st.url, { accept = "text/html" })
+      assert.are.equal(200, sp)
+      local at = page:find('<table id="transactions-1">', 1, true)
+      assert.truthy(at and page:find(view.statements[1].transactions[1].fitid, at, true), page)
+      -- errors name the upload, never a path of the server's
+      local cut_bmd = helper.read(bmd):sub(1, 300)
+      local sb, cut = post("/upload?name=cut.bmd", cut_bmd, curl)
+      assert.are.equal(201, sb)
+      local se, err = get(cut.url .. "index.json")
+      assert.are.same({ 422, "cut.bmd: bmd: truncated varint at byte 300: input ends after 0 bytes" }, { se, err.error })
+      local st2, cut_trace = post("/upload?name=cut.trace", helper.read(trace):sub(1, 300), curl)
+      assert.are.equal(201, st2)
+      local se2, err2 = get(cut_trace.url .. "index.json")
+      assert.are.same({ 422, "cut.trace: streaming trace: truncated bytes at byte 252: needs 106 bytes, 48 left" },
+        { se2, err2.error })
+      local sr, refused = post("/upload?name=notes.txt", "just some text\n", curl)
+      assert.are.same({ 415, "not a heap dump, a method trace or an OFX statement: not a recognised dump (HPROF, BMD, "
+        .. 'Android trace or OFX): starts with "just some text"' }, { sr, refused.error })
+      for _, message in ipairs { err.error, err2.error, refused.error } do
+        assert.is_nil(message:find(data, 1, true), message)
+        assert.is_nil(message:find(".upload-", 1, true), message)
+      end
+    end)
+  end)
+
   it("binds elsewhere only with a token, and asks every request for it", function()
     assert.are.same({ nil, "binding to 0.0.0.0 needs --token: anyone who reaches the port could read the dumps" },
       { serve.new { host = "0.0.0.0", data = tmpdir() } })
@@ -339,6 +360,14 @@ describe("sift serve", function()
         if state ~= "ready" then cqueues.sleep(0.05) end
       until state == "ready" or cqueues.monotime() > deadline
       assert.are.equal("ready", state)
+      -- the histogram is a computation of its own: its page says so, then
+      -- shows it once it is done (and kept: the next visit answers at once)
+      local _, computing = get(url .. "histogram")
+      assert.truthy(computing:find('var KEY = "histogram:shark";', 1, true), computing)
+      helper.wait_for("the histogram to be computed", function()
+        local _, p = get(url .. "progress.json")
+        return p.computations[1] and p.computations[1].state == "ready", cjson.encode(p)
+      end)
       local _, page = get(url .. "histogram")
       assert.truthy(page:find('<table id="histogram">', 1, true))
       -- the main loop answered all along; index pages never wait for a worker

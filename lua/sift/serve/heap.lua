@@ -82,18 +82,21 @@ local SORTS = { count = true, shallow = true, retained = true }
 -- filtered by a class or package name (a substring).
 function M.histogram(ctx)
   local heap, q = ctx.doc, ctx.query
-  dominators(ctx)
   local sort = SORTS[q.sort] and q.sort or "retained"
   local filter = q.filter and q.filter ~= "" and q.filter or nil
-  local view = views.histogram_json(heap, ctx.model)
-  local retained = {}
-  for _, r in ipairs(heap:retained_by_class()) do retained[r.class] = r.retained end
+  local all = ctx.compute("histogram:" .. (ctx.model or "shark"), function()
+    dominators(ctx)
+    local kept = views.histogram_json(heap, ctx.model)
+    local retained = {}
+    for _, r in ipairs(heap:retained_by_class()) do retained[r.class] = r.retained end
+    for _, r in ipairs(kept.rows) do r.retained = retained[r.class] or 0 end
+    return kept
+  end)
+  local view = {}  -- (the kept result stays as it is: this request's rows are a new list)
+  for k, v in pairs(all) do view[k] = v end
   local rows = json.array {}
-  for _, r in ipairs(view.rows) do
-    if not filter or r.class:find(filter, 1, true) then
-      r.retained = retained[r.class] or 0
-      rows[#rows + 1] = r
-    end
+  for _, r in ipairs(all.rows) do
+    if not filter or r.class:find(filter, 1, true) then rows[#rows + 1] = r end
   end
   table.sort(rows, function(x, y)
     if x[sort] ~= y[sort] then return x[sort] > y[sort] end
@@ -353,10 +356,8 @@ end
 -- arrays of zeros, boxed primitives (`sift waste`), each under its rule.
 function M.waste(ctx)
   local heap = ctx.doc
-  heap._served_waste = heap._served_waste or {}
   local model = ctx.model or "shark"
-  heap._served_waste[model] = heap._served_waste[model] or require("sift.heap.waste").report(heap, { model = model })
-  local r = heap._served_waste[model]
+  local r = ctx.compute("waste:" .. model, function() return require("sift.heap.waste").report(heap, { model = model }) end)
   return r, function()
     local dup, arr, coll, zero, box = {}, {}, {}, {}, {}
     for i, d in ipairs(r.duplicate_strings) do
@@ -397,8 +398,10 @@ end
 --- Threads: stacks, the locals each frame holds, what they retain (`sift threads`).
 function M.threads(ctx)
   local heap = ctx.doc
-  dominators(ctx)
-  local threads = require("sift.heap.census").threads(heap)
+  local threads = ctx.compute("threads", function()
+    dominators(ctx)
+    return require("sift.heap.census").threads(heap)
+  end)
   return threads, function()
     local parts = {}
     for _, t in ipairs(threads) do
@@ -427,8 +430,12 @@ end
 --- Class loaders: classes, instances, retained, duplicate classes (`sift loaders`).
 function M.loaders(ctx)
   local heap = ctx.doc
-  dominators(ctx)
-  local loaders, duplicates = require("sift.heap.census").loaders(heap)
+  local both = ctx.compute("loaders", function()
+    dominators(ctx)
+    local loaders, duplicates = require("sift.heap.census").loaders(heap)
+    return { loaders, duplicates }
+  end)
+  local loaders, duplicates = both[1], both[2]
   return { loaders = loaders, duplicates = duplicates }, function()
     local rows, dups = {}, {}
     for i, l in ipairs(loaders) do

@@ -17,6 +17,7 @@ require("sift.paths").older_lua()  -- lua-http and its helpers are packaged for 
 
 local http_headers = require "http.headers"
 local http_util = require "http.util"
+local cjson = require "cjson"
 local cqueues = require "cqueues"
 local condition = require "cqueues.condition"
 local thread = require "cqueues.thread"
@@ -47,8 +48,11 @@ local SERVED = { hprof = true, bmd = true, trace = true, ofx = true }
 --   `max_upload` (bytes, default 2 GB), `max_decompressed` (bytes, default
 --   8× max_upload), `model` (size model), `strings` (jars for BMD names),
 --   `baseline` (a dump to diff heaps with), `db` (a finance store: the
---   /finance report), `analyses` (files analysed at once, each in a thread
---   of its own; default 2), `ingest` (take POST /ingest into the fleet
+--   /finance report), `analyses` (long jobs at once: opening a file,
+--   computing a result its pages share; default 2), `hold` (a test option:
+--   a path; each computation waits while a file is there, its progress
+--   saying so, so that a spec sees one running as long as it likes),
+--   `ingest` (take POST /ingest into the fleet
 --   queue in data: sift.fleet), `redis` and `postgres` (URLs: the fleet on
 --   those engines), and the connection limits of `sift.serve.listen`
 --   (`max_connections`, `header_timeout`, `body_timeout`, `idle_timeout`)
@@ -155,7 +159,7 @@ local function index_page(self)
     end
     return html.page("Files", self.opts.db and { { "/finance", "finance report" } } or nil, table.concat {
       html.table({ "file", "what it is", "#bytes", "" }, rows, "files"),
-      (([[<h2>Upload</h2><p>An HPROF (plain, .gz, .bz2), a BMD or an Android .trace.</p>
+      (([[<h2>Upload</h2><p>An HPROF (plain, .gz, .bz2), a BMD, an Android .trace or an OFX statement.</p>
 <form method="post" action="/upload?csrf=CSRF" enctype="multipart/form-data">
 <input type="file" id="file" name="file"> <button id="send" type="submit">upload</button> <span id="status"></span>
 </form>
@@ -178,8 +182,10 @@ document.getElementById("send").onclick = function (event) {
 end
 
 --- {======================================================
--- Workers: each file's pages are made in a thread of its own
--- (sift.serve.worker), at most opts.analyses of them at once
+-- Workers: each file's pages are made in a thread of its own, its page
+-- thread; the results pages share (ctx.compute) in a second one, its
+-- compute thread (sift.serve.worker). At most opts.analyses long jobs
+-- (opening a file, a computation) run at once.
 -- =======================================================
 
 -- the thread's entry point (it must have no upvalues: it is dumped and
@@ -194,75 +200,216 @@ local function wait_for(cond, fn)
   while not fn() do cond:wait() end
 end
 
--- a page of a file from its worker (started on first use): status,
--- content type and body. Progress the worker reports is kept in
--- entry.progress for /f/ID/progress.
-function Server:ask(entry, page, arg, qs, as_json)
-  if not entry.worker then
-    local th, sock = thread.start(thread_main, package.path, package.cpath, worker.encode(entry, self.opts, self.analyses))
-    sock:setmode("b", "b")
-    entry.worker = { thread = th, sock = sock, busy = false }
-  end
-  local w = entry.worker
-  wait_for(self.changed, function() return not w.busy end)
-  entry.state = "queued"
+-- a worker thread for the file: {thread, sock, busy, has (the keys of
+-- the results it was given)}
+function Server:start(entry)
+  local th, sock = thread.start(thread_main, package.path, package.cpath, worker.encode(entry, self.opts, self.analyses))
+  sock:setmode("b", "b")
+  return { thread = th, sock = sock, busy = false, has = {} }
+end
+
+local function stop(w)
+  pcall(w.sock.close, w.sock)
+end
+
+-- a long job's turn (at most opts.analyses at once), and its end
+function Server:acquire()
   wait_for(self.changed, function() return self.working < self.analyses end)
-  w.busy, entry.state = true, "working"
   self.working = self.working + 1
-  local ok, status, ctype, body = pcall(function()
-    w.sock:write(("%s\t%s\t%s\t%d\n"):format(page, arg or "", qs or "", as_json and 1 or 0))
-    w.sock:flush()
-    while true do
-      local line = w.sock:read("*l")
-      if not line then error("the worker stopped") end
-      local label, done, total = line:match("^progress\t([^\t]*)\t(%d+)\t(%d+)$")
-      if label then
-        entry.progress = { label = label, done = tonumber(done), total = tonumber(total) }
-      else
-        local st, ct, len = line:match("^result\t(%d+)\t([^\t]*)\t(%d+)$")
-        if not st then error("the worker said " .. line) end
-        return tonumber(st), ct, len == "0" and "" or w.sock:read(tonumber(len))
-      end
-    end
-  end)
+end
+
+function Server:release()
   self.working = self.working - 1
-  w.busy, entry.state, entry.progress = false, "ready", nil
-  if not ok then  -- a worker that died is started again next time
-    pcall(w.sock.close, w.sock)
-    entry.worker, entry.state = nil, nil
+  self.changed:signal()
+end
+
+-- one exchange with a worker: the results of the file it has not got
+-- yet, then line; its progress goes to on_progress(label, done, total),
+-- the results it computes are kept (entry.results: key -> bytes) and
+-- their jobs marked ready. Returns "result", status, content type,
+-- body, or "needs", key; raises an error when the worker stopped.
+function Server:talk(entry, w, line, on_progress)
+  for key, bytes in pairs(entry.results) do
+    if not w.has[key] then
+      w.sock:write(("store\t%s\t%d\n"):format(key, #bytes), bytes)
+      w.has[key] = true
+    end
+  end
+  w.sock:write(line, "\n")
+  w.sock:flush()
+  local function bytes(len) return len == "0" and "" or w.sock:read(tonumber(len)) end
+  while true do
+    local got = w.sock:read("*l")
+    if not got then error("the worker stopped", 0) end
+    local label, done, total = got:match("^progress\t([^\t]*)\t(%d+)\t(%d+)$")
+    local key, len = got:match("^computed\t([^\t]*)\t(%d+)$")
+    local st, ct, n = got:match("^result\t(%d+)\t([^\t]*)\t(%d+)$")
+    if label then
+      on_progress(label, tonumber(done), tonumber(total))
+    elseif key then
+      entry.results[key], w.has[key] = bytes(len), true
+      if entry.jobs[key] then entry.jobs[key].state = "ready" end
+      self.changed:signal()
+    elseif st then
+      return "result", tonumber(st), ct, bytes(n)
+    elseif got:match("^needs\t") then
+      return "needs", got:sub(7)
+    else
+      error("the worker said " .. got, 0)
+    end
+  end
+end
+
+-- the file's page thread, open: started and opened by the first request
+-- that needs it (the others wait); nil, status, message when the file
+-- does not open. entry.state says how far it is (idle, queued, working,
+-- ready, failed) and entry.progress what the opening does.
+function Server:page_thread(entry)
+  wait_for(self.changed, function() return entry.state ~= "queued" and entry.state ~= "working" end)
+  if entry.state == "ready" then return entry.pages end
+  if entry.state == "failed" then return nil, 422, entry.why end
+  entry.state = "queued"
+  self:acquire()
+  entry.state = "working"
+  local w = self:start(entry)
+  local ok, kind, status, _, body = pcall(self.talk, self, entry, w, "open", function(label, done, total)
+    entry.progress = { label = label, done = done, total = total }
+  end)
+  self:release()
+  entry.progress = nil
+  if ok and status == 200 then
+    entry.pages, entry.state = w, "ready"
+  else
+    stop(w)
+    if ok then entry.state, entry.why = "failed", body  -- (it does not open: 422 on each page)
+    else entry.state = nil end  -- (the thread died: started again next time)
   end
   self.changed:signal()
-  if not ok then return 500, nil, "the file's worker failed: " .. tostring(status):gsub("^.-:%d+: ", "") end
-  return status, ctype, body
+  if not ok then return nil, 500, "the file's worker failed: " .. tostring(kind) end
+  return self:page_thread(entry)
 end
 
--- where a file's first analysis is: idle, queued, working (with what and
--- how far), ready
+-- the computation of key, that page (with arg and query qs) needs: its
+-- job ({key, state (queued, working, ready, failed), label, done, total,
+-- message}), started once. Jobs run in the file's compute thread (started,
+-- with its own open of the file, by the first), one after another; the
+-- thread runs the page up to its ctx.compute(key), which computes it.
+function Server:compute(entry, key, page, arg, qs)
+  if entry.jobs[key] then return entry.jobs[key] end
+  local job = { key = key, state = "queued" }
+  entry.jobs[key] = job
+  local function on_progress(label, done, total) job.label, job.done, job.total = label, done, total end
+  cqueues.running():wrap(function()
+    wait_for(self.changed, function() return not entry.computing end)
+    if entry.results[key] then  -- (an earlier job computed it on the way)
+      job.state = "ready"
+      return self.changed:signal()
+    end
+    entry.computing = true
+    self:acquire()
+    job.state = "working"
+    local ok, why = pcall(function()
+      if not entry.computer then
+        entry.computer = self:start(entry)
+        local _, status, _, body = self:talk(entry, entry.computer, "open", on_progress)
+        if status ~= 200 then error(body, 0) end
+      end
+      local _, status, _, body = self:talk(entry, entry.computer,
+        ("page\t%s\t%s\t%s\t1\t1"):format(page, arg or "", qs or ""), on_progress)
+      if not entry.results[key] then  -- (the page failed first: its message)
+        local answered, view = pcall(cjson.decode, body)
+        error(status ~= 200 and answered and type(view) == "table" and view.error or ("no " .. key .. " was computed"), 0)
+      end
+    end)
+    self:release()
+    if not ok then
+      job.state, job.message = "failed", ("computing %s failed: %s"):format(key, tostring(why))
+      if why == "the worker stopped" then  -- (started again by the next job; this one may be asked again)
+        stop(entry.computer)
+        entry.computer, entry.jobs[key] = nil, nil
+      end
+    end
+    entry.computing = false
+    self.changed:signal()
+  end)
+  return job
+end
+
+-- where a file is: its opening (state idle, queued, working, ready or
+-- failed, with what it does and how far) and each computation's
 local function progress_view(entry)
   local p = entry.progress or {}
-  return { state = entry.state or "idle", label = p.label, done = p.done, total = p.total }
+  local jobs = json.array {}
+  for key, j in pairs(entry.jobs) do
+    jobs[#jobs + 1] = { key = key, state = j.state, label = j.label, done = j.done, total = j.total, error = j.message }
+  end
+  table.sort(jobs, function(x, y) return x.key < y.key end)
+  return { state = entry.state or "idle", label = p.label, done = p.done, total = p.total, computations = jobs }
 end
 
--- the page a browser gets while a file's first analysis runs: it polls
--- progress.json and reloads when the analysis is done
-local function waiting_page(entry)
-  return (html.page(entry.name, nil, [[<p id="progress">opening…</p>
+-- the page a browser gets while the file opens (key nil) or a result its
+-- page needs is computed (key): it polls progress.json and reloads when
+-- that is done
+local function waiting_page(entry, key)
+  local body = [[<p id="progress">opening…</p>
 <p><progress id="bar" max="100" value="0" style="width:40em"></progress></p>
 <script>
+var KEY = KEYJSON;
 (function poll() {
   fetch("/f/ID/progress.json", { headers: { accept: "application/json" } })
     .then(function (r) { return r.json(); })
     .then(function (p) {
-      if (p.state === "ready") { location.reload(); return; }
-      var pct = p.total ? Math.floor(100 * p.done / p.total) : 0;
-      document.getElementById("progress").textContent = p.state === "queued" ? "waiting for another analysis…"
-        : (p.label || "opening") + " " + pct + "%";
+      var job = p, what = "opening";
+      if (KEY) {
+        job = p.computations.filter(function (c) { return c.key === KEY; })[0] || { state: "ready" };
+        what = KEY;
+      }
+      if (job.state !== "idle" && job.state !== "queued" && job.state !== "working") { location.reload(); return; }
+      var pct = job.total ? Math.floor(100 * job.done / job.total) : 0;
+      var label = job.label && job.label !== KEY ? what + ": " + job.label.replace(KEY + ": ", "") : what;
+      document.getElementById("progress").textContent = job.state === "queued"
+        ? label + ": waiting for another analysis…" : label + " " + pct + "%";
       document.getElementById("bar").value = pct;
       setTimeout(poll, 300);
     })
     .catch(function () { setTimeout(poll, 1000); });
 })();
-</script>]]):gsub("/f/ID/", "/f/" .. entry.id .. "/"))
+</script>]]
+  body = body:gsub("/f/ID/", "/f/" .. entry.id .. "/"):gsub("KEYJSON", (json.encode(key or false):gsub("%%", "%%%%")))
+  return html.page(entry.name, nil, body)
+end
+
+-- a page of a file from its page thread: status, content type and body
+-- (no content type: body is an error message). A page that needs a
+-- result not computed yet starts its computation; a browser gets that
+-- computation's progress page at once, a JSON client its answer when it
+-- is done.
+function Server:ask(entry, page, arg, qs, as_json)
+  while true do
+    local w, status, message = self:page_thread(entry)
+    if not w then return status, nil, message end
+    wait_for(self.changed, function() return not w.busy end)
+    w.busy = true
+    local ok, kind, st, ctype, body = pcall(self.talk, self, entry, w,
+      ("page\t%s\t%s\t%s\t%d\t0"):format(page, arg or "", qs or "", as_json and 1 or 0), function(label, done, total)
+        entry.progress = { label = label, done = done, total = total }
+      end)
+    w.busy, entry.progress = false, nil
+    self.changed:signal()
+    if not ok then  -- a worker that died is started again next time
+      stop(w)
+      if entry.pages == w then entry.pages, entry.state = nil, nil end
+      return 500, nil, "the file's worker failed: " .. tostring(kind)
+    end
+    if kind == "result" then return st, ctype, body end
+    local job = self:compute(entry, st, page, arg, qs)
+    if job.state == "failed" then return 500, nil, job.message end
+    if not as_json and job.state ~= "ready" then
+      return 200, "text/html; charset=utf-8", waiting_page(entry, job.key)
+    end
+    wait_for(self.changed, function() return job.state == "ready" or job.state == "failed" end)
+    if job.state == "failed" then return 500, nil, job.message end
+  end
 end
 
 -- }======================================================
@@ -276,6 +423,12 @@ local function wants_json(headers, path)
   if path:match("%.json$") then return true end
   local accept = headers:get("accept") or ""
   return accept:find("application/json", 1, true) ~= nil and not accept:find("text/html", 1, true)
+end
+
+-- an upload's answer is JSON unless the client asks for HTML (a
+-- browser's form post does; curl's `Accept: */*` does not)
+local function upload_wants_json(headers)
+  return not (headers:get("accept") or ""):find("text/html", 1, true)
 end
 
 -- the file a request carries (its body, or an HTML form's file part),
@@ -319,12 +472,13 @@ end
 local function upload(self, request, query, as_json)
   local entry, status, message = receive(self, request, query)
   if not entry then
+    message = self.store:hide(message)
     request.log(("%d POST /upload from %s: %s"):format(status, request.peer, message))
     return send_error(request.stream, status, message, as_json)
   end
   local duplicate = status
-  if not entry.worker then  -- its analysis starts now, in its thread
-    cqueues.running():wrap(function() self:ask(entry, "open") end)
+  if not entry.state then  -- it opens now, in its thread
+    cqueues.running():wrap(function() self:page_thread(entry) end)
   end
   local view = { id = entry.id, url = "/f/" .. entry.id .. "/", name = entry.name, format = entry.format,
     sha256 = entry.sha256, duplicate = duplicate }
@@ -342,6 +496,7 @@ local function ingest(self, request, query)
   local stream, headers = request.stream, request.headers
   local entry, status, message = receive(self, request, query)
   if not entry then
+    message = self.store:hide(message)
     request.log(("%d POST /ingest from %s: %s"):format(status, request.peer, message))
     return send_error(stream, status, message, true)
   end
@@ -349,7 +504,7 @@ local function ingest(self, request, query)
   for _, k in ipairs(META) do meta[k] = query[k] or headers:get("x-sift-" .. k) end
   local ok, id, known = pcall(self.fleet.ingest, self.fleet, entry.sha256, entry.path, entry.format, meta)
   if not ok then  -- (the engines away past their retries: the device sends it again later)
-    return send_error(stream, 503, "cannot queue the upload now: " .. tostring(id), true)
+    return send_error(stream, 503, "cannot queue the upload now: " .. self.store:hide(id), true)
   end
   send_json(stream, 202, { id = id, sha256 = entry.sha256, format = entry.format, duplicate = known })
 end
@@ -412,7 +567,7 @@ local function handle(self, request)
     ok, why = access.write_ok(self.rules, headers, query.csrf or headers:get("x-sift-csrf"))
     if not ok then return refuse(request, 403, why, as_json) end
   end
-  if path == "/upload" and method == "POST" then return upload(self, request, query, as_json) end
+  if path == "/upload" and method == "POST" then return upload(self, request, query, upload_wants_json(headers)) end
   if path == "/ingest" and method == "POST" then
     if not self.fleet then return send_error(stream, 404, "not ingesting: start the server with --ingest", true) end
     return ingest(self, request, query)
@@ -436,12 +591,12 @@ local function handle(self, request)
     if not SERVED[entry.format] then
       return send_error(stream, 415, ("sift serves no pages for %s"):format(entry.description or entry.format), as_json)
     end
-    if entry.problem then return send_error(stream, 422, entry.path .. ": " .. entry.problem, as_json) end
+    if entry.problem then return send_error(stream, 422, entry.name .. ": " .. entry.problem, as_json) end
     if page == "progress" then return send_json(stream, 200, progress_view(entry)) end
-    if not as_json and entry.state ~= "ready" then
-      -- a browser before the file is open: the analysis starts (once), the
+    if not as_json and entry.state ~= "ready" and entry.state ~= "failed" then
+      -- a browser before the file is open: the opening starts (once), the
       -- page shows how far it is
-      if not entry.worker then cqueues.running():wrap(function() self:ask(entry, "open") end) end
+      if not entry.state then cqueues.running():wrap(function() self:page_thread(entry) end) end
       return send(stream, 200, "text/html; charset=utf-8", waiting_page(entry))
     end
     local st, ctype, body = self:ask(entry, page, arg, qs, as_json)
@@ -490,10 +645,13 @@ function Server:close()
   if self.http then self.http:close() end
   if self.fleet then self.fleet:close() end
   for _, e in ipairs(self.store:list()) do
-    if e.worker then
-      e.worker.sock:close()
-      e.worker.thread:join()
-      e.worker = nil
+    for _, which in ipairs { "pages", "computer" } do
+      local w = e[which]
+      if w then
+        w.sock:close()
+        w.thread:join()
+        e[which] = nil
+      end
     end
   end
 end

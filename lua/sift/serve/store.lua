@@ -2,8 +2,9 @@
 -- uploaded to its data directory. An upload is streamed to the directory
 -- under its SHA-256 (the same file twice is stored once), checked with
 -- `sift.detect`, and refused (and deleted) when it is too big, decompresses
--- to too much, or is not a dump sift serves. The name a client gives is
--- kept as text to show, never used as a path.
+-- to too much, or is not a file sift serves. The name a client gives is
+-- kept as text to show, never used as a path; no message an upload gets
+-- names a path of the server's (its data directory, a temporary file).
 -- @module sift.serve.store
 
 local core = require "sift.core"
@@ -15,8 +16,10 @@ local M = {}
 local Store = {}
 Store.__index = Store
 
--- what can be uploaded: the formats sift opens as a heap or a trace
-local UPLOADABLE = { hprof = ".hprof", bmd = ".bmd", trace = ".trace" }
+-- what can be uploaded: the formats sift opens as a heap or a trace, and
+-- statements (viewed like any file; importing them into a ledger is the
+-- finance app's own endpoint)
+local UPLOADABLE = { hprof = ".hprof", bmd = ".bmd", trace = ".trace", ofx = ".ofx" }
 
 local function hex(bytes)
   return (bytes:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
@@ -76,7 +79,8 @@ function Store:add(path, fields)
   if self.files[id] then return self.files[id] end
   local entry = { id = id, path = path, name = fields.name or path:match("[^/]*$"), size = info.size,
     format = info.format, description = info.description, problem = info.problem, sha256 = fields.sha256,
-    uploaded = fields.uploaded or false, compressed = info.compressed }
+    uploaded = fields.uploaded or false, compressed = info.compressed,
+    results = {}, jobs = {} }  -- (what sift.serve computed for its pages)
   self.files[id] = entry
   self.order[#self.order + 1] = id
   return entry
@@ -101,7 +105,7 @@ function M.check(path, limit)
   if not info or not UPLOADABLE[info.format] then
     -- (the message names the upload, never the server's temporary file)
     local what = info and info.description or msg:gsub("^" .. path:gsub("%p", "%%%0") .. ":%s*", "")
-    return nil, 415, ("not a heap dump or a method trace: %s"):format(what)
+    return nil, 415, ("not a heap dump, a method trace or an OFX statement: %s"):format(what)
   end
   if info.compressed then  -- a gzip or bzip2 HPROF: how much it decompresses to
     local map = core.map(path)
@@ -118,7 +122,7 @@ end
 local function check_thread(sock, lpath, cpath, path, limit)
   package.path, package.cpath = lpath, cpath
   local ok, format, status, message = pcall(require("sift.serve.store").check, path, tonumber(limit))
-  if not ok then format, status, message = nil, 500, tostring(format) end
+  if not ok then format, status, message = nil, 500, "the upload's check failed" end  -- (its error names server paths)
   sock:write(format and ("ok\t%s\n"):format(format) or ("fail\t%d\t%s\n"):format(status,
     (tostring(message):gsub("[\r\n]", " "))))
   sock:flush()
@@ -137,6 +141,21 @@ function M.check_aside(path, limit)
   local status, message = (line or ""):match("^fail\t(%d+)\t(.*)$")
   if not status then return nil, 500, "the upload's check stopped" end
   return nil, tonumber(status), message
+end
+
+--- A message as a client may see it: the upload's temporary file named
+-- as the client named it, the data directory as "the data directory".
+function Store:hide(message, tmp, name)
+  message = tostring(message)
+  for _, p in ipairs { { tmp, display_name(name) }, { self.dir, "the data directory" } } do
+    local what, by = p[1], p[2]
+    local at = what and what ~= "" and message:find(what, 1, true)
+    while at do
+      message = message:sub(1, at - 1) .. by .. message:sub(at + #what)
+      at = message:find(what, at + #by, true)
+    end
+  end
+  return message
 end
 
 --- Take an upload: next_chunk() gives the body's pieces, then nil at its
@@ -169,13 +188,13 @@ function Store:upload(next_chunk, name)
     pcall(f.close, f)
     os.remove(tmp)
     if not ok then error(status, 0) end
-    return nil, status, message
+    return nil, status, self:hide(message, tmp, name)
   end
   local size = message
   local format, why_status, why = M.check_aside(tmp, self.opts.max_decompressed or 8 * max)
   if not format then
     os.remove(tmp)
-    return nil, why_status, why
+    return nil, why_status, self:hide(why, tmp, name)
   end
   local digest_hex = hex(sha)
   local path = ("%s/%s%s"):format(self.dir, digest_hex, UPLOADABLE[format])
