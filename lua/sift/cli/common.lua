@@ -83,12 +83,7 @@ local function open_heap(args, path)
   end)
 end
 
-local function group_digits(n)
-  local s = tostring(n)
-  local head, digits = s:match("^(%-?)(%d+)$")
-  if not digits then return s end
-  return head .. digits:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", "")
-end
+local group_digits = size.grouped  -- (html.num, on the pages of sift serve, writes the same)
 
 local function try(err, path, fn, ...)
   local r = table.pack(pcall(fn, ...))

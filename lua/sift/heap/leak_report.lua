@@ -18,11 +18,7 @@ local format, concat = string.format, table.concat
 local ZWSP = "\u{200B}"
 
 --- Bytes as LeakCanary writes them: SI units, one decimal ("1.2 kB").
-function M.bytes_text(n)
-  if n < 1000 then return format("%d B", n) end
-  local exp = math.min(math.floor(math.log(n) / math.log(1000)), 6)
-  return format("%.1f %sB", n / 1000 ^ exp, ("kMGTPE"):sub(exp, exp))
-end
+M.bytes_text = require("sift.size").si
 
 local function node_text(e, first_prefix, prefix, type_name)
   local status = e.status == "UNKNOWN" and "UNKNOWN"

@@ -42,6 +42,25 @@ local function dominators(ctx)
   return heap._served_tree
 end
 
+-- what "unreachable" counts on the overview and on the leaks page, in
+-- words (they count different things): the paragraph of `page` ("" or
+-- "leaks"), with the counts each page knows
+local function unreachable_note(ctx, page, all, flagged)
+  local graph = ("in the graph of the dominator tree (%s; sizes --model %s)"):format(
+    ctx.model == "visualvm" and "weak, soft, phantom and finalizer referents followed, as VisualVM follows them"
+      or "weak, soft, phantom and finalizer referents not followed", esc(ctx.model or "shark"))
+  local overview = ("%s objects of the dump (instances, arrays and classes) that no GC root reaches %s: garbage the "
+    .. "dump kept (a jcmd dump with -all, an Android dump) and what only weak references hold"):format(num(all), graph)
+  local should_be_dead = "that a leak finder says should be dead (watched by a KeyedWeakReference, a destroyed "
+    .. "Activity, …) and that no strong path from a GC root reaches: the collector will free them, so they are no leak"
+  if page == "leaks" then
+    return ('<p id="unreachable-note">Unreachable here: the %s object%s %s. The %s counts another thing: its %s.</p>')
+      :format(num(flagged), flagged == 1 and "" or "s", should_be_dead, a(href(ctx, ""), "overview"), overview)
+  end
+  return ('<p id="unreachable-note">Unreachable objects here: the %s. The %s lists only the objects %s.</p>')
+    :format(overview, a(href(ctx, "leaks"), "leaks page"), should_be_dead)
+end
+
 --- Overview: the dump's facts, roots by kind, the largest retainers.
 function M.overview(ctx)
   local heap = ctx.doc
@@ -70,6 +89,7 @@ function M.overview(ctx)
         { "instances", info.instances }, { "classes", info.classes }, { "object arrays", info.object_arrays },
         { "primitive arrays", info.primitive_arrays }, { "reachable objects", summary.reachable },
         { "unreachable objects", summary.unreachable }, { "unreachable bytes", summary.unreachable_bytes } },
+      unreachable_note(ctx, "", summary.unreachable),
       "<h2>GC roots by kind</h2>", html.table({ "kind", "#roots" }, roots),
       "<h2>Largest retainers</h2>", html.table({ "#retained", "#shallow", "object" }, rows, "top"),
     })
@@ -164,7 +184,7 @@ function M.class(ctx)
     return html.page("class " .. cls.name, nav(ctx), table.concat {
       html.facts { { "instances", n }, { "superclass", view.super }, { "class object", view.id } },
       #st > 0 and ("<h2>Static fields</h2>" .. html.table({ "name", "value" }, st)) or "",
-      ("<h2>Instances (page %d of %d)</h2>"):format(page, view.pages), table.concat(pager, " "),
+      ("<h2>Instances (page %s of %s)</h2>"):format(num(page), num(view.pages)), table.concat(pager, " "),
       html.table({ "object", "#shallow", "#retained" }, rows, "instances"),
     })
   end
@@ -248,7 +268,7 @@ function M.object(ctx, id_text)
     elseif elements then
       local rows = {}
       for i, e in ipairs(elements) do rows[i] = { num(e.index), value_html(ctx, e.raw) } end
-      parts[#parts + 1] = ("<h2>Elements (page %d of %d)</h2>"):format(view.page, view.pages)
+      parts[#parts + 1] = ("<h2>Elements (page %s of %s)</h2>"):format(num(view.page), num(view.pages))
         .. (view.page < view.pages and a(href(ctx, "object/" .. view.id, { page = view.page + 1 }), "next →") or "")
         .. html.table({ "#index", "value" }, rows, "elements")
     end
@@ -303,7 +323,8 @@ function M.dominators(ctx)
     for i, c in ipairs(children) do
       local pct = total > 0 and ("%.2f%%"):format(100 * c.retained / total) or "-"
       rows[i] = { esc(pct), num(c.retained), object_link(ctx, c.obj),
-        c.children > 0 and a(href(ctx, "dominators", { of = c.id }), ("expand (%d)"):format(c.children)) or "" }
+        c.children > 0 and ('<a href="%s">expand (%s)</a>'):format(esc(href(ctx, "dominators", { of = c.id })),
+          num(c.children)) or "" }
     end
     local up = parent and heap:idom(parent)
     local title = parent and ("dominated by " .. views.object_text(parent)) or "Dominator tree"
@@ -315,14 +336,130 @@ function M.dominators(ctx)
   end
 end
 
---- Leaks: LeakCanary's traces, library leaks, suspects (`sift leaks`).
+-- the LeakCanary-style leaks (a group: description, retained, traces) as
+-- HTML: each trace's root and nodes, every node a link to its object page
+local function leaks_html(ctx, groups, kind)
+  local fields = require "sift.heap.fields"
+  local leak_report = require "sift.heap.leak_report"
+  local out = {}
+  for g, leak in ipairs(groups) do
+    out[#out + 1] = ('<section class="leak" id="%s-%d"><h3>%s</h3><p>%s retained by the leaking objects of %s trace%s%s; '
+      .. "signature <code>%s</code></p>"):format(kind, g, esc(leak.description), html.bytes(leak.retained),
+      num(#leak.traces), #leak.traces == 1 and "" or "s", leak.pattern and (", pattern " .. esc(leak.pattern)) or "",
+      esc(leak.signature))
+    for i, trace in ipairs(leak.traces) do
+      local f = trace.frame
+      local root = "GC Root: " .. fields.root_description(trace.root) .. (trace.root_inferred and " (inferred)" or "")
+        .. (trace.thread and (" (thread " .. trace.thread .. ")") or "")
+        .. (f and (" in %s.%s(%s)"):format(f.class or "?", f.method or "?",
+          f.line and f.line > 0 and ((f.source or "?") .. ":" .. f.line) or (f.source or "unknown source")) or "")
+      local nodes = { '<li class="root">' .. esc(root) .. "</li>" }
+      for _, e in ipairs(trace.elements) do
+        local status = e.status == "UNKNOWN" and "Leaking: UNKNOWN"
+          or ("Leaking: %s (%s)"):format(e.status == "LEAKING" and "YES" or "NO", e.reason)
+        local lines = { ('<a class="node" href="%s">%s %s <span class="mono">%s</span></a>'):format(
+          esc(href(ctx, "object/" .. hex(e.object:id()))), esc(e.class), esc(e.type), hex(e.object:id())),
+          ('<span class="%s">%s</span>'):format(e.status, esc(status)) }
+        if e.retained and e.retained_count then
+          lines[#lines + 1] = ("Retaining %s in %s objects"):format(html.bytes(e.retained), num(e.retained_count))
+        end
+        for _, label in ipairs(e.labels) do lines[#lines + 1] = esc(label) end
+        if e.ref_name then
+          lines[#lines + 1] = ("↓ %s<span%s>%s</span>"):format(e.ref_type == "static" and "static " or "",
+            e.suspect and ' class="suspect" title="likely cause"' or "", esc(fields.simple(e.owner) .. "." .. e.ref_name))
+        end
+        nodes[#nodes + 1] = "<li>" .. table.concat(lines, "<br>") .. "</li>"
+      end
+      out[#out + 1] = ('<details%s><summary>Trace %s: %s</summary><ol class="trace">%s</ol>'
+        .. "<details><summary>as LeakCanary's text</summary><pre>%s</pre></details></details>"):format(
+        i == 1 and " open" or "", num(i), esc(root), table.concat(nodes), esc(leak_report.render_trace(trace)))
+    end
+    out[#out + 1] = "</section>"
+  end
+  if #groups == 0 then out[1] = '<p class="muted">none</p>' end
+  return table.concat(out)
+end
+
+-- the suspects as HTML: what, its share, its object and where the memory
+-- accumulates (links to the dominator tree expanded there), the path to it
+local function suspects_html(ctx, list, reachable)
+  local function subtree(obj)
+    return a(href(ctx, "dominators", { of = hex(obj:id()) }), "dominator subtree")
+  end
+  local function what(sus)
+    if sus.kind == "object" then
+      return ('one <span class="suspect-class">%s</span> (%s)'):format(esc(sus.class), object_link(ctx, sus.object))
+    end
+    return ('%s instances of <span class="suspect-class">%s</span>, all held by %s'):format(num(sus.count),
+      esc(sus.class), object_link(ctx, sus.holder))
+  end
+  local out = {}
+  for i, sus in ipairs(list) do
+    local lines = { ("%s %s %s bytes, %.1f%% of the %s reachable bytes; its %s"):format(what(sus),
+      sus.kind == "class" and "retain" or "retains", num(sus.retained), 100 * sus.share, num(reachable),
+      subtree(sus.object)) }
+    for _, inner in ipairs(sus.nested or {}) do
+      lines[#lines + 1] = ("inside it: %s %s %s bytes (%.1f%%); its %s"):format(what(inner),
+        inner.kind == "class" and "retain" or "retains", num(inner.retained), 100 * inner.share, subtree(inner.object))
+    end
+    local acc = sus.accumulation
+    if acc.object ~= sus.object then
+      lines[#lines + 1] = ("the memory accumulates in %s (%s bytes); its %s"):format(object_link(ctx, acc.object),
+        num(acc.retained), subtree(acc.object))
+    end
+    if sus.path then
+      local steps = {}
+      for k, st in ipairs(sus.path) do
+        steps[k] = k == 1 and ("root " .. esc(st.root) .. " " .. object_link(ctx, st.object))
+          or (esc(st.label) .. " " .. object_link(ctx, st.object))
+      end
+      lines[#lines + 1] = "path: " .. table.concat(steps, " → ")
+    end
+    out[i] = ('<li id="suspect-%d">%s</li>'):format(i, table.concat(lines, "<br>"))
+  end
+  if #out == 0 then return '<p class="muted">nothing holds a tenth of the reachable heap</p>' end
+  return '<ol id="suspects">' .. table.concat(out) .. "</ol>"
+end
+
+--- Leaks: `sift leaks --suspects` as a page of the site: LeakCanary's
+-- traces (each node a link to its object), library leaks, unclosed
+-- resources, MAT-style suspects (each linked to its dominator subtree),
+-- the objects that should be dead and are; the JSON twin is `sift leaks
+-- --suspects --json`'s.
 function M.leaks(ctx)
   local leaks = require "sift.heap.leaks"
   local heap = ctx.doc
-  if not heap._served_leaks then heap._served_leaks = leaks.analyze(heap, {}) end
+  if not heap._served_leaks then
+    heap._served_leaks = leaks.analyze(heap, { suspects = true })  -- (its sizes: --model shark, as the CLI's)
+    if ctx.model ~= "shark" then heap:dominators { model = ctx.model } end  -- (the other pages' tree back)
+  end
   local report = heap._served_leaks
   return leaks.to_json(report), function()
-    return leaks.html(report, "sift leaks: " .. ctx.entry.name)
+    local summary = dominators(ctx)
+    local unreachable = {}
+    for i, obj in ipairs(report.unreachable) do unreachable[i] = "<li>" .. object_link(ctx, obj) .. "</li>" end
+    local meta, keys = {}, {}
+    for k in pairs(report.metadata) do keys[#keys + 1] = k end
+    table.sort(keys)
+    for i, k in ipairs(keys) do meta[i] = { k, report.metadata[k] } end
+    local function count(n, what) return num(n) .. " " .. what .. (n == 1 and "" or "s") end
+    return html.page("Leaks", nav(ctx), table.concat {
+      ('<p id="counts"><a href="#application">%s</a>, <a href="#library">%s</a>, <a href="#unclosed">%s</a>, '
+        .. '<a href="#suspects-h">%s</a>, <a href="#unreachable">%s</a></p>'):format(
+        count(#report.application_leaks, "application leak"), count(#report.library_leaks, "library leak"),
+        count(#report.unclosed_resources, "unclosed resource"), count(#report.suspects, "leak suspect"),
+        count(#report.unreachable, "unreachable object")),
+      '<h2 id="application">Application leaks</h2>', leaks_html(ctx, report.application_leaks, "application"),
+      '<h2 id="library">Library leaks</h2>', leaks_html(ctx, report.library_leaks, "library"),
+      '<h2 id="unclosed">Unclosed resources</h2>', leaks_html(ctx, report.unclosed_resources, "unclosed"),
+      '<h2 id="suspects-h">Leak suspects</h2><p>What holds more than a tenth of the reachable heap, as Eclipse MAT '
+        .. "reports it (sizes: --model shark, as sift leaks --suspects gives them).</p>",
+      suspects_html(ctx, report.suspects, report.reachable_bytes),
+      '<h2 id="unreachable">Unreachable: should be dead, and are</h2>',
+      unreachable_note(ctx, "leaks", summary.unreachable, #report.unreachable),
+      #unreachable > 0 and ('<ul id="unreachable-list">' .. table.concat(unreachable) .. "</ul>") or "",
+      "<h2>Metadata</h2>", html.facts(meta),
+    })
   end
 end
 
@@ -370,7 +507,7 @@ function M.waste(ctx)
     for i, c in ipairs(r.collections) do
       local worst = {}
       for j, w in ipairs(c.worst) do
-        worst[j] = a(href(ctx, "object/" .. w.id), ("%s of %s"):format(w.size, w.capacity))
+        worst[j] = ('<a href="%s">%s of %s</a>'):format(esc(href(ctx, "object/" .. w.id)), num(w.size), num(w.capacity))
       end
       coll[i] = { class_link(ctx, c.class), num(c.count), esc(c.fill and ("%.0f%%"):format(100 * c.fill) or "-"),
         num(c.wasted), table.concat(worst, ", ") }

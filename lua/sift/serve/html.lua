@@ -3,6 +3,8 @@
 -- script they carry is in the page itself.
 -- @module sift.serve.html
 
+local size = require "sift.size"
+
 local M = {}
 
 local ESCAPES = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }
@@ -19,14 +21,20 @@ function M.encode(v)
   return (tostring(v):gsub("[^%w%-%._~]", function(c) return ("%%%02X"):format(c:byte()) end))
 end
 
---- A number with thousands separated by thin spaces ("1 234 567").
+--- A number as every page writes it: exact, its thousands separated by
+-- commas as the CLI writes them (`sift.size.grouped`), in a span that the
+-- page's style never breaks across lines: `<span class="n">3,356,758</span>`.
+-- Anything but a number is escaped text.
 function M.num(n)
   if type(n) ~= "number" then return esc(n) end
-  local s = tostring(math.tointeger(n) or n)
-  local sign, digits, rest = s:match("^(-?)(%d+)(.*)$")
-  if not digits then return s end
-  digits = digits:reverse():gsub("(%d%d%d)", "%1 "):reverse():gsub("^ ", "")
-  return sign .. digits .. rest
+  return '<span class="n">' .. size.grouped(n) .. "</span>"
+end
+
+--- Bytes with a unit, for summaries (`4.1 kB`, as LeakCanary writes
+-- them), the exact number in its tooltip: tables show `num` instead.
+function M.bytes(n)
+  if type(n) ~= "number" then return esc(n) end
+  return ('<span class="n" title="%s bytes">%s</span>'):format(size.grouped(n), size.si(n))
 end
 
 --- The link of a page of a served file: `/f/ID/page?k=v` (query sorted).
@@ -47,9 +55,11 @@ body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#222}
 header{background:#263238;color:#fff;padding:8px 16px}header a{color:#cfd8dc;margin-right:14px}
 main{padding:12px 16px}h1{font-size:20px}h2{font-size:16px;margin-top:22px}
 table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 10px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}code,.mono{font-family:ui-monospace,monospace;font-size:13px}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}.n{white-space:nowrap}code,.mono{font-family:ui-monospace,monospace;font-size:13px}
 .muted{color:#777}.err{color:#b00020}.bar{background:#90caf9;height:10px;display:inline-block}
 form.inline{display:inline}input[type=text]{width:22em}
+.LEAKING{color:#b00}.NOT_LEAKING{color:#070}.UNKNOWN{color:#555}.suspect{text-decoration:underline wavy #b00}
+ol.trace li{margin:.3em 0}details details pre{background:#f6f6f6;padding:8px;overflow-x:auto}
 ]]
 
 --- A whole page: title, the navigation (list of {href, text}) and body.
