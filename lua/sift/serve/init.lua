@@ -385,6 +385,7 @@ end
 -- computation's progress page at once, a JSON client its answer when it
 -- is done.
 function Server:ask(entry, page, arg, qs, as_json)
+  local asked = {}  -- (the keys this page needed: each is given to it once)
   while true do
     local w, status, message = self:page_thread(entry)
     if not w then return status, nil, message end
@@ -402,6 +403,8 @@ function Server:ask(entry, page, arg, qs, as_json)
       return 500, nil, "the file's worker failed: " .. tostring(kind)
     end
     if kind == "result" then return st, ctype, body end
+    if asked[st] then return 500, nil, ("the page needed %s again once it was given"):format(st) end
+    asked[st] = true
     local job = self:compute(entry, st, page, arg, qs)
     if job.state == "failed" then return 500, nil, job.message end
     if not as_json and job.state ~= "ready" then
