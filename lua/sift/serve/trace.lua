@@ -80,7 +80,7 @@ function M.profile(ctx)
     for i, r in ipairs(rows) do
       if i > 500 then break end
       out[i] = { num(r.exclusive), total > 0 and ("%.2f%%"):format(100 * r.exclusive / total) or "-",
-        num(r.inclusive), ("%d+%d"):format(r.calls, r.recursive_calls), ('<span class="mono">%s</span>'):format(esc(r.name)) }
+        num(r.inclusive), num(r.calls) .. "+" .. num(r.recursive_calls), ('<span class="mono">%s</span>'):format(esc(r.name)) }
     end
     local heads = {}
     for _, s in ipairs { "exclusive", "inclusive", "calls", "name" } do
