@@ -11,13 +11,14 @@ local svg = flame.svg(flame.from_trace(trace, { clock = "cpu" }), { title = "bro
 local probe = [==[
 <text id="probe" x="0" y="0"></text>
 <script><![CDATA[
-  var all = siftVisible();
-  var hits = siftSearch("cad3d");
-  var matched = document.getElementById("matched").textContent;
-  var width = siftZoom("com.github.grishberg.cad3d.ui.Cad3dActivity.onCreate");
-  var zoomed = siftVisible();
-  document.getElementById("unzoom").dispatchEvent(new Event("click"));
-  var reset = siftVisible();
+  var sift = document.documentElement.sift;
+  var all = sift.visible();
+  var hits = sift.search("cad3d");
+  var matched = document.querySelector(".matched").textContent;
+  var width = sift.zoom("com.github.grishberg.cad3d.ui.Cad3dActivity.onCreate");
+  var zoomed = sift.visible();
+  document.querySelector(".unzoom").dispatchEvent(new Event("click"));
+  var reset = sift.visible();
   document.getElementById("probe").textContent =
     "visible=" + all + " hits=" + hits + " " + matched + " zoomwidth=" + width +
     " zoomed=" + zoomed + " reset=" + reset;
@@ -39,11 +40,11 @@ if not line then
   os.exit(1)
 end
 print("check-browser: " .. line)
-local all, hits, pct, width, zoomed, reset = line:match(
-  "visible=(%d+) hits=(%d+) Matched: ([%d.]+)%% zoomwidth=(%d+) zoomed=(%d+) reset=(%d+)")
-all, hits, pct, width, zoomed, reset = tonumber(all), tonumber(hits), tonumber(pct), tonumber(width),
-  tonumber(zoomed), tonumber(reset)
-local ok = all and all > 100 and hits > 0 and pct > 0 and pct <= 100 and width > 0
+local all, hits, shown, pct, width, zoomed, reset = line:match(
+  "visible=(%d+) hits=(%d+) (%d+) matches, ([%d.]+)%% zoomwidth=(%d+) zoomed=(%d+) reset=(%d+)")
+all, hits, shown, pct, width, zoomed, reset = tonumber(all), tonumber(hits), tonumber(shown), tonumber(pct),
+  tonumber(width), tonumber(zoomed), tonumber(reset)
+local ok = all and all > 100 and hits > 0 and shown == hits and pct > 0 and pct <= 100 and width > 0
   and zoomed < all and zoomed > 0 and reset == all
 if not ok then
   io.stderr:write("check-browser: FAILED\n")

@@ -119,6 +119,62 @@ function M.diff(before, after)
   return after
 end
 
+--- speedscope's sandwich of one frame name in a tree: its callers (a tree
+-- rooted at the method whose children are its callers, theirs their
+-- callers, up to the thread) and its callees (the trees below its calls,
+-- merged). A call inside a call of the same method counts once, in the
+-- outermost, so both roots hold the method's inclusive time.
+-- @tparam table tree from `from_trace` or `from_folded`
+-- @tparam string name a frame's name (class.method)
+-- @return callers, callees (roots of value 0 when no frame has the name)
+function M.sandwich(tree, name)
+  local callers = { name = name, value = 0, children = {}, index = {} }
+  local callees = { name = name, value = 0, children = {}, index = {} }
+  local function child(parent, of)
+    local c = parent.index[of.name]
+    if not c then
+      c = { name = of.name, value = 0, children = {}, index = {}, thread = of.thread }
+      parent.index[of.name] = c
+      parent.children[#parent.children + 1] = c
+    end
+    return c
+  end
+  -- (explicit stacks: call trees are deeper than Lua's)
+  local function merge(into, from)
+    local todo = { into, from }
+    while #todo > 0 do
+      local src, dst = table.remove(todo), table.remove(todo)
+      for _, c in ipairs(src.children) do
+        local d = child(dst, c)
+        d.value = d.value + c.value
+        todo[#todo + 1], todo[#todo + 2] = d, c
+      end
+    end
+  end
+  -- preorder; path[d] the node at depth d, seen[d] how many of path[1..d] are the method
+  local path, seen = { [0] = tree }, { [0] = 0 }
+  local todo, depths = {}, {}
+  for i = #tree.children, 1, -1 do todo[#todo + 1], depths[#depths + 1] = tree.children[i], 1 end
+  while #todo > 0 do
+    local node, d = table.remove(todo), table.remove(depths)
+    path[d] = node
+    local mine = node.name == name and not node.thread
+    seen[d] = seen[d - 1] + (mine and 1 or 0)
+    if mine and seen[d - 1] == 0 then  -- an outermost call
+      callees.value = callees.value + node.value
+      merge(callees, node)
+      callers.value = callers.value + node.value
+      local into = callers
+      for k = d - 1, 1, -1 do
+        into = child(into, path[k])
+        into.value = into.value + node.value
+      end
+    end
+    for i = #node.children, 1, -1 do todo[#todo + 1], depths[#depths + 1] = node.children[i], d + 1 end
+  end
+  return callers, callees
+end
+
 -- }======================================================
 
 
@@ -190,14 +246,20 @@ local function esc(s)
   return (s:gsub("[&<>\"']", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }))
 end
 
--- the script: zoom, search, details; written for this file
+-- the script: zoom, search, details. One script for the SVG standalone
+-- and inline in an HTML page (where several graphs can share the page): it
+-- works on its own <svg> (the script's parent) and finds its parts by
+-- class. `#search=REGEX` in the location searches at load and whenever the
+-- hash changes; the <svg> element carries `sift` (search, zoom, reset,
+-- visible) for the console and tests.
 local SCRIPT = [[
-(function () {
-  var svg = document.documentElement, frames = [], total = 0, zoomed = null;
+(function (script) {
+  var svg = script ? script.parentNode : document.documentElement;
+  var frames = [], total = 0;
   var W = +svg.getAttribute("data-width"), PAD = 10, FW = W - 2 * PAD;
-  var details = document.getElementById("details"), matched = document.getElementById("matched");
-  var units = svg.getAttribute("data-units");
-  Array.prototype.forEach.call(document.querySelectorAll("g.f"), function (g) {
+  function part(name) { return svg.querySelector("." + name); }
+  var details = part("details"), matched = part("matched"), unzoomButton = part("unzoom");
+  Array.prototype.forEach.call(svg.querySelectorAll("g.f"), function (g) {
     var f = { g: g, x: +g.getAttribute("data-x"), w: +g.getAttribute("data-w"),
               name: g.getAttribute("data-name"), rect: g.querySelector("rect"), text: g.querySelector("text") };
     f.fill = f.rect.getAttribute("fill");
@@ -225,57 +287,66 @@ local SCRIPT = [[
     });
   }
   function zoom(f) {
-    zoomed = f;
     frames.forEach(function (o) {  /* ancestors stay, faded */
       o.g.style.opacity = (o.x <= f.x && o.x + o.w >= f.x + f.w && o.w > f.w) ? 0.5 : 1;
     });
     layout(f.x, f.w);
-    document.getElementById("unzoom").style.display = "";
+    unzoomButton.style.display = "";
   }
   function unzoom() {
-    zoomed = null;
     frames.forEach(function (o) { o.g.style.opacity = 1; });
     layout(0, total);
-    document.getElementById("unzoom").style.display = "none";
+    unzoomButton.style.display = "none";
   }
-  function search(re) {
-    var hits = [], sum = 0;
+  /* highlight the frames whose name the expression matches; the count of
+     frames and the share of the total they cover (each span once) */
+  function search(text) {
+    var re = null;
+    if (text) {
+      try { re = new RegExp(text); } catch (e) { matched.textContent = "not a regular expression"; return -1; }
+    }
+    var hits = [], sum = 0, end = -1;
     frames.forEach(function (f) {
       var hit = re !== null && re.test(f.name);
       f.rect.setAttribute("fill", hit ? "rgb(230,0,230)" : f.fill);
       if (hit) hits.push(f);
     });
-    /* count each matched span once: skip frames inside a matched one */
     hits.sort(function (a, b) { return a.x - b.x || b.w - a.w; });
-    var end = -1;
     hits.forEach(function (f) { if (f.x >= end) { sum += f.w; end = f.x + f.w; } });
-    matched.textContent = re === null ? " " : "Matched: " + (total ? (100 * sum / total).toFixed(1) : "0") + "%";
+    matched.textContent = re === null ? " " : hits.length + (hits.length === 1 ? " match, " : " matches, ")
+      + (total ? (100 * sum / total).toFixed(1) : "0") + "%";
     return hits.length;
   }
-  window.siftSearch = function (text) {  /* for tests and the console */
-    return search(text ? new RegExp(text) : null);
+  function fromHash() {
+    var m = /[#&]search=([^&]*)/.exec(location.hash);
+    search(m ? decodeURIComponent(m[1]) : "");
+  }
+  svg.sift = {
+    search: search, reset: unzoom,
+    zoom: function (name) {
+      for (var i = 0; i < frames.length; i++) if (frames[i].name === name) { zoom(frames[i]); return frames[i].w; }
+      return 0;
+    },
+    visible: function () { return frames.filter(function (f) { return f.g.style.display !== "none"; }).length; }
   };
-  window.siftZoom = function (name) {
-    for (var i = 0; i < frames.length; i++) if (frames[i].name === name) { zoom(frames[i]); return frames[i].w; }
-    return 0;
-  };
-  window.siftVisible = function () {
-    return frames.filter(function (f) { return f.g.style.display !== "none"; }).length;
-  };
-  document.getElementById("unzoom").addEventListener("click", unzoom);
-  document.getElementById("search").addEventListener("click", function () {
+  unzoomButton.addEventListener("click", unzoom);
+  part("search").addEventListener("click", function () {
     var text = prompt("Search for (regular expression):", "");
-    if (text !== null) search(text ? new RegExp(text) : null);
+    if (text !== null) search(text);
   });
-  window.addEventListener("keydown", function (e) {
-    if ((e.ctrlKey || e.metaKey) && e.key === "f") {
-      e.preventDefault();
-      document.getElementById("search").dispatchEvent(new Event("click"));
-    }
-    if (e.key === "Escape") { unzoom(); search(null); }
-  });
+  if (script === null || document.documentElement === svg) {  /* the keys are the page's when inline */
+    window.addEventListener("keydown", function (e) {
+      if ((e.ctrlKey || e.metaKey) && e.key === "f") {
+        e.preventDefault();
+        part("search").dispatchEvent(new Event("click"));
+      }
+      if (e.key === "Escape") { unzoom(); search(""); }
+    });
+  }
+  window.addEventListener("hashchange", fromHash);
   unzoom();
-})();
+  fromHash();
+})(document.currentScript);
 ]]
 
 local function percent(v, total) return total > 0 and format("%.2f", 100 * v / total) or "0" end
@@ -285,7 +356,9 @@ local function percent(v, total) return total > 0 and format("%.2f", 100 * v / t
 -- @tparam[opt] table opts `title`, `subtitle`, `width` (1200), `height`
 --   (frame height, 16), `minwidth` (pixels, 0.1), `countname` ("µs"),
 --   `inverted` (icicle), `colors` ("java" or "hot"), `hash` (stable colours),
---   `flamechart` (the tree is a `trace:timeline()`: frames at their time)
+--   `flamechart` (the tree is a `trace:timeline()`: frames at their time),
+--   `order` ("name", default: siblings by name as flamegraph.pl; "weight":
+--   heaviest first, speedscope's left-heavy view)
 -- @treturn string
 function M.svg(tree, opts)
   opts = opts or {}
@@ -300,6 +373,11 @@ function M.svg(tree, opts)
   local nodes, xs, depths, max_depth, max_delta = {}, {}, {}, 0, 0
   local todo, tx, td = { tree }, { 0 }, { 0 }
   local by_name = function(a, b) return a.name < b.name end
+  local by_weight = function(a, b)
+    if a.value ~= b.value then return a.value > b.value end
+    return a.name < b.name
+  end
+  local order = opts.order == "weight" and by_weight or by_name
   while #todo > 0 do
     local k = #todo
     local node, x, depth = todo[k], tx[k], td[k]
@@ -312,7 +390,7 @@ function M.svg(tree, opts)
       local children = node.children
       if #children > 1 and not opts.flamechart then
         children = table.move(children, 1, #children, 1, {})
-        table.sort(children, by_name)
+        table.sort(children, order)
       end
       -- a flame chart places calls at their time; a flame graph packs them
       local cx = x
@@ -333,21 +411,24 @@ function M.svg(tree, opts)
   local out = {
     '<?xml version="1.0" standalone="no"?>',
     format('<svg version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" xmlns="http://www.w3.org/2000/svg" '
-      .. 'data-width="%d" data-units="%s">', width, height, width, height, width, esc(countname)),
-    '<style>text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); } '
-      .. 'g.f { cursor: pointer; } g.f:hover rect { stroke: black; stroke-width: 0.5; } '
-      .. '#title { font-size: 17px; text-anchor: middle; } .button { fill: rgb(60,60,160); cursor: pointer; }</style>',
+      .. 'class="sift-flame" data-width="%d" data-units="%s">', width, height, width, height, width, esc(countname)),
+    -- (scoped to the graph: inline, the page's other elements keep their style)
+    '<style>.sift-flame text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); } '
+      .. '.sift-flame g.f { cursor: pointer; } .sift-flame g.f:hover rect { stroke: black; stroke-width: 0.5; } '
+      .. '.sift-flame .title { font-size: 17px; text-anchor: middle; } '
+      .. '.sift-flame .button { fill: rgb(60,60,160); cursor: pointer; }</style>',
     format('<rect x="0" y="0" width="%d" height="%d" fill="rgb(248,248,248)"/>', width, height),
-    format('<text id="title" x="%d" y="24">%s</text>', width // 2, esc(opts.title or "Flame Graph")),
+    format('<text class="title" x="%d" y="24">%s</text>', width // 2, esc(opts.title or "Flame Graph")),
   }
   if opts.subtitle then
     out[#out + 1] = format('<text x="%d" y="44" text-anchor="middle" fill="rgb(100,100,100)">%s</text>',
       width // 2, esc(opts.subtitle))
   end
-  out[#out + 1] = format('<text id="unzoom" class="button" x="%d" y="24" style="display:none">Reset Zoom</text>', pad)
-  out[#out + 1] = format('<text id="search" class="button" x="%d" y="24" text-anchor="end">Search</text>', width - pad)
-  out[#out + 1] = format('<text id="matched" x="%d" y="%d" text-anchor="end"> </text>', width - pad, height - 12)
-  out[#out + 1] = format('<text id="details" x="%d" y="%d"> </text>', pad, height - 12)
+  out[#out + 1] = format('<text class="unzoom button" x="%d" y="24" style="display:none">Reset Zoom</text>', pad)
+  out[#out + 1] = format('<text class="search button" x="%d" y="24" text-anchor="end">Search</text>', width - pad)
+  -- (the count of matches beside the button, where the eye is)
+  out[#out + 1] = format('<text class="matched" x="%d" y="24" text-anchor="end"> </text>', width - pad - 60)
+  out[#out + 1] = format('<text class="details" x="%d" y="%d"> </text>', pad, height - 12)
   -- per name: its escaped form and, unless hashed, its colour's kind
   local escaped = setmetatable({}, { __index = function(t, name)
     local e = esc(name)
