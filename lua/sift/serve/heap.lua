@@ -348,11 +348,8 @@ local function leaks_html(ctx, groups, kind)
       num(#leak.traces), #leak.traces == 1 and "" or "s", leak.pattern and (", pattern " .. esc(leak.pattern)) or "",
       esc(leak.signature))
     for i, trace in ipairs(leak.traces) do
-      local f = trace.frame
-      local root = "GC Root: " .. fields.root_description(trace.root) .. (trace.root_inferred and " (inferred)" or "")
-        .. (trace.thread and (" (thread " .. trace.thread .. ")") or "")
-        .. (f and (" in %s.%s(%s)"):format(f.class or "?", f.method or "?",
-          f.line and f.line > 0 and ((f.source or "?") .. ":" .. f.line) or (f.source or "unknown source")) or "")
+      local root = views.root_text { root = trace.root, root_inferred = trace.root_inferred, thread = trace.thread,
+        frame_info = trace.frame }
       local nodes = { '<li class="root">' .. esc(root) .. "</li>" }
       for _, e in ipairs(trace.elements) do
         local status = e.status == "UNKNOWN" and "Leaking: UNKNOWN"
