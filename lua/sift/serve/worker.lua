@@ -248,6 +248,7 @@ function M.run(sock, setup)
       stages[label] = stages[label] or progress(key .. ": " .. label)
       return stages[label](done, total)
     end)
+    progress(key)(1, 1)
     local bytes = M.pack(value)
     results[key] = value
     send(("computed\t%s\t%d"):format(key, #bytes), bytes)
