@@ -149,6 +149,34 @@ function helper.quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end
 
+--- Headless Chromium (Debian's chromium, or $CHROMIUM): is it installed,
+-- and what it prints for a URL with these arguments (`--dump-dom`: the DOM
+-- after the page's scripts ran; `--screenshot=FILE`). It runs without the
+-- sanitizer runtime make spec-asan preloads (that is for sift).
+helper.CHROMIUM = os.getenv("CHROMIUM") or "chromium"
+
+function helper.have_chromium()
+  return os.execute(("command -v %s >/dev/null 2>&1"):format(helper.CHROMIUM)) == true
+end
+
+function helper.chromium(args, url)
+  local p = io.popen(("env -u LD_PRELOAD %s --headless --no-sandbox --disable-gpu --hide-scrollbars %s %s 2>/dev/null")
+    :format(helper.CHROMIUM, args, helper.quote(url)))
+  local out = p:read("a")
+  p:close()
+  return out
+end
+
+--- The DOM of a page of `sift serve` once its file is open: while it
+-- opens (its first visit starts the analysis) the page shows its
+-- progress, and is asked for again.
+function helper.dom(url, budget)
+  return helper.wait_for("the page of " .. url .. " past its progress page", function()
+    local page = helper.chromium(("--virtual-time-budget=%d --dump-dom"):format(budget or 3000), url)
+    return not page:find('<p id="progress">', 1, true) and page, page
+  end)
+end
+
 --- Run bin/sift with arguments; returns stdout, stderr, exit status.
 function helper.sift(args, shell_suffix)
   local errfile = os.tmpname()
