@@ -2,12 +2,12 @@
 -- device, read what the BMD holds, analyse it directly, and decrunch it
 -- for another analyser, with names recovered from the app's jar or apk.
 --
---   lua5.4 examples/bmd.lua app.hprof [app.apk|app.jar ...]
+--   sift run examples/bmd.lua app.hprof [app.apk|app.jar ...]
 local sift = require "sift"
 local bmd = require "sift.heap.bmd"
 
 local hprof = arg[1]
-assert(hprof, "usage: lua5.4 examples/bmd.lua HEAP.hprof [APP.apk|APP.jar ...]")
+assert(hprof, "usage: sift run examples/bmd.lua HEAP.hprof [APP.apk|APP.jar ...]")
 local archives = { table.unpack(arg, 2) }
 local crunched, back = os.tmpname() .. ".bmd", os.tmpname() .. ".hprof"
 

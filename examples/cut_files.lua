@@ -2,11 +2,11 @@
 -- every cut either reads with a warning naming where the file ends, or
 -- fails with the byte offset; never a quiet success.
 --
---   lua5.4 examples/cut_files.lua FILE [sift command, default by format]
+--   sift run examples/cut_files.lua FILE [sift command, default by format]
 local sift = require "sift"
 local cli = require "sift.cli"
 
-local path = assert(arg[1], "usage: lua5.4 examples/cut_files.lua FILE [COMMAND]")
+local path = assert(arg[1], "usage: sift run examples/cut_files.lua FILE [COMMAND]")
 local info = assert(sift.detect(path, { bytes = false }))
 local command = arg[2] or ({ hprof = "histogram", bmd = "info", trace = "profile", ofx = "ofx" })[info.format]
 local bytes = io.open(path, "rb"):read("a")

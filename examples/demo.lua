@@ -1,5 +1,7 @@
--- `make demo`: what sift can do so far, on the shared fixtures when they are
--- there and on files generated here either way.
+-- `make demo` (or `bin/sift run examples/demo.lua`): what sift can do so
+-- far, on the shared fixtures when they are there and on files generated
+-- here either way. The example scripts run as a user runs them from a
+-- checkout: `bin/sift run examples/x.lua ...` (no LUA_PATH to set).
 local sift = require "sift"
 
 local fixtures = os.getenv("SIFT_FIXTURES") or "../shared/fixtures"
@@ -85,13 +87,13 @@ if io.open(leaky) then
     [['heap:class("LeakyApp"):static("CACHE").elementData[1].name:string()']],
     [['show(heap:class("LeakyApp"):static("DERIVED"))']],
   }, " "), leaky))
-  sh("lua5.4 examples/heap_tour.lua " .. leaky .. " 'LeakyApp$Leaked' | head -20")
+  sh("bin/sift run examples/heap_tour.lua " .. leaky .. " 'LeakyApp$Leaked' | head -20")
   sh(("bin/sift histogram --top 4 --mapping %s %s"):format(android:gsub("hprof$", "map"), android))
   section("why is it alive, and what holds the memory")
   sh("bin/sift path " .. leaky .. " --class 'LeakyApp$Leaked' --limit 1 --retained --model jvm")
   sh("bin/sift top " .. leaky .. " -n 5")
   sh("bin/sift dominators " .. leaky .. " --depth 3 --min 3")
-  sh("lua5.4 examples/why_alive.lua " .. leaky .. " 'LeakyApp$Node'")
+  sh("bin/sift run examples/why_alive.lua " .. leaky .. " 'LeakyApp$Node'")
   section("leaks, as LeakCanary reports them")
   sh("bin/sift leaks " .. fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder.hprof --finder keyed | head -20")
   sh("bin/sift leaks " .. leaky .. " --class 'LeakyApp$Leaked' --where '#obj.payload > 15000' | head -24")
@@ -130,23 +132,23 @@ if os.execute("command -v javac >/dev/null && command -v jcmd >/dev/null") then
   sh("bin/sift path " .. dump .. " --class 'TrustSample$Node' --limit 1000 --json --max-memory 200M | wc -c")
   sh("bin/sift path " .. dump .. " --class 'TrustSample$Node' --limit 1 | tail -6")
   sh("bin/sift top " .. dump .. " -n 3 --model jvm")
-  sh("lua5.4 examples/jvm_sizes.lua " .. dump .. " " .. dump .. ".histo | sed -n '1p;$p'")
+  sh("bin/sift run examples/jvm_sizes.lua " .. dump .. " " .. dump .. ".histo | sed -n '1p;$p'")
   sh("bin/sift leaks " .. dump .. " --suspects | sed -n '/LEAK SUSPECTS/,/^Path/p'")
   sh("bin/sift top " .. dump .. " --max-memory 3M; echo \"exit status $?\"")
   print("(the same dump with the index's big arrays past 1 MB spilled to files, mapped back)")
-  sh("lua5.4 examples/spill.lua " .. dump)
+  sh("bin/sift run examples/spill.lua " .. dump)
 else
   print("(no JDK: apt-get install openjdk-17-jdk-headless)")
 end
 if io.open(fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof") then
-  sh("lua5.4 examples/matchers.lua " .. fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof")
+  sh("bin/sift run examples/matchers.lua " .. fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof")
 end
 
 -- 3c. cut and hostile files
 section("cut and hostile files: never a quiet success, never unbounded")
 if io.open(fixtures .. "/ofx/ofxparse/checking.ofx") then
-  sh("lua5.4 examples/cut_files.lua " .. fixtures .. "/ofx/ofxparse/checking.ofx")
-  sh("lua5.4 examples/cut_files.lua " .. fixtures .. "/trace/perflib-basic.trace")
+  sh("bin/sift run examples/cut_files.lua " .. fixtures .. "/ofx/ofxparse/checking.ofx")
+  sh("bin/sift run examples/cut_files.lua " .. fixtures .. "/trace/perflib-basic.trace")
 end
 do  -- 76 bytes of BMD that would decrunch to 1 GiB of zeros
   local amp = "\1\18JAVA PROFILE 1.0.2"
@@ -166,7 +168,7 @@ if io.open(amp) then
   sh("bin/sift fold " .. amp .. " --thread main --include 'cad3d' | sort -k2 -n -r | head -3"
     .. " | awk '{n = split($1, f, \";\"); print $2 \" µs  ...\" f[n-1] \";\" f[n]}'")
   sh("bin/sift flame " .. amp .. " -o build/demo/amp.svg --title 'amp legacy trace'")
-  sh("lua5.4 examples/traces.lua " .. fixtures .. "/trace/firefox-art-trace-streaming.trace build/demo/firefox.svg")
+  sh("bin/sift run examples/traces.lua " .. fixtures .. "/trace/firefox-art-trace-streaming.trace build/demo/firefox.svg")
   print("(open build/demo/*.svg in a browser: click to zoom, Ctrl-F to search; "
     .. "docs/traces.md has the rules and options)")
 end
@@ -180,7 +182,7 @@ if io.open(jdk) then
   sh("bin/sift info build/demo/sample.bmd --source " .. jdk .. " | head -12")
   sh("bin/sift histogram build/demo/sample.bmd --top 5")
   sh("bin/sift decrunch build/demo/sample.bmd build/demo/sample.decrunched.hprof")
-  sh("lua5.4 examples/bmd.lua " .. fixtures .. "/hprof/hprof-slurp/hprof-32.bin | tail -4")
+  sh("bin/sift run examples/bmd.lua " .. fixtures .. "/hprof/hprof-slurp/hprof-32.bin | tail -4")
   print("(docs/bmd.md: what BMD keeps, name recovery from jars and apks, Badoo compatibility)")
 end
 
@@ -190,10 +192,10 @@ local stmt = fixtures .. "/ofx/ofxparse/bank_medium.ofx"
 if io.open(stmt) then
   sh("bin/sift ofx " .. stmt .. " " .. fixtures .. "/ofx/ofxparse/fail_nice/decimal_error.ofx")
   sh("bin/sift ofx --csv " .. fixtures .. "/ofx/ledger-autosync/accented_characters_latin1.ofx")
-  sh("lua5.4 examples/ofx.lua " .. fixtures .. "/ofx/beangulp/tests_ofx_ofxdownload.ofx | head -4")
+  sh("bin/sift run examples/ofx.lua " .. fixtures .. "/ofx/beangulp/tests_ofx_ofxdownload.ofx | head -4")
   -- an investment statement (v1) written back as v2 from its typed statements, and read again
   os.execute("mkdir -p build/demo")
-  sh("lua5.4 examples/ofx_convert.lua " .. fixtures .. "/ofx/ofxparse/fidelity.ofx build/demo/fidelity.xml 2")
+  sh("bin/sift run examples/ofx_convert.lua " .. fixtures .. "/ofx/ofxparse/fidelity.ofx build/demo/fidelity.xml 2")
   sh("bin/sift ofx build/demo/fidelity.xml")
   print("(docs/ofx.md: the grammar's rules, typed statements, strict and lenient modes, writing back)")
 end
@@ -201,7 +203,7 @@ end
 -- 6b. finance
 section("finance: import (twice: nothing doubles), categorise, transfers, report, journals")
 os.execute("mkdir -p build/demo && rm -f build/demo/books.db* build/demo/fixture.db*")
-sh("lua5.4 examples/finance.lua build/demo/books.db | head -5")
+sh("bin/sift run examples/finance.lua build/demo/books.db | head -5")
 local checking = fixtures .. "/ofx/ofxparse/checking.ofx"
 if io.open(checking) then
   sh("bin/sift import --db build/demo/fixture.db " .. checking .. " " .. checking)
@@ -245,10 +247,10 @@ end
 section("walking HPROF records with the bounds-checked reader")
 local dump = fixtures .. "/hprof/hprof-slurp/hprof-32.bin"
 if io.open(dump) then
-  sh("lua5.4 examples/hprof_records.lua " .. dump)
+  sh("bin/sift run examples/hprof_records.lua " .. dump)
   local cut = dir .. "/cut.hprof"
   os.execute(("head -c 5000 %s > %s"):format(dump, cut))
-  sh("lua5.4 examples/hprof_records.lua " .. cut)
+  sh("bin/sift run examples/hprof_records.lua " .. cut)
 end
 os.execute("rm -rf " .. dir)
 
@@ -261,10 +263,10 @@ for _, rel in ipairs { "hprof/generated-jdk17/leaky_jdk17_all.hprof", "trace/amp
   if io.open(fixtures .. "/" .. rel) then served[#served + 1] = fixtures .. "/" .. rel end
 end
 if #served > 0 then
-  sh("lua5.4 examples/serve.lua " .. table.concat(served, " ") .. " --for 1")
+  sh("bin/sift run examples/serve.lua " .. table.concat(served, " ") .. " --for 1")
   print("(docs/serve.md: `sift serve FILE...` serves the same pages until ^C; uploads go to --data)")
   section("sift serve under hostile clients: bad lengths, cut bodies, other sites, rebound names")
-  sh("lua5.4 examples/serve_security.lua " .. served[1])
+  sh("bin/sift run examples/serve_security.lua " .. served[1])
   print("(docs/serve.md, Security: every rule, and spec/serve_hostile_spec.lua trying each)")
 end
 
@@ -273,7 +275,7 @@ section("fleet mode: dumps ingested, analysed by a worker, leaks grouped by sign
 local binder = fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder.hprof"
 if io.open(binder) then
   os.execute("rm -rf build/demo/fleet")
-  sh("lua5.4 examples/fleet.lua build/demo/fleet " .. binder .. "@1.0 " .. binder .. "@1.1 "
+  sh("bin/sift run examples/fleet.lua build/demo/fleet " .. binder .. "@1.0 " .. binder .. "@1.1 "
     .. fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof@1.1 | head -8")
   sh("bin/sift fleet status --data build/demo/fleet")
   -- the same on Redis Streams + PostgreSQL, started here for the demo (spec/engines.lua)
@@ -296,7 +298,7 @@ if os.execute("command -v javac >/dev/null 2>&1") then
   os.execute("rm -rf build/demo/lint && mkdir -p build/demo/lint")
   os.execute("javac -d build/demo/lint/classes $(find spec/java/lint -name '*.java')")
   sh("bin/sift lint build/demo/lint/classes | tail -5")
-  sh("lua5.4 examples/lint.lua build/demo/lint/classes --rules closeable")
+  sh("bin/sift run examples/lint.lua build/demo/lint/classes --rules closeable")
   print("(docs/lint.md: --rules, --json, --sarif; sift leaks reports UNCLOSED RESOURCES in dumps)")
 end
 
@@ -313,7 +315,7 @@ end
 local series = require("spec.helper").jvm_series("GrowthSample", "leak", 3)
 if series then
   sh("bin/sift growth -q " .. table.concat(series, " "))
-  sh("lua5.4 examples/reports.lua " .. table.concat(series, " ") .. " | tail -3")
+  sh("bin/sift run examples/reports.lua " .. table.concat(series, " ") .. " | tail -3")
 end
 -- growth held by the program's own map beside a JDK cache that grows too
 local mapped = require("spec.helper").jvm_series("GrowthSample", "map", 3)
@@ -321,7 +323,7 @@ if mapped then sh("bin/sift growth -q --top 4 " .. table.concat(mapped, " ")) en
 -- the JVM's sizes with @Contended paddings, and class data sharing's unseen mirrors
 local contended = require("spec.helper").jvm_dump("ContendedSample", nil, "-Xmx64m -XX:+UseG1GC", true)
 if contended then
-  sh("lua5.4 examples/jvm_sizes.lua " .. contended .. " " .. contended .. ".histo | sed -n '1,2p;$p'")
+  sh("bin/sift run examples/jvm_sizes.lua " .. contended .. " " .. contended .. ".histo | sed -n '1,2p;$p'")
   sh("bin/sift histogram --model jvm --top 0 " .. contended
     .. " | grep -E 'java.lang.Class  |ForkJoinPool(\\$WorkQueue)?$|BufferedSubscription$'")
 end

@@ -1,7 +1,7 @@
 -- What is this file? Detect the format of each file named on the command
 -- line and print what sift found, or why it could not tell.
 --
---   lua5.4 examples/detect.lua dump.hprof onCreate.trace bank.qfx
+--   sift run examples/detect.lua dump.hprof onCreate.trace bank.qfx
 local sift = require "sift"
 
 local status = 0

@@ -2,7 +2,7 @@
 -- profile, and import them into your books: run it every week, it never
 -- doubles anything.
 --
---   lua5.4 examples/fetch.lua PROFILE BOOKS.db [SINCE] [PROFILES.ini]
+--   sift run examples/fetch.lua PROFILE BOOKS.db [SINCE] [PROFILES.ini]
 --
 -- The password comes from the profile's password_env or password_command,
 -- or a prompt; it is never printed or written anywhere.
@@ -10,7 +10,7 @@ local direct = require "sift.ofx.direct"
 local finance = require "sift.finance"
 
 local name, db, since, file = arg[1], arg[2], arg[3], arg[4]
-assert(name and db, "usage: lua5.4 examples/fetch.lua PROFILE BOOKS.db [SINCE] [PROFILES.ini]")
+assert(name and db, "usage: sift run examples/fetch.lua PROFILE BOOKS.db [SINCE] [PROFILES.ini]")
 local profiles = assert(direct.load_profiles(file))
 local profile = assert(profiles[name], "no such profile: " .. name)
 local password = assert(direct.password(profile))

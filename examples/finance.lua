@@ -3,14 +3,14 @@
 -- rules and with what the books learn from you, find transfers between
 -- your accounts, report, and write a beancount journal.
 --
---   lua5.4 examples/finance.lua books.db [statement.ofx ...]
+--   sift run examples/finance.lua books.db [statement.ofx ...]
 --
 -- With no statements it makes up a year of a current account and a credit
 -- card (sift.finance.sample) and writes them as OFX first.
 local finance = require "sift.finance"
 local report = require "sift.finance.report"
 
-local db = assert(arg[1], "usage: lua5.4 examples/finance.lua BOOKS.db [STATEMENT.ofx ...]")
+local db = assert(arg[1], "usage: sift run examples/finance.lua BOOKS.db [STATEMENT.ofx ...]")
 local books <close> = assert(finance.open(db))
 
 local files = { table.unpack(arg, 2) }

@@ -3,11 +3,11 @@
 -- print the leak groups, most dumps first. With SIFT_REDIS and
 -- SIFT_POSTGRES set (URLs; the schema made by `sift fleet migrate`), the
 -- jobs go on that Redis Stream and the results in that PostgreSQL.
--- Usage: lua5.4 examples/fleet.lua DATA_DIR [DUMP[@VERSION]...]
+-- Usage: sift run examples/fleet.lua DATA_DIR [DUMP[@VERSION]...]
 local fleet = require "sift.fleet"
 local store = require "sift.serve.store"
 
-local dir = assert(arg[1], "usage: lua5.4 examples/fleet.lua DATA_DIR [DUMP[@VERSION]...]")
+local dir = assert(arg[1], "usage: sift run examples/fleet.lua DATA_DIR [DUMP[@VERSION]...]")
 local files = store.new(dir)
 local f = assert(fleet.open(dir, { redis = os.getenv("SIFT_REDIS"), postgres = os.getenv("SIFT_POSTGRES") }))
 for i = 2, #arg do

@@ -1,7 +1,7 @@
 -- A tour of a heap dump: what it holds, the biggest classes, one class's
 -- instances with their fields, strings, arrays and GC roots.
 --
---   lua5.4 examples/heap_tour.lua app.hprof [ClassName] [--mapping proguard.map]
+--   sift run examples/heap_tour.lua app.hprof [ClassName] [--mapping proguard.map]
 local sift = require "sift"
 
 local path, class_name, mapping = nil, nil, nil
@@ -11,7 +11,7 @@ while arg[i] do
   elseif not path then path, i = arg[i], i + 1
   else class_name, i = arg[i], i + 1 end
 end
-assert(path, "usage: lua5.4 examples/heap_tour.lua DUMP [CLASS] [--mapping FILE]")
+assert(path, "usage: sift run examples/heap_tour.lua DUMP [CLASS] [--mapping FILE]")
 
 local heap <close> = assert(sift.open(path, { mapping = mapping }))
 local info = heap:info()

@@ -3,7 +3,7 @@
 -- nil, message, code with the byte offset, so a truncated dump stops with
 -- a clear message instead of garbage.
 --
---   lua5.4 examples/hprof_records.lua app.hprof
+--   sift run examples/hprof_records.lua app.hprof
 local core = require "sift.core"
 
 local NAMES = {
@@ -13,7 +13,7 @@ local NAMES = {
   [0x1C] = "HEAP_DUMP_SEGMENT", [0x2C] = "HEAP_DUMP_END",
 }
 
-local path = assert(arg[1], "usage: lua5.4 examples/hprof_records.lua FILE.hprof")
+local path = assert(arg[1], "usage: sift run examples/hprof_records.lua FILE.hprof")
 local map <close> = assert(core.map(path))
 local r = core.reader(map)
 

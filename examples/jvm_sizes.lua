@@ -5,12 +5,12 @@
 -- the text of `jcmd <pid> GC.class_histogram` taken right after the dump,
 -- how many classes agree with the JVM to the byte.
 --
---   lua5.4 examples/jvm_sizes.lua app.hprof [histogram.txt]
+--   sift run examples/jvm_sizes.lua app.hprof [histogram.txt]
 local sift = require "sift"
 local hprof = require "sift.heap"
 
 local path, histo_path = arg[1], arg[2]
-assert(path, "usage: lua5.4 examples/jvm_sizes.lua DUMP [GC.class_histogram output]")
+assert(path, "usage: sift run examples/jvm_sizes.lua DUMP [GC.class_histogram output]")
 local heap <close> = assert(sift.open(path))
 
 local l = heap:jvm_layout()

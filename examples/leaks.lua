@@ -1,12 +1,12 @@
 -- Find leaks the way LeakCanary does, and add a rule of your own.
 --
---   lua5.4 examples/leaks.lua app.hprof            (KeyedWeakReference and Android lifecycles)
---   lua5.4 examples/leaks.lua app.hprof Session    (also: Session objects whose 'closed' is true)
+--   sift run examples/leaks.lua app.hprof            (KeyedWeakReference and Android lifecycles)
+--   sift run examples/leaks.lua app.hprof Session    (also: Session objects whose 'closed' is true)
 local sift = require "sift"
 local leaks = require "sift.heap.leaks"
 
 local path, extra = arg[1], arg[2]
-assert(path, "usage: lua5.4 examples/leaks.lua DUMP [CLASS]")
+assert(path, "usage: sift run examples/leaks.lua DUMP [CLASS]")
 local heap <close> = assert(sift.open(path))
 
 -- an inspector is a few lines: label what you know, say whether it leaks

@@ -1,6 +1,6 @@
 -- sift lint from Lua: read class files, directories or jars, run the
 -- Cursor rule (and any others named), print the findings by method.
--- Usage: lua5.4 examples/lint.lua PATH... [--rules cursor,closeable]
+-- Usage: sift run examples/lint.lua PATH... [--rules cursor,closeable]
 local lint = require "sift.lint"
 
 local paths, names = {}, nil
@@ -9,7 +9,7 @@ while i <= #arg do
   if arg[i] == "--rules" then names, i = arg[i + 1], i + 2
   else paths[#paths + 1], i = arg[i], i + 1 end
 end
-assert(#paths > 0, "usage: lua5.4 examples/lint.lua PATH... [--rules cursor,closeable]")
+assert(#paths > 0, "usage: sift run examples/lint.lua PATH... [--rules cursor,closeable]")
 local rules = assert(lint.select(names))
 local classes, problems = assert(lint.load(paths))
 for _, p in ipairs(problems) do io.stderr:write("skipped ", p.file, ": ", p.message, "\n") end

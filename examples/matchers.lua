@@ -2,11 +2,11 @@
 -- LeakCanary's app-side matchers do: here, the native global roots that
 -- hold Binders (a Service's binder stub lives as long as its client).
 --
---   lua5.4 examples/matchers.lua leak_service_binder_ignored.hprof
+--   sift run examples/matchers.lua leak_service_binder_ignored.hprof
 local sift = require "sift"
 local leaks = require "sift.heap.leaks"
 
-local path = assert(arg[1], "usage: lua5.4 examples/matchers.lua DUMP")
+local path = assert(arg[1], "usage: sift run examples/matchers.lua DUMP")
 for _, case in ipairs {
   { "no matcher", nil },
   { "Binder roots ignored", { ignored = { { root_class = "android.os.Binder" } } } },

@@ -1,7 +1,7 @@
 -- Read bank statements (OFX or QFX, v1 SGML or v2 XML): each account's
 -- balance and period, its largest spending, and what was left out and why.
 --
---   lua5.4 examples/ofx.lua statement.ofx [more.qfx ...]
+--   sift run examples/ofx.lua statement.ofx [more.qfx ...]
 local ofx = require "sift.ofx"
 
 -- an amount in millionths, an integer: amounts compare exactly
@@ -12,7 +12,7 @@ local function micro(amount)
   return units
 end
 
-assert(arg[1], "usage: lua5.4 examples/ofx.lua FILE.ofx [FILE.qfx ...]")
+assert(arg[1], "usage: sift run examples/ofx.lua FILE.ofx [FILE.qfx ...]")
 for _, path in ipairs(arg) do
   local doc, err = ofx.read(path)          -- lenient: reads on, with warnings
   if not doc then

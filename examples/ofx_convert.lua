@@ -3,12 +3,12 @@
 -- the securities list are read, written back, and read again to check
 -- that nothing changed.
 --
---   lua5.4 examples/ofx_convert.lua statement.qfx statement.xml [1|2]
+--   sift run examples/ofx_convert.lua statement.qfx statement.xml [1|2]
 local ofx = require "sift.ofx"
 local writer = require "sift.ofx.writer"
 
 local input, output, version = arg[1], arg[2], tonumber(arg[3] or "2")
-assert(input and output, "usage: lua5.4 examples/ofx_convert.lua IN.ofx OUT.ofx [1|2]")
+assert(input and output, "usage: sift run examples/ofx_convert.lua IN.ofx OUT.ofx [1|2]")
 
 local doc = assert(ofx.read(input))
 local text = writer.write(writer.tree(doc), { version = version })

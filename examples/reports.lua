@@ -3,13 +3,13 @@
 -- fill, arrays of zeros, boxes; each counted as its fix would free it), the threads holding the most through their locals, classes two
 -- loaders defined, and, given a series of dumps of one process, what grows
 -- at every step and what holds it.
--- Usage: lua5.4 examples/reports.lua DUMP [LATER_DUMP...]
+-- Usage: sift run examples/reports.lua DUMP [LATER_DUMP...]
 local sift = require "sift"
 local waste = require "sift.heap.waste"
 local census = require "sift.heap.census"
 local growth = require "sift.heap.growth"
 
-assert(arg[1], "usage: lua5.4 examples/reports.lua DUMP [LATER_DUMP...]")
+assert(arg[1], "usage: sift run examples/reports.lua DUMP [LATER_DUMP...]")
 local heap <close> = assert(sift.open(arg[1]))
 
 local dup = waste.duplicate_strings(heap, { top = 3 })

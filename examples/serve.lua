@@ -1,6 +1,6 @@
 -- Serve files in the browser with sift.serve, and read one page's JSON
 -- twin from Lua the way any HTTP client would.
--- Usage: lua5.4 examples/serve.lua FILE... [--for SECONDS]
+-- Usage: sift run examples/serve.lua FILE... [--for SECONDS]
 --   with --for, it stops after that many seconds (default: run until ^C)
 require("sift.paths").older_lua()
 local serve = require "sift.serve"
@@ -12,7 +12,7 @@ for i = 1, #arg do
   if arg[i - 1] == "--for" then seconds = tonumber(arg[i])
   elseif arg[i] ~= "--for" then files[#files + 1] = arg[i] end
 end
-assert(#files > 0, "usage: lua5.4 examples/serve.lua FILE... [--for SECONDS]")
+assert(#files > 0, "usage: sift run examples/serve.lua FILE... [--for SECONDS]")
 
 -- (uploads, none here, would go to the per-user default: ~/.local/share/sift/serve)
 local server = assert(serve.new { files = files })

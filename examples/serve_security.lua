@@ -2,7 +2,7 @@
 -- requests written byte by byte on loopback sockets. Each bad one is
 -- answered (and logged on stderr in one line), nothing of it is stored,
 -- and the server goes on; then the files it kept, with their modes.
--- Usage: lua5.4 examples/serve_security.lua DUMP.hprof
+-- Usage: sift run examples/serve_security.lua DUMP.hprof
 require("sift.paths").older_lua()
 local serve = require "sift.serve"
 local private = require "sift.private"
@@ -10,7 +10,7 @@ local core = require "sift.core"
 local cqueues = require "cqueues"
 local socket = require "cqueues.socket"
 
-local dump_path = assert(arg[1], "usage: lua5.4 examples/serve_security.lua DUMP.hprof")
+local dump_path = assert(arg[1], "usage: sift run examples/serve_security.lua DUMP.hprof")
 local dump = assert(io.open(dump_path, "rb")):read("a")
 
 assert(private.restrict())  -- umask 077, as sift serve runs

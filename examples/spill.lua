@@ -4,11 +4,11 @@
 -- answers are those of the in-memory run; only the memory and the time
 -- differ.
 --
---   lua5.4 examples/spill.lua DUMP [THRESHOLD_BYTES]
+--   sift run examples/spill.lua DUMP [THRESHOLD_BYTES]
 local core = require "sift.core"
 local sift = require "sift"
 
-local path = assert(arg[1], "usage: lua5.4 examples/spill.lua DUMP [THRESHOLD_BYTES]")
+local path = assert(arg[1], "usage: sift run examples/spill.lua DUMP [THRESHOLD_BYTES]")
 local threshold = tonumber(arg[2]) or 1 << 20
 
 -- the biggest retainers and how long they took

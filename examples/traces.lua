@@ -1,12 +1,12 @@
 -- A tour of an Android method trace: where the time goes, the main
 -- thread's stacks, a flame graph, and the calls in order with loops folded.
 --
---   lua5.4 examples/traces.lua startup.trace [out.svg]
+--   sift run examples/traces.lua startup.trace [out.svg]
 local sift = require "sift"
 local flame = require "sift.trace.flame"
 
 local path, svg_path = arg[1], arg[2] or "trace-flame.svg"
-assert(path, "usage: lua5.4 examples/traces.lua TRACE [OUT.svg]")
+assert(path, "usage: sift run examples/traces.lua TRACE [OUT.svg]")
 local trace <close> = assert(sift.open(path))
 local info = trace:info()
 print(("%s: version %d%s, %s clock, %d records, %d threads, %d methods"):format(path, info.version,

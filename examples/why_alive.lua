@@ -2,12 +2,12 @@
 -- them give back? Shortest strong paths from the GC roots (merged where
 -- they share a prefix), retained sizes, and who else points at them.
 --
---   lua5.4 examples/why_alive.lua app.hprof com.example.MainActivity [--model jvm]
+--   sift run examples/why_alive.lua app.hprof com.example.MainActivity [--model jvm]
 local sift = require "sift"
 
 local path, class_name = arg[1], arg[2]
 local model = arg[3] == "--model" and arg[4] or "shark"
-assert(path and class_name, "usage: lua5.4 examples/why_alive.lua DUMP CLASS [--model shark|jvm]")
+assert(path and class_name, "usage: sift run examples/why_alive.lua DUMP CLASS [--model shark|jvm]")
 
 local heap <close> = assert(sift.open(path))
 local cls = assert(heap:class(class_name), "no class named " .. class_name)

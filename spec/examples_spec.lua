@@ -1,13 +1,13 @@
--- The scripts in examples/ run as a user would run them, and say true
--- things: record counts match the independent walker's record-stats.txt.
+-- The scripts in examples/ run as a user would run them (`bin/sift run`,
+-- as their headers say), and say true things: record counts match the
+-- independent walker's record-stats.txt.
 local helper = require "spec.helper"
 
 local function run(script, args, env)
   local words = {}
   for i, a in ipairs(args) do words[i] = helper.quote(a) end
-  local p = io.popen(("%sLUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH=%s lua5.4 examples/%s %s 2>&1")
-    :format(env or "", helper.quote((os.getenv("SIFT_CPATH") or "build/?.so") .. ";;"), script,
-      table.concat(words, " ")))
+  local p = io.popen(("%slua5.4 bin/sift run examples/%s %s 2>&1"):format(env or "", script,
+    table.concat(words, " ")))
   local out = p:read("a")
   local ok, _, code = p:close()
   return out, ok and 0 or code
