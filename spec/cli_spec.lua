@@ -348,7 +348,7 @@ describe("sift leaks --suspects and --html", function()
     local out, _, code = sift { "leaks", path, "--suspects" }
     assert.are.equal(0, code)
     assert.matches("1 LEAK SUSPECTS", out)
-    assert.matches("One java.util.ArrayList %(java.util.ArrayList@0xfd5c0138%) retains 100476 bytes", out)
+    assert.matches("One java.util.ArrayList %(java.util.ArrayList@0xfd5c0138%) retains 100,476 bytes", out)
     assert.matches("The memory accumulates in java.lang.Object%[10%]@0xfd5de470", out)
     out = sift { "leaks", path, "--suspects", "--json" }
     local t = cjson.decode(out)

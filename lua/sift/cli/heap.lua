@@ -247,7 +247,8 @@ function commands.histogram(args, out, err)
       out:write(("%14s %12s  %s%s\n"):format(group_digits(r.shallow), group_digits(r.count), printable(r.class), beside))
     end
     out:write(("%14s %12s  %s\n"):format(group_digits(total_shallow), group_digits(total_count),
-      ("total: %d rows (%d shown), %d classes"):format(#all, #rows, info.classes)))
+      ("total: %s rows (%s shown), %s classes"):format(group_digits(#all), group_digits(#rows),
+      group_digits(info.classes))))
     if mirrors_note then out:write("java.lang.Class: ", mirrors_note, "\n") end  -- its row not shown
   end
   return EXIT_OK
@@ -601,8 +602,8 @@ function commands.dominators(args, out, err)
     end
   end
   walk(heap:dominated(nil), 0)
-  out:write(("%7s %14s  total reachable (%d smaller subtrees hidden; --min %g%%)\n"):format(
-    "100%", group_digits(total), hidden, args.min))
+  out:write(("%7s %14s  total reachable (%s smaller subtrees hidden; --min %g%%)\n"):format(
+    "100%", group_digits(total), group_digits(hidden), args.min))
   heap:close()
   return EXIT_OK
 end

@@ -9,6 +9,7 @@ local fields = require "sift.heap.fields"
 local M = {}
 
 local field_or_nil, text = fields.field_or_nil, fields.text
+local grouped = require("sift.size").grouped
 local format, concat = string.format, table.concat
 
 --- {======================================================
@@ -107,24 +108,24 @@ end
 local function suspect_text(sus, total)
   local lines = {}
   if sus.kind == "object" then
-    lines[1] = format("One %s (%s) retains %d bytes (%.1f%% of %d reachable bytes).", sus.class,
-      tostring(sus.object), sus.retained, 100 * sus.share, total)
+    lines[1] = format("One %s (%s) retains %s bytes (%.1f%% of %s reachable bytes).", sus.class,
+      tostring(sus.object), grouped(sus.retained), 100 * sus.share, grouped(total))
   else
-    lines[1] = format("%d instances of %s, all held by %s, retain %d bytes (%.1f%% of %d reachable bytes).",
-      sus.count, sus.class, tostring(sus.holder), sus.retained, 100 * sus.share, total)
+    lines[1] = format("%s instances of %s, all held by %s, retain %s bytes (%.1f%% of %s reachable bytes).",
+      grouped(sus.count), sus.class, tostring(sus.holder), grouped(sus.retained), 100 * sus.share, grouped(total))
   end
   for _, inner in ipairs(sus.nested or {}) do
     if inner.kind == "object" then
-      lines[#lines + 1] = format("  inside it: %s retains %d bytes (%.1f%%).", tostring(inner.object), inner.retained,
-        100 * inner.share)
+      lines[#lines + 1] = format("  inside it: %s retains %s bytes (%.1f%%).", tostring(inner.object),
+        grouped(inner.retained), 100 * inner.share)
     else
-      lines[#lines + 1] = format("  inside it: %d instances of %s held by %s retain %d bytes (%.1f%%).", inner.count,
-        inner.class, tostring(inner.holder), inner.retained, 100 * inner.share)
+      lines[#lines + 1] = format("  inside it: %s instances of %s held by %s retain %s bytes (%.1f%%).",
+        grouped(inner.count), inner.class, tostring(inner.holder), grouped(inner.retained), 100 * inner.share)
     end
   end
   if sus.accumulation.object ~= sus.object then
-    lines[#lines + 1] = format("The memory accumulates in %s (%d bytes).", tostring(sus.accumulation.object),
-      sus.accumulation.retained)
+    lines[#lines + 1] = format("The memory accumulates in %s (%s bytes).", tostring(sus.accumulation.object),
+      grouped(sus.accumulation.retained))
   end
   if sus.path then
     local parts = {}
