@@ -5,6 +5,7 @@
 
 local fields = require "sift.heap.fields"
 local suspects = require "sift.heap.suspects"
+local size = require "sift.size"
 
 local M = {}
 
@@ -18,7 +19,7 @@ local format, concat = string.format, table.concat
 local ZWSP = "\u{200B}"
 
 --- Bytes as LeakCanary writes them: SI units, one decimal ("1.2 kB").
-M.bytes_text = require("sift.size").si
+M.bytes_text = size.si
 
 local function node_text(e, first_prefix, prefix, type_name)
   local status = e.status == "UNKNOWN" and "UNKNOWN"
@@ -173,8 +174,8 @@ function M.html(report, title)
   local function section(name, list)
     out[#out + 1] = format("<h2>%d %s</h2>", #list, name)
     for _, leak in ipairs(list) do
-      out[#out + 1] = format("<details open><summary>%s — %d bytes retained, %d trace%s%s</summary>",
-        esc(leak.description), leak.retained, #leak.traces, #leak.traces == 1 and "" or "s",
+      out[#out + 1] = format("<details open><summary>%s — %s bytes retained, %d trace%s%s</summary>",
+        esc(leak.description), size.grouped(leak.retained), #leak.traces, #leak.traces == 1 and "" or "s",
         leak.pattern and (" — pattern " .. esc(leak.pattern)) or "")
       out[#out + 1] = "<p>Signature <code>" .. leak.signature .. "</code></p>"
       for i, trace in ipairs(leak.traces) do
