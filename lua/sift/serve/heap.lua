@@ -418,6 +418,35 @@ local function suspects_html(ctx, list, reachable)
   return '<ol id="suspects">' .. table.concat(out) .. "</ol>"
 end
 
+-- the leaks page's HTML, from `sift.heap.leaks`' report
+local function leaks_page(ctx, report)
+  local summary = dominators(ctx)
+  local unreachable = {}
+  for i, obj in ipairs(report.unreachable) do unreachable[i] = "<li>" .. object_link(ctx, obj) .. "</li>" end
+  local meta, keys = {}, {}
+  for k in pairs(report.metadata) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for i, k in ipairs(keys) do meta[i] = { k, report.metadata[k] } end
+  local function count(n, what) return num(n) .. " " .. what .. (n == 1 and "" or "s") end
+  return html.page("Leaks", nav(ctx), table.concat {
+    ('<p id="counts"><a href="#application">%s</a>, <a href="#library">%s</a>, <a href="#unclosed">%s</a>, '
+      .. '<a href="#suspects-h">%s</a>, <a href="#unreachable">%s</a></p>'):format(
+      count(#report.application_leaks, "application leak"), count(#report.library_leaks, "library leak"),
+      count(#report.unclosed_resources, "unclosed resource"), count(#report.suspects, "leak suspect"),
+      count(#report.unreachable, "unreachable object")),
+    '<h2 id="application">Application leaks</h2>', leaks_html(ctx, report.application_leaks, "application"),
+    '<h2 id="library">Library leaks</h2>', leaks_html(ctx, report.library_leaks, "library"),
+    '<h2 id="unclosed">Unclosed resources</h2>', leaks_html(ctx, report.unclosed_resources, "unclosed"),
+    '<h2 id="suspects-h">Leak suspects</h2><p>What holds more than a tenth of the reachable heap, as Eclipse MAT '
+      .. "reports it (sizes: --model shark, as sift leaks --suspects gives them).</p>",
+    suspects_html(ctx, report.suspects, report.reachable_bytes),
+    '<h2 id="unreachable">Unreachable: should be dead, and are</h2>',
+    unreachable_note(ctx, "leaks", summary.unreachable, #report.unreachable),
+    #unreachable > 0 and ('<ul id="unreachable-list">' .. table.concat(unreachable) .. "</ul>") or "",
+    "<h2>Metadata</h2>", html.facts(meta),
+  })
+end
+
 --- Leaks: `sift leaks --suspects` as a page of the site: LeakCanary's
 -- traces (each node a link to its object), library leaks, unclosed
 -- resources, MAT-style suspects (each linked to its dominator subtree),
@@ -426,38 +455,14 @@ end
 function M.leaks(ctx)
   local leaks = require "sift.heap.leaks"
   local heap = ctx.doc
-  if not heap._served_leaks then
-    heap._served_leaks = leaks.analyze(heap, { suspects = true })  -- (its sizes: --model shark, as the CLI's)
+  -- computed once, with its page (the report holds objects, which stay in
+  -- the thread that computed it; its JSON and HTML are plain text)
+  local kept = ctx.compute("leaks:" .. (ctx.model or "shark"), function()
+    local report = leaks.analyze(heap, { suspects = true })  -- (its sizes: --model shark, as the CLI's)
     if ctx.model ~= "shark" then heap:dominators { model = ctx.model } end  -- (the other pages' tree back)
-  end
-  local report = heap._served_leaks
-  return leaks.to_json(report), function()
-    local summary = dominators(ctx)
-    local unreachable = {}
-    for i, obj in ipairs(report.unreachable) do unreachable[i] = "<li>" .. object_link(ctx, obj) .. "</li>" end
-    local meta, keys = {}, {}
-    for k in pairs(report.metadata) do keys[#keys + 1] = k end
-    table.sort(keys)
-    for i, k in ipairs(keys) do meta[i] = { k, report.metadata[k] } end
-    local function count(n, what) return num(n) .. " " .. what .. (n == 1 and "" or "s") end
-    return html.page("Leaks", nav(ctx), table.concat {
-      ('<p id="counts"><a href="#application">%s</a>, <a href="#library">%s</a>, <a href="#unclosed">%s</a>, '
-        .. '<a href="#suspects-h">%s</a>, <a href="#unreachable">%s</a></p>'):format(
-        count(#report.application_leaks, "application leak"), count(#report.library_leaks, "library leak"),
-        count(#report.unclosed_resources, "unclosed resource"), count(#report.suspects, "leak suspect"),
-        count(#report.unreachable, "unreachable object")),
-      '<h2 id="application">Application leaks</h2>', leaks_html(ctx, report.application_leaks, "application"),
-      '<h2 id="library">Library leaks</h2>', leaks_html(ctx, report.library_leaks, "library"),
-      '<h2 id="unclosed">Unclosed resources</h2>', leaks_html(ctx, report.unclosed_resources, "unclosed"),
-      '<h2 id="suspects-h">Leak suspects</h2><p>What holds more than a tenth of the reachable heap, as Eclipse MAT '
-        .. "reports it (sizes: --model shark, as sift leaks --suspects gives them).</p>",
-      suspects_html(ctx, report.suspects, report.reachable_bytes),
-      '<h2 id="unreachable">Unreachable: should be dead, and are</h2>',
-      unreachable_note(ctx, "leaks", summary.unreachable, #report.unreachable),
-      #unreachable > 0 and ('<ul id="unreachable-list">' .. table.concat(unreachable) .. "</ul>") or "",
-      "<h2>Metadata</h2>", html.facts(meta),
-    })
-  end
+    return { view = leaks.to_json(report), page = leaks_page(ctx, report) }
+  end)
+  return kept.view, function() return kept.page end
 end
 
 --- Diff with the baseline (`--baseline`): `sift diff-heap`'s view.
