@@ -208,6 +208,19 @@ function Server:start(entry)
   return { thread = th, sock = sock, busy = false, has = {} }
 end
 
+-- the other files of an entry's format this server shows, as a page line
+-- gives them to its worker (ctx.files): `id=name*path`, percent-encoded,
+-- joined by &
+local function served_files(self, entry)
+  local out = {}
+  for _, e in ipairs(self.store:list()) do
+    if e.format == entry.format and e.id ~= entry.id and not e.problem then
+      out[#out + 1] = ("%s=%s*%s"):format(e.id, html.encode(e.name), html.encode(e.path))
+    end
+  end
+  return table.concat(out, "&")
+end
+
 local function stop(w)
   pcall(w.sock.close, w.sock)
 end
@@ -315,7 +328,7 @@ function Server:compute(entry, key, page, arg, qs)
         if status ~= 200 then error(body, 0) end
       end
       local _, status, _, body = self:talk(entry, entry.computer,
-        ("page\t%s\t%s\t%s\t1\t1"):format(page, arg or "", qs or ""), on_progress)
+        ("page\t%s\t%s\t%s\t1\t1\t%s"):format(page, arg or "", qs or "", served_files(self, entry)), on_progress)
       if not entry.results[key] then  -- (the page failed first: its message)
         local answered, view = pcall(cjson.decode, body)
         error(status ~= 200 and answered and type(view) == "table" and view.error or ("no " .. key .. " was computed"), 0)
@@ -392,7 +405,8 @@ function Server:ask(entry, page, arg, qs, as_json)
     wait_for(self.changed, function() return not w.busy end)
     w.busy = true
     local ok, kind, st, ctype, body = pcall(self.talk, self, entry, w,
-      ("page\t%s\t%s\t%s\t%d\t0"):format(page, arg or "", qs or "", as_json and 1 or 0), function(label, done, total)
+      ("page\t%s\t%s\t%s\t%d\t0\t%s"):format(page, arg or "", qs or "", as_json and 1 or 0, served_files(self, entry)),
+      function(label, done, total)
         entry.progress = { label = label, done = done, total = total }
       end)
     w.busy, entry.progress = false, nil

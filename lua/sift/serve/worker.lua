@@ -15,8 +15,9 @@
 --     nil, status, message              an error page
 --     _, _, _, _, raw                   raw = {type=, body=}: bytes as they are
 --
--- ctx holds `entry`, `doc` (the open file), `query`, `model`, `server`
--- and `compute`. `ctx.compute(key, fn)` is how a page gets a result that
+-- ctx holds `entry`, `doc` (the open file), `query`, `model`, `server`,
+-- `files` (the server's other files of this format: id, name, path; a
+-- trace's diff picks its baseline among them) and `compute`. `ctx.compute(key, fn)` is how a page gets a result that
 -- may take long: fn(progress) computes it (progress(label, done, total)
 -- may report its stages), once per file; it is kept and given again to
 -- every page that asks for the same key. The key names all a result
@@ -31,7 +32,8 @@
 -- The server and a worker talk over a socket, one line per message:
 --
 --     server → worker   open
---                       page \t name \t arg \t query \t json (1|0) \t may compute (1|0)
+--                       page \t name \t arg \t query \t json (1|0) \t may compute (1|0) \t files
+--                         (files: the server's other files of this format, ctx.files)
 --                       store \t key \t length, then the bytes (a result computed elsewhere)
 --     worker → server   progress \t label \t done \t total
 --                       computed \t key \t length, then the bytes
@@ -55,11 +57,20 @@ local PAGES = {
 
 local ARRAY = getmetatable(json.array {})
 
+local function dec(s) return (s:gsub("+", " "):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)) end
+
 local function query_args(qs)
   local out = {}
-  for k, v in (qs or ""):gmatch("([^&=]+)=?([^&]*)") do
-    local function dec(s) return (s:gsub("+", " "):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)) end
-    out[dec(k)] = dec(v)
+  for k, v in (qs or ""):gmatch("([^&=]+)=?([^&]*)") do out[dec(k)] = dec(v) end
+  return out
+end
+
+-- the other files of this format the server shows (a page line's last
+-- field, `id=name*path` items joined by &, percent-encoded): ctx.files
+local function served_files(field, format)
+  local out = {}
+  for id, name, path in (field or ""):gmatch("(%x+)=([^*&]*)%*([^&]*)") do
+    out[#out + 1] = { id = id, name = dec(name), path = dec(path), format = format }
   end
   return out
 end
@@ -267,7 +278,7 @@ function M.run(sock, setup)
       end
       if doc then reply(sock, 200, "text/plain", "") else reply(sock, 422, "text/plain", why) end
     elseif cmd == "page" then
-      local page, arg, qs, want, may = line:match("^page\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([01])\t([01])$")
+      local page, arg, qs, want, may, files = line:match("^page\t([^\t]*)\t([^\t]*)\t([^\t]*)\t([01])\t([01])\t([^\t]*)$")
       local as_json = want == "1"
       may_compute = may == "1"
       local status, ctype, body
@@ -279,7 +290,7 @@ function M.run(sock, setup)
         ctype, body = error_body(404, ("no page %q for a %s file"):format(page, entry.format), as_json)
       else
         local ctx = { entry = entry, doc = doc, query = query_args(qs), model = opts.model, server = server,
-          compute = compute }
+          compute = compute, files = served_files(files, entry.format) }
         local ok, view, render, message, raw = pcall(pages[page], ctx, arg ~= "" and arg or nil)
         if ok and view and not as_json and not raw then
           local made, text = pcall(render)
