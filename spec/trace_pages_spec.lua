@@ -7,7 +7,8 @@
 -- export) say are there; the thread picker naming each thread with its
 -- id; the current view, clock and thread marked; the sandwich's roots
 -- the method's inclusive time; and a screenshot whose graph area is
--- mostly frames (the page drawn empty before had 0.2 % of it).
+-- mostly frames (the page drawn empty before had 0.2 % of it). Then,
+-- without a browser, the trees behind the sandwich and left heavy views.
 local helper = require "spec.helper"
 local cjson = require "cjson"
 
@@ -229,5 +230,41 @@ describe("sift serve's trace graphs in headless Chromium #heavy", function()
     os.execute("kill " .. pid)
     os.execute("rm -rf " .. helper.quote(dir))
     assert(ok, err)
+  end)
+end)
+
+describe("the trace views' trees", function()
+  local flame = require "sift.trace.flame"
+  -- (sift fold's stacks of trace/synthetic/simple-v2.trace: C.leaf calls
+  -- itself, and is called from A.run and from B.work)
+  local FOLDED = "main;A.run 45\nmain;A.run;C.leaf 20\nmain;A.run;C.leaf;C.leaf 5\nmain;A.run;B.work 20\n"
+    .. "main;A.run;B.work;C.leaf 10\nfoo;X.loop 45\n"
+
+  -- a tree as nested { name, value, children... }, children by name
+  local function shape(node)
+    local kids = {}
+    for _, c in ipairs(node.children) do kids[#kids + 1] = shape(c) end
+    table.sort(kids, function(a, b) return a[1] < b[1] end)
+    return { node.name, node.value, table.unpack(kids) }
+  end
+
+  it("makes a method's sandwich: its callers up to the thread, its callees merged, recursion counted once", function()
+    local callers, callees = flame.sandwich(flame.from_folded(FOLDED), "C.leaf")
+    assert.are.same({ "C.leaf", 35, { "A.run", 25, { "main", 25 } }, { "B.work", 10, { "A.run", 10, { "main", 10 } } } },
+      shape(callers))
+    assert.are.same({ "C.leaf", 35, { "C.leaf", 5 } }, shape(callees))
+    local none = flame.sandwich(flame.from_folded(FOLDED), "Z.none")
+    assert.are.equal(0, none.value)
+  end)
+
+  it("lays out left heavy with the heaviest frame first, the flame graph by name", function()
+    local tree = flame.from_folded("t;b 10\nt;a 5\nt;c 20\n")
+    local function order(svg)
+      local out = {}
+      for x, name in svg:gmatch('data%-x="(%d+)" data%-w="%d+" data%-name="([abc])"') do out[#out + 1] = name .. x end
+      return table.concat(out, " ")
+    end
+    assert.are.equal("a0 b5 c15", order(flame.svg(tree, { hash = true })))
+    assert.are.equal("c0 b20 a30", order(flame.svg(tree, { hash = true, order = "weight" })))
   end)
 end)
