@@ -119,6 +119,7 @@ build = {
     ["sift.serve.access"] = "lua/sift/serve/access.lua",
     ["sift.private"] = "lua/sift/private.lua",
     ["sift.serve.trace"] = "lua/sift/serve/trace.lua",
+    ["sift.serve.play"] = "lua/sift/serve/play.lua",
     ["sift.serve.worker"] = "lua/sift/serve/worker.lua",
     ["sift.paths"] = "lua/sift/paths.lua",
     ["sift.progress"] = "lua/sift/progress.lua",

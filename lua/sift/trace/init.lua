@@ -329,6 +329,22 @@ function Trace:call_steps(opts)
   return steps, { tid = th.tid, name = th.name, calls = tree:calls() }
 end
 
+--- How many calls each thread made (its call instances, as `calls`
+-- counts them): `{ [tid] = n }`, threads without records left out. Cached.
+function Trace:thread_calls()
+  if not self._thread_calls then
+    local out = {}
+    for _, th in ipairs(self:threads()) do
+      if th.records > 0 then
+        local tree <close> = self.core:call_tree(th.tid)
+        out[th.tid] = tree:calls()
+      end
+    end
+    self._thread_calls = out
+  end
+  return self._thread_calls
+end
+
 -- }======================================================
 
 --- {======================================================
