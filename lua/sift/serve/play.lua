@@ -74,16 +74,16 @@ local PLAYER = [==[
 #graph .row rect{fill:none}#graph .row circle{fill:#90caf9}
 #graph .row.current rect{fill:#ffecb3}#graph .row.current circle{fill:#e53935}
 </style>
+<p id="keys" class="muted">Keys: <kbd>space</kbd> play/pause · <kbd>→</kbd> <kbd>←</kbd> one call forward/back ·
+<kbd>↑</kbd> <kbd>↓</kbd> or <kbd>+</kbd> <kbd>-</kbd> faster/slower · <kbd>F</kbd> follow on/off ·
+<kbd>Home</kbd> <kbd>End</kbd> first/last call. Scrolling away from the current call stops following it.
+The address (<code>#thread=…&amp;at=N</code>, N calls in) opens the player where it is now.</p>
 <div id="controls">
 <p><button id="play">play</button> <button id="back">◀ back</button> <button id="step">step ▶</button>
 speed <select id="speed">SPEED_OPTIONS</select> calls a second
 <label><input type="checkbox" id="follow" checked> follow the current call</label>
 <input type="range" id="slider" min="0" value="0" style="width:30%"> call <span id="count"></span></p>
 <p id="current" class="mono"></p>
-<p id="keys" class="muted">Keys: <kbd>space</kbd> play/pause · <kbd>→</kbd> <kbd>←</kbd> one call forward/back ·
-<kbd>↑</kbd> <kbd>↓</kbd> or <kbd>+</kbd> <kbd>−</kbd> faster/slower · <kbd>F</kbd> follow on/off ·
-<kbd>Home</kbd> <kbd>End</kbd> first/last call. Scrolling away from the current call stops following it.
-The address (<code>#thread=…&amp;at=N</code>, N calls in) opens the player where it is now.</p>
 </div>
 <svg id="graph" xmlns="http://www.w3.org/2000/svg" width="100%" height="200"></svg>
 <script>
@@ -158,7 +158,11 @@ The address (<code>#thread=…&amp;at=N</code>, N calls in) opens the player whe
   function inView(box) {
     return box.top >= controls.getBoundingClientRect().bottom && box.bottom <= window.innerHeight;
   }
-  var scrolledTo = null;  // (where the player last scrolled the page)
+  // (where the player last scrolled the page; the page's own scrolling
+  // while it loads is not the reader's)
+  var scrolledTo = null, loaded = false;
+  history.scrollRestoration = "manual";
+  window.addEventListener("load", function () { loaded = true; reveal(); });
   function reveal() {
     if (!follow.checked || !now || inView(now.row.g.getBoundingClientRect())) return;
     var box = now.row.g.getBoundingClientRect(), top = controls.getBoundingClientRect().bottom;
@@ -168,7 +172,7 @@ The address (<code>#thread=…&amp;at=N</code>, N calls in) opens the player whe
   // a scroll the player did not make, leaving the current call out of
   // view, stops following it (F or the box turns it back on)
   window.addEventListener("scroll", function () {
-    if (window.scrollY === scrolledTo) return;
+    if (!loaded || window.scrollY === scrolledTo) return;
     scrolledTo = null;
     if (follow.checked && now && !inView(now.row.g.getBoundingClientRect())) follow.checked = false;
   });
