@@ -218,10 +218,15 @@ function helper.jvm_dump(name, dump_args, java_args, histogram)
   local tag = (java_args .. " " .. (dump_args or "")):gsub("[^%w]+", "_")
   local path = ("%s/%s%s.hprof"):format(dir, name:match("[^.]*$"), tag)
   local function cached(p) local f = io.open(p) if f then f:close() end return f ~= nil end
-  if cached(path) and (not histogram or (cached(path .. ".histo") and cached(path .. ".before.histo"))) then
-    return path
-  end
   assert(os.execute("mkdir -p " .. dir))
+  helper.once(dir .. ".lock", function()  -- (one lock per source: its classes are compiled into dir)
+    return cached(path) and (not histogram or (cached(path .. ".histo") and cached(path .. ".before.histo")))
+  end, function() helper.run_jvm(name, dir, source, path, dump_args, java_args, histogram) end)
+  return path
+end
+
+-- jvm_dump's JVM run: compile, start, histograms around the dump, stop
+function helper.run_jvm(name, dir, source, path, dump_args, java_args, histogram)
   local ok, out = sh(("javac -encoding UTF-8 -d %s %s"):format(dir, source))
   assert(ok, out)
   local gc = java_args:match("%-XX:%+Use%w+GC") and "" or "-XX:+UseSerialGC"
@@ -245,7 +250,23 @@ function helper.jvm_dump(name, dump_args, java_args, histogram)
     end
   end
   assert(os.rename(path .. ".tmp", path))
-  return path
+end
+
+--- Make a cached peer output once, also while the spec and sanitizer
+-- passes run at the same time: `ready()` says whether it is there;
+-- `make()` makes it while holding `lock`, a directory (mkdir is atomic)
+-- that another pass waits on.
+function helper.once(lock, ready, make)
+  local locked = false
+  helper.wait_for(lock .. " (held by another run; remove it if none is going)", function()
+    if ready() then return true end
+    locked = os.execute("mkdir " .. helper.quote(lock) .. " 2>/dev/null") == true
+    return locked
+  end, 900)
+  if not locked then return end
+  local ok, err = pcall(function() if not ready() then make() end end)
+  os.execute("rmdir " .. helper.quote(lock))
+  if not ok then error(err, 0) end
 end
 
 --- n heap dumps of one running Java program `spec/java/<name>.java`,

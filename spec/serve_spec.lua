@@ -40,6 +40,10 @@ describe("sift serve", function()
       assert.are.equal(5, #index.files)
       local by_name = {}
       for _, f in ipairs(index.files) do by_name[f.name] = f end
+      -- a page a file does not have is 404 at once, not a waiting page while the file opens
+      local s_no, no_page = get(by_name["firefox-art-trace-streaming.trace"].url .. "histogram", { accept = "text/html" })
+      assert.are.equal(404, s_no)
+      assert.truthy(no_page:find('no page &quot;histogram&quot; for a trace file', 1, true), no_page)
       -- heaps: the histogram is sift histogram's, with retained bytes added
       for _, rel in ipairs { ANDROID, JVM, BMD } do
         local f = by_name[rel:match("[^/]+$")]

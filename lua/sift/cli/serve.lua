@@ -33,8 +33,8 @@ function M.define.serve(parser)
   serve:option("--strings", "For BMD dumps: a jar, apk, dex or class file to recover names from."):count("*")
   serve:option("--baseline", "A dump of the same process taken earlier: heap pages get a diff with it "
     .. "(as sift diff-heap).")
-  serve:option("--analyses", "How many files may be analysed at once (each in a thread of its own); "
-    .. "the others wait.", "2"):convert(tonumber)
+  serve:option("--analyses", "How many long jobs (opening a file, a computation such as waste) may run at once, "
+    .. "each in a thread of its own; the others wait, and pages of open files answer meanwhile.", "2"):convert(tonumber)
   serve:flag("--ingest", "Take dumps and traces from devices at POST /ingest (with X-Sift-App, -Version, "
     .. "-Device, -OS, -Time, -Tags), queue them for workers and show the leak groups at /fleet.")
   serve:option("--workers", "With --ingest: run this many sift worker processes (on --data, or on --redis and --postgres).", "0"):convert(tonumber)

@@ -37,7 +37,6 @@ local M = {}
 local Server = {}
 Server.__index = Server
 
-local SERVED = { hprof = true, bmd = true, trace = true, ofx = true }
 
 --- A server (not yet listening).
 -- @tparam table opts `files` (paths), `data` (the upload directory; by
@@ -605,11 +604,10 @@ local function handle(self, request)
     if not entry then return send_error(stream, 404, "no such file here", as_json) end
     local page, arg = rest:gsub("%.json$", ""):match("^([^/]*)/?(.*)$")
     if page == "index" then page = "" end
-    if not SERVED[entry.format] then
-      return send_error(stream, 415, ("sift serves no pages for %s"):format(entry.description or entry.format), as_json)
-    end
     if entry.problem then return send_error(stream, 422, entry.name .. ": " .. entry.problem, as_json) end
     if page == "progress" then return send_json(stream, 200, progress_view(entry)) end
+    local known, unknown = worker.page(entry.format, page)
+    if not known then return send_error(stream, 404, unknown, as_json) end
     if not as_json and entry.state ~= "ready" and entry.state ~= "failed" then
       -- a browser before the file is open: the opening starts (once), the
       -- page shows how far it is

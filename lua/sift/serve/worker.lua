@@ -55,6 +55,15 @@ local PAGES = {
   hprof = "sift.serve.heap", bmd = "sift.serve.heap", trace = "sift.serve.trace", ofx = "sift.serve.ofx",
 }
 
+--- The page `name` of a file of `format`: its function, or nil and why
+-- not (the server asks before a file is open, the worker when it makes it).
+function M.page(format, name)
+  local module = PAGES[format]
+  local page = module and require(module).pages[name]
+  if not page then return nil, ("no page %q for a %s file"):format(name, format) end
+  return page
+end
+
 local ARRAY = getmetatable(json.array {})
 
 local function dec(s) return (s:gsub("+", " "):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)) end
@@ -237,7 +246,6 @@ function M.run(sock, setup)
     end
   end
   local server = server_view(opts, progress)
-  local pages = require(PAGES[entry.format]).pages
   local results = {}  -- key -> result (computed here, or stored from the other thread)
   local doc, why
   local may_compute = false
@@ -285,13 +293,13 @@ function M.run(sock, setup)
       if not doc then
         status = 422
         ctype, body = error_body(422, why or "the file is not open", as_json)
-      elseif not pages[page] then
+      elseif not M.page(entry.format, page) then
         status = 404
-        ctype, body = error_body(404, ("no page %q for a %s file"):format(page, entry.format), as_json)
+        ctype, body = error_body(404, select(2, M.page(entry.format, page)), as_json)
       else
         local ctx = { entry = entry, doc = doc, query = query_args(qs), model = opts.model, server = server,
           compute = compute, files = served_files(files, entry.format) }
-        local ok, view, render, message, raw = pcall(pages[page], ctx, arg ~= "" and arg or nil)
+        local ok, view, render, message, raw = pcall(M.page(entry.format, page), ctx, arg ~= "" and arg or nil)
         if ok and view and not as_json and not raw then
           local made, text = pcall(render)
           if made then render = text else ok, view = false, text end
