@@ -111,22 +111,6 @@ static int graph_retained_count (lua_State *L) {
   return 1;
 }
 
-/* heap:dominated(num | 0) -> the objects num immediately dominates (0: those
-   only the roots dominate) */
-static int graph_dominated (lua_State *L) {
-  hg_Graph *g = checkdominators(L);
-  lua_Integer a = luaL_checkinteger(L, 2);
-  uint32_t v, i;
-  luaL_argcheck(L, a >= 0 && (lua_Unsigned)a <= g->n, 2, "no such object number");
-  v = a == 0 ? g->n : (uint32_t)a - 1;
-  lua_createtable(L, (int)(g->child_first[v + 1] - g->child_first[v]), 0);
-  for (i = g->child_first[v]; i < g->child_first[v + 1]; i++) {
-    lua_pushinteger(L, (lua_Integer)g->children[i] + 1);
-    lua_rawseti(L, -2, (lua_Integer)(i - g->child_first[v]) + 1);
-  }
-  return 1;
-}
-
 /* restore the min-heap order (by retained size) below position i */
 static void sift_down (uint32_t *heap, uint64_t size, uint64_t i,
                        const uint64_t *retained) {
@@ -140,20 +124,23 @@ static void sift_down (uint32_t *heap, uint64_t size, uint64_t i,
   }
 }
 
-/* heap:top(n) -> the n objects with the largest retained sizes, largest
-   first (a min-heap of n over one pass) */
-static int graph_top (lua_State *L) {
-  hg_Graph *g = checkdominators(L);
-  lua_Integer want = luaL_checkinteger(L, 2);
-  uint32_t *heap, v;
-  uint64_t size = 0, cap;
-  luaL_argcheck(L, want >= 0, 2, "must not be negative");
-  cap = (uint64_t)want < g->n ? (uint64_t)want : g->n;
+/*
+** Push the `cap` largest (by retained size) of `count` candidates as a
+** list, largest first: list[k] each, or, without a list, every object the
+** roots reach. One pass keeps a min-heap of cap; nothing is made per
+** candidate, so a node that dominates millions costs no Lua value each.
+*/
+static void push_largest (lua_State *L, const hg_Graph *g, const uint32_t *list,
+                          uint64_t count, uint64_t cap) {
+  uint32_t *heap;
+  uint64_t size = 0, k;
+  if (cap > count) cap = count;
   heap = (uint32_t *)lua_newuserdatauv(L, (cap + 1) * sizeof *heap, 0);
 #define RET(i) g->retained[heap[i]]
-  for (v = 0; v < g->n && cap > 0; v++) {
+  for (k = 0; k < count && cap > 0; k++) {
+    uint32_t v = list ? list[k] : (uint32_t)k;
     uint64_t i;
-    if (g->idom[v] == HG_NONE) continue;
+    if (!list && g->idom[v] == HG_NONE) continue;
     if (size < cap) {  /* sift up */
       heap[i = size++] = v;
       while (i > 0 && RET((i - 1) / 2) > RET(i)) {
@@ -166,6 +153,7 @@ static int graph_top (lua_State *L) {
       sift_down(heap, size, 0, g->retained);
     }
   }
+#undef RET
   lua_createtable(L, (int)size, 0);
   while (size > 0) {  /* pop smallest first into the back of the list */
     lua_pushinteger(L, (lua_Integer)heap[0] + 1);
@@ -173,7 +161,56 @@ static int graph_top (lua_State *L) {
     heap[0] = heap[--size];
     sift_down(heap, size, 0, g->retained);
   }
-#undef RET
+  lua_remove(L, -2);  /* the min-heap */
+}
+
+/* the node of a dominator-tree argument: an object number, or 0 for the
+   roots (the tree's virtual root, number n) */
+static uint32_t checknode (lua_State *L, const hg_Graph *g, int arg) {
+  lua_Integer a = luaL_checkinteger(L, arg);
+  luaL_argcheck(L, a >= 0 && (lua_Unsigned)a <= g->n, arg, "no such object number");
+  return a == 0 ? g->n : (uint32_t)a - 1;
+}
+
+/* heap:dominated(num | 0 [, limit]) -> the objects num immediately
+   dominates (0: those only the roots dominate), largest retained first,
+   at most limit of them */
+static int graph_dominated (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  uint32_t v = checknode(L, g, 2);
+  uint64_t count = g->child_first[v + 1] - g->child_first[v];
+  lua_Integer limit = luaL_optinteger(L, 3, (lua_Integer)count);
+  luaL_argcheck(L, limit >= 0, 3, "must not be negative");
+  push_largest(L, g, g->children + g->child_first[v], count, (uint64_t)limit);
+  return 1;
+}
+
+/* heap:dominated_count(num | 0) -> how many objects num immediately dominates */
+static int graph_dominated_count (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  uint32_t v = checknode(L, g, 2);
+  lua_pushinteger(L, (lua_Integer)(g->child_first[v + 1] - g->child_first[v]));
+  return 1;
+}
+
+/* heap:reachable_bytes() -> the bytes of every object the roots reach
+   (under the tree's model): what the roots' children retain together */
+static int graph_reachable_bytes (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  uint64_t bytes = 0, i;
+  for (i = g->child_first[g->n]; i < g->child_first[g->n + 1]; i++)
+    bytes += g->retained[g->children[i]];
+  lua_pushinteger(L, (lua_Integer)bytes);
+  return 1;
+}
+
+/* heap:top(n) -> the n objects with the largest retained sizes, largest
+   first */
+static int graph_top (lua_State *L) {
+  hg_Graph *g = checkdominators(L);
+  lua_Integer want = luaL_checkinteger(L, 2);
+  luaL_argcheck(L, want >= 0, 2, "must not be negative");
+  push_largest(L, g, NULL, g->n, (uint64_t)want);
   return 1;
 }
 
@@ -308,6 +345,8 @@ static const luaL_Reg dominator_methods[] = {
   {"retained", graph_retained},
   {"retained_count", graph_retained_count},
   {"dominated", graph_dominated},
+  {"dominated_count", graph_dominated_count},
+  {"reachable_bytes", graph_reachable_bytes},
   {"top", graph_top},
   {"unreachable", graph_unreachable},
   {"unreachable_without", graph_unreachable_without},

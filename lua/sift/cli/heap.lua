@@ -584,24 +584,25 @@ function commands.dominators(args, out, err)
   with_progress(args, "dominators", function(update)
     return heap:dominators { model = args.model, progress = update }
   end)
-  local total = 0
-  for _, obj in ipairs(heap:dominated(nil)) do total = total + heap:retained(obj) end
+  local total = heap:reachable_bytes()
   out:write(("%7s %14s  %s\n"):format("%", "retained", "object"))
+  -- disjoint subtrees: at most 100 / --min of them hold --min % each
+  local most = args.min > 0 and math.floor(100 / args.min) + 1 or nil
   local hidden = 0
-  local function walk(list, depth)
-    for _, obj in ipairs(list) do
+  local function walk(parent, depth)
+    local shown = 0
+    for _, obj in ipairs(heap:dominated(parent, most)) do
       local retained = heap:retained(obj)
       local pct = total > 0 and 100 * retained / total or 0
-      if pct < args.min then
-        hidden = hidden + 1
-      else
-        out:write(("%6.2f%% %14s  %s%s\n"):format(pct, group_digits(retained), ("  "):rep(depth),
-          printable(object_text(obj))))
-        if depth + 1 < args.depth then walk(heap:dominated(obj), depth + 1) end
-      end
+      if pct < args.min then break end
+      shown = shown + 1
+      out:write(("%6.2f%% %14s  %s%s\n"):format(pct, group_digits(retained), ("  "):rep(depth),
+        printable(object_text(obj))))
+      if depth + 1 < args.depth then walk(obj, depth + 1) end
     end
+    hidden = hidden + heap:dominated_count(parent) - shown
   end
-  walk(heap:dominated(nil), 0)
+  walk(nil, 0)
   out:write(("%7s %14s  total reachable (%s smaller subtrees hidden; --min %g%%)\n"):format(
     "100%", group_digits(total), group_digits(hidden), args.min))
   heap:close()

@@ -265,15 +265,27 @@ function Heap:idom(obj)
 end
 
 --- The objects obj immediately dominates (nil: those only the roots
--- dominate), largest retained size first.
-function Heap:dominated(obj)
+-- dominate), largest retained size first; at most `limit` of them.
+function Heap:dominated(obj, limit)
   local num = obj ~= nil and select(2, shared.check_object(obj, "dominated")) or 0
-  local index = dominators(self)
-  local nums = index:dominated(num)
-  table.sort(nums, function(a, b) return index:retained(a) > index:retained(b) end)
+  if limit ~= nil and (math.type(limit) ~= "integer" or limit < 0) then
+    shared.bad_argument(2, "dominated", "a count (an integer, 0 or more)", limit, 3)
+  end
   local out = {}
-  for i, n in ipairs(nums) do out[i] = object_at(self, n) end
+  for i, n in ipairs(dominators(self):dominated(num, limit)) do out[i] = object_at(self, n) end
   return out
+end
+
+--- How many objects obj immediately dominates (nil: the roots).
+function Heap:dominated_count(obj)
+  local num = obj ~= nil and select(2, shared.check_object(obj, "dominated_count")) or 0
+  return dominators(self):dominated_count(num)
+end
+
+--- The bytes of every object the roots reach, under the tree's model: what
+-- the objects only the roots dominate retain together.
+function Heap:reachable_bytes()
+  return dominators(self):reachable_bytes()
 end
 
 --- Everything obj retains (its dominator subtree, obj first).

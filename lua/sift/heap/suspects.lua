@@ -21,8 +21,7 @@ local format, concat = string.format, table.concat
 local function accumulation_point(heap, obj)
   local node = obj
   while true do
-    local children = heap:dominated(node)
-    local biggest = children[1]
+    local biggest = heap:dominated(node, 1)[1]
     if not biggest or heap:retained(biggest) < 0.8 * heap:retained(node) then return node end
     node = biggest
   end
@@ -39,8 +38,7 @@ end
 function M.suspects(heap, opts)
   local threshold = opts and opts.threshold or 0.1
   heap:dominators { model = opts and opts.model }
-  local total = 0
-  for _, obj in ipairs(heap:dominated(nil)) do total = total + heap:retained(obj) end
+  local total = heap:reachable_bytes()
   local out = {}
   if total == 0 then return out, total end
   -- candidates: big single objects, and many instances of a class under

@@ -98,15 +98,15 @@ end
 -- the row's bytes (at most 6 steps)
 function M.top_rows(heap, n, flat)
   if flat then return heap:top(n) end
-  local tops = heap:dominated(nil)  -- largest first
+  local tops = heap:dominated(nil, n)  -- largest first
   local rows = {}
-  for i = 1, math.min(n, #tops) do
+  for i = 1, #tops do
     local obj = tops[i]
     local row = { object = obj, class = obj:class_name(), shallow = heap:shallow(obj),
                   retained = heap:retained(obj), inside = {} }
     local v = obj
     while #row.inside < 6 do
-      local child = heap:dominated(v)[1]
+      local child = heap:dominated(v, 1)[1]
       if not child or heap:retained(child) * 2 < row.retained then break end
       row.inside[#row.inside + 1] = { object = child, class = child:class_name(), shallow = heap:shallow(child),
                                       retained = heap:retained(child) }

@@ -239,8 +239,7 @@ function M.object(ctx, id_text)
   end
   local idom = heap:idom(obj)
   local dominated = json.array {}
-  for i, d in ipairs(heap:dominated(obj)) do
-    if i > PAGE then break end
+  for i, d in ipairs(heap:dominated(obj, PAGE)) do
     dominated[i] = { id = hex(d:id()), class = d:class_name(), retained = heap:retained(d), obj = d }
   end
   view.fields = view.kind == "instance" and fields or nil
@@ -306,13 +305,11 @@ function M.dominators(ctx)
   dominators(ctx)
   local parent = q.of and heap:object(tonumber((q.of:match("^0x(%x+)$") or q.of), 16) or -1)
   if q.of and not parent then return nil, 404, "no such object: " .. q.of end
-  local total = 0
-  for _, o in ipairs(heap:dominated(nil)) do total = total + heap:retained(o) end
+  local total = heap:reachable_bytes()
   local children = json.array {}
-  for i, o in ipairs(heap:dominated(parent)) do
-    if i > PAGE then break end
+  for i, o in ipairs(heap:dominated(parent, PAGE)) do
     children[i] = { id = hex(o:id()), class = o:class_name(), retained = heap:retained(o), shallow = heap:shallow(o),
-      children = #heap:dominated(o), obj = o }
+      children = heap:dominated_count(o), obj = o }
   end
   local view = { of = parent and hex(parent:id()) or nil, total = total, children = json.array {} }
   for i, c in ipairs(children) do
