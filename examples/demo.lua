@@ -263,7 +263,7 @@ for _, rel in ipairs { "hprof/generated-jdk17/leaky_jdk17_all.hprof", "trace/amp
   if io.open(fixtures .. "/" .. rel) then served[#served + 1] = fixtures .. "/" .. rel end
 end
 if #served > 0 then
-  sh("bin/sift run examples/serve.lua " .. table.concat(served, " ") .. " --for 1")
+  sh("bin/sift run examples/serve.lua " .. table.concat(served, " ") .. " --upload " .. served[#served] .. " --for 1")
   print("(docs/serve.md: `sift serve FILE...` serves the same pages until ^C; uploads go to --data)")
   section("sift serve under hostile clients: bad lengths, cut bodies, other sites, rebound names")
   sh("bin/sift run examples/serve_security.lua " .. served[1])

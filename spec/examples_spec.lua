@@ -184,13 +184,18 @@ describe("examples", function()
     assert.matches("1501 already there", out)
     os.execute("rm -f " .. helper.quote(db) .. "*")
   end)
-  it("serve.lua serves a trace and reads the index's JSON twin", function()
-    local trace = helper.fixture("trace/amp-legacy.trace")
-    if not trace then return end
-    local out, code = run("serve.lua", { trace, "--for", "0" })
+  it("serve.lua reads the suspects and the busiest thread from JSON twins, and uploads as a program", function()
+    local trace, heap = helper.fixture("trace/amp-legacy.trace"), helper.fixture("hprof/generated-jdk17/leaky_jdk17_all.hprof")
+    if not trace or not heap then return end
+    local out, code = run("serve.lua", { heap, trace, "--upload", trace, "--for", "0" })
     assert.are.equal(0, code, out)
     assert.matches("open http://127%.0%.0%.1:%d+/", out)
-    assert.matches('200\t{"files":%[{"description":"Android method trace %(regular, version 3%)', out)
+    -- as sift leaks --suspects says: "the ArrayList ... 15.5% of the reachable heap"
+    assert.matches("leaky_jdk17_all.hprof: 1 suspects, the largest java.util.ArrayList 0xfc0dd2a8 (15.5% of the "
+      .. "reachable heap)", out, 1, true)
+    assert.matches("amp-legacy.trace: play opens on main (tid 3142, 7764 calls)", out, 1, true)
+    assert.matches("upload amp%-legacy%.trace: 201 /f/(%x+)/ duplicate=false\nupload amp%-legacy%.trace: 200 /f/%1/ "
+      .. "duplicate=true\n", out)
   end)
   it("serve_security.lua answers each hostile request, stores one upload, and keeps it 0600", function()
     local heap = helper.fixture("hprof/generated-jdk17/leaky_jdk17_all.hprof")
