@@ -285,7 +285,7 @@ if io.open(binder) then
     print(("\n-- on Redis %s + PostgreSQL %s:"):format(redis, postgres))
     local env = ("SIFT_REDIS=%s SIFT_POSTGRES=%s "):format(redis, postgres)
     sh(env .. "bin/sift fleet migrate")
-    sh(env .. "lua5.4 examples/fleet.lua build/demo/fleet-engines " .. binder .. "@1.0 " .. binder .. "@1.1 | head -3")
+    sh(env .. "bin/sift run examples/fleet.lua build/demo/fleet-engines " .. binder .. "@1.0 " .. binder .. "@1.1 | head -3")
     sh(env .. "bin/sift fleet groups")
     engines.stop()
   end

@@ -8,7 +8,8 @@ local fleet = require "sift.fleet"
 local store = require "sift.serve.store"
 
 local dir = assert(arg[1], "usage: sift run examples/fleet.lua DATA_DIR [DUMP[@VERSION]...]")
-local files = store.new(dir)
+assert(require("sift.private").directory(dir))  -- (made 0700 when it is not there)
+local files = assert(store.new(dir))
 local f = assert(fleet.open(dir, { redis = os.getenv("SIFT_REDIS"), postgres = os.getenv("SIFT_POSTGRES") }))
 for i = 2, #arg do
   local path, version = arg[i]:match("^(.-)@([^@/]+)$")

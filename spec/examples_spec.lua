@@ -224,7 +224,7 @@ describe("examples", function()
         1, true)
       assert.matches("GC Root: Global variable in native code", out, 1, true)
     end
-    check(run("fleet.lua", { helper.tmpdir(), a .. "@1.0", b .. "@1.1" }))
+    check(run("fleet.lua", { helper.tmpdir() .. "/new", a .. "@1.0", b .. "@1.1" }))  -- (a directory not there yet)
     local engines = require("spec.engines").start()
     if not engines then return pending("no Redis or PostgreSQL") end
     local ok, err = pcall(function()
