@@ -204,7 +204,7 @@ describe("examples", function()
     assert.are.equal(0, code, out)
     assert.matches("the same bytes again%s+200 OK", out)
     assert.matches("Content%-Length: 1e99%s+400 Bad Request%s+Content%-Length is not a length", out)
-    assert.matches("400 Bad Request%s+the body broke off after 1000 of the 4911426 bytes Content%-Length says", out)
+    assert.matches("400 Bad Request%s+the body broke off after 1,000 of the 4,911,426 bytes Content%-Length says", out)
     assert.matches("another site posting%s+403 Forbidden%s+a request from https://attacker%.example may not", out)
     assert.matches('a DNS%-rebound name%s+403 Forbidden%s+Host "attacker%.example:%d+" is not this server', out)
     local kept = {}

@@ -464,7 +464,7 @@ local function receive(self, request, query)
     return nil, 411, "an upload needs its length (Content-Length) or a chunked body"
   end
   if length and length > max then
-    return nil, 413, ("the upload is over the limit of %d bytes (--max-upload)"):format(max)
+    return nil, 413, store_mod.over_limit(max)
   end
   -- a client that asked to be told to go on (curl and lua-http do, for
   -- large bodies) is told once its length is known to be acceptable

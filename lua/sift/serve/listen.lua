@@ -27,6 +27,7 @@ local socket_lib = require "cqueues.socket"
 local errno = require "cqueues.errno"
 local h1_connection = require "http.h1_connection"
 local reason = require "http.h1_reason_phrases"
+local grouped = require("sift.size").grouped
 
 local M = {}
 
@@ -119,8 +120,8 @@ function Request:body()
     if chunk == nil then
       if err ~= nil or code ~= nil then return nil, body_failure(err, code) end
       if declared and got < declared then
-        return nil, failure(400, ("the body broke off after %d of the %d bytes Content-Length says"):format(got,
-          declared))
+        return nil, failure(400, ("the body broke off after %s of the %s bytes Content-Length says"):format(
+          grouped(got), grouped(declared)))
       end
       if not declared and stream.body_read_type == "chunked" and stream.state == "open" then
         return nil, failure(400, "the chunked body broke off before its last chunk")

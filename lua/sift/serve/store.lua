@@ -21,6 +21,12 @@ Store.__index = Store
 -- finance app's own endpoint)
 local UPLOADABLE = { hprof = ".hprof", bmd = ".bmd", trace = ".trace", ofx = ".ofx" }
 
+--- The 413 message of an upload over `max` bytes (said before its body is
+-- read when its length is known, or when its bytes pass max).
+function M.over_limit(max)
+  return ("the upload is over the limit of %s bytes (--max-upload)"):format(require("sift.size").grouped(max))
+end
+
 local function hex(bytes)
   return (bytes:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
 end
@@ -176,7 +182,7 @@ function Store:upload(next_chunk, name)
         break
       end
       n = n + #chunk
-      if n > max then return 413, ("the upload is over the limit of %d bytes (--max-upload)"):format(max) end
+      if n > max then return 413, M.over_limit(max) end
       digest_of:update(chunk)
       assert(f:write(chunk))
     end
