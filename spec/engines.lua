@@ -17,13 +17,7 @@ local function free_port()
   return tonumber(port)
 end
 
--- run a command without the sanitizer runtime of `make spec-asan`;
--- its success and output
-local function sh(cmd)
-  local p = io.popen("env -u LD_PRELOAD sh -c " .. helper.quote(cmd) .. " 2>&1")
-  local out = p:read("a")
-  return p:close(), out
-end
+local sh = helper.sh
 
 local function as_postgres(cmd)
   local root = io.popen("id -u"):read("n") == 0

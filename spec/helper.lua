@@ -191,14 +191,15 @@ function helper.sift(args, shell_suffix)
   return out, err, code
 end
 
--- a shell command's success and output; the JDK never runs under the
--- sanitizer runtime of `make spec-asan`
-local function sh(cmd)
+--- A shell command's success and output (stderr too); the peers (the JDK,
+-- the engines) never run under the sanitizer runtime of `make spec-asan`.
+function helper.sh(cmd)
   local p = io.popen("env -u LD_PRELOAD sh -c " .. helper.quote(cmd) .. " 2>&1")
   local out = p:read("a")
   local ok = p:close()
   return ok, out
 end
+local sh = helper.sh
 
 --- A heap dump of the Java program `spec/java/<name>.java` (or of a class
 -- in a package, leakcanary.FleetLeaks: spec/java/FleetLeaks.java): compiled,

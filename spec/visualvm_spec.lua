@@ -17,11 +17,7 @@ local function exists(path)
   return f ~= nil
 end
 
-local function sh(cmd)
-  local p = io.popen("env -u LD_PRELOAD sh -c " .. helper.quote(cmd) .. " 2>&1")
-  local out = p:read("a")
-  return p:close(), out
-end
+local sh = helper.sh
 
 -- VisualVMSizes' output for a dump, cached in build/visualvm/ by the dump's
 -- SHA-256 (so the ASan pass reuses it); VisualVM writes its cache beside
