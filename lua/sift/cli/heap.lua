@@ -214,9 +214,10 @@ end
 -- (heap:jvm_layout().mirror_gaps; 8 or more, as region ends leave a few).
 -- `state` is "archived" (seen), "unknown" (the layout could not be
 -- inferred, so nothing can be seen) or "none".
+local ARCHIVED_GAPS = 8
 local function cds_mirrors(heap)
   local l = heap:jvm_layout()
-  local state = not l.inferred and "unknown" or l.mirror_gaps >= 8 and "archived" or "none"
+  local state = not l.inferred and "unknown" or l.mirror_gaps >= ARCHIVED_GAPS and "archived" or "none"
   local note = ({
     archived = ("the JVM counts more: the mirrors of CDS-archived classes not loaded yet, which the dump "
       .. "leaves out (%d class mirrors here are followed by such gaps)"):format(l.mirror_gaps),
