@@ -74,12 +74,12 @@ deps:
 	fi
 
 # the full suite: zero warnings, specs, specs again under ASan/UBSan, fuzz
-# smoke. The two spec passes run side by side (busted uses one core; the
-# peers' cached outputs in build/ are made once, under a lock, see
-# helper.once), each printing its log when it ends.
+# smoke (the three builds side by side; the peers' cached outputs in build/
+# are made once, under a lock: helper.once)
 test: deps
 	@$(MAKE) --no-print-directory -j2 check-warnings build/sift/core.so build/asan/sift/core.so
-	@$(MAKE) --no-print-directory -j2 --output-sync=target spec spec-asan
+	@$(MAKE) --no-print-directory spec
+	@$(MAKE) --no-print-directory spec-asan
 	@$(MAKE) --no-print-directory fuzz-smoke
 
 check-warnings:

@@ -188,7 +188,7 @@ end
 -- busy machine may pause that long mid-send) or has sent 1 MB more.
 local LINGER = 10
 local function linger(sock)
-  sock:flush("n", 1)
+  pcall(sock.flush, sock, "n", LINGER)  -- (the answer, as far as it goes)
   sock:shutdown("w")
   local dropped = 0
   while dropped < 1024 * 1024 do
