@@ -184,15 +184,15 @@ end
 -- with bytes unread is reset by the kernel, and a reset throws away what
 -- the client had not read yet (a 413 or a 431 among them). So the write
 -- side is shut first, and what the client still sends is read and dropped
--- until it closes its side, falls silent for LINGER seconds (a client on a
--- busy machine may pause that long mid-send) or has sent 1 MB more.
-local LINGER = 10
+-- for a moment (at most 2 s and 1 MB).
 local function linger(sock)
-  pcall(sock.flush, sock, "n", LINGER)  -- (the answer, as far as it goes)
+  sock:flush("n", 1)
   sock:shutdown("w")
-  local dropped = 0
+  local deadline, dropped = cqueues.monotime() + 2, 0
   while dropped < 1024 * 1024 do
-    local chunk = sock:xread(-65536, "b", LINGER)
+    local left = deadline - cqueues.monotime()
+    if left <= 0 then break end
+    local chunk = sock:xread(-65536, "b", left)
     if not chunk then break end
     dropped = dropped + #chunk
   end
