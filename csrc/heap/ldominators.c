@@ -193,13 +193,21 @@ static int graph_dominated_count (lua_State *L) {
   return 1;
 }
 
-/* heap:reachable_bytes() -> the bytes of every object the roots reach
-   (under the tree's model): what the roots' children retain together */
+/* heap:reachable_bytes([heap]) -> the bytes of every object the roots
+   reach (under the tree's model): what the roots' children retain together;
+   of the objects of one Android heap when one is named (ahat's heap size) */
 static int graph_reachable_bytes (lua_State *L) {
   hg_Graph *g = checkdominators(L);
+  int heap = sift_optheap(L, 2);
   uint64_t bytes = 0, i;
-  for (i = g->child_first[g->n]; i < g->child_first[g->n + 1]; i++)
-    bytes += g->retained[g->children[i]];
+  if (heap >= 0) {
+    for (i = 0; i < g->n; i++)
+      if (g->idom[i] != HG_NONE && sift_in_heap(g->h, i, heap))
+        bytes += hg_shallow(g, (uint32_t)i, g->model);
+  }
+  else
+    for (i = g->child_first[g->n]; i < g->child_first[g->n + 1]; i++)
+      bytes += g->retained[g->children[i]];
   lua_pushinteger(L, (lua_Integer)bytes);
   return 1;
 }
@@ -246,13 +254,15 @@ static int graph_unreachable_without (lua_State *L) {
 }
 
 /*
-** heap:retained_by_class() -> { [class number or element type] = bytes }:
-** per class, the retained sizes of its instances that no other instance of
-** the same class dominates (so nothing is counted twice)
+** heap:retained_by_class([heap]) -> { [class number or element type] =
+** bytes }: per class, the retained sizes of its instances that no other
+** instance of the same class dominates (so nothing is counted twice); of
+** the instances in one Android heap when one is named
 */
 static int graph_retained_by_class (lua_State *L) {
   hg_Graph *g = checkdominators(L);
   const hp_Heap *h = g->h;
+  int heap = sift_optheap(L, 2);
   uint64_t nslots = h->nclasses + 13, top = 0;
   uint64_t *sum = (uint64_t *)lua_newuserdatauv(L, nslots * sizeof *sum, 0);
   uint32_t *active = (uint32_t *)lua_newuserdatauv(L, nslots * sizeof *active, 0);
@@ -270,13 +280,15 @@ static int graph_retained_by_class (lua_State *L) {
     if (pos[top - 1] < g->child_first[v + 1]) {
       uint32_t c = g->children[pos[top - 1]++];
       uint64_t slot = sift_class_slot(h, c);
-      if (active[slot]++ == 0) sum[slot] += g->retained[c];
+      if (sift_in_heap(h, c, heap) && active[slot]++ == 0)
+        sum[slot] += g->retained[c];
       stack[top] = c;
       pos[top++] = g->child_first[c];
     }
     else {  /* leave v */
       top--;
-      if (v != g->n) active[sift_class_slot(h, v)]--;
+      if (v != g->n && sift_in_heap(h, v, heap))
+        active[sift_class_slot(h, v)]--;
     }
   }
   lua_newtable(L);

@@ -338,16 +338,18 @@ uint64_t sift_class_slot (const hp_Heap *h, uint32_t num) {
 }
 
 /*
-** heap:model_histogram(model, class_class) -> rows { class | elem, count,
-** shallow } as heap:histogram(), sizes under the model; class objects are
-** counted as instances of class number class_class (java.lang.Class) when
-** given, as the JVM's own histogram does
+** heap:model_histogram(model, class_class[, heap]) -> rows { class | elem,
+** count, shallow } as heap:histogram(), sizes under the model; class
+** objects are counted as instances of class number class_class
+** (java.lang.Class) when given, as the JVM's own histogram does; only the
+** objects of an Android heap when one is named
 */
 static int graph_model_histogram (lua_State *L) {
   hg_Graph *g = sift_checkgraph(L);
   const hp_Heap *h = g->h;
   int model = sift_checkmodel(L, 2);
   lua_Integer cc = luaL_optinteger(L, 3, 0);
+  int heap = sift_optheap(L, 4);
   uint64_t nslots = h->nclasses + 13, i, *count, *bytes;
   static const char *const elems[12] = {NULL, NULL, NULL, NULL, "boolean",
     "char", "float", "double", "byte", "short", "int", "long"};
@@ -357,7 +359,9 @@ static int graph_model_histogram (lua_State *L) {
   bytes = count + nslots;
   memset(count, 0, 2 * nslots * sizeof *count);
   for (i = 0; i < g->n; i++) {
-    uint64_t slot = sift_class_slot(h, (uint32_t)i);
+    uint64_t slot;
+    if (!sift_in_heap(h, i, heap)) continue;
+    slot = sift_class_slot(h, (uint32_t)i);
     if (slot == h->nclasses + 12) {
       hp_ObjInfo o;
       hp_object(h, i, &o);

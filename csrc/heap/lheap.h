@@ -40,6 +40,11 @@ const char *sift_root_name (int kind);
 const char *sift_heap_name (uint32_t heap);
 void sift_push_string_id (lua_State *L, const hp_Heap *h, uint64_t sid);
 
+/* lpasses.c: an Android heap named by argument i ("app", "zygote", ...;
+   -1 when none is given), and whether object num is in it (always, -1) */
+int sift_optheap (lua_State *L, int i);
+int sift_in_heap (const hp_Heap *h, uint64_t num, int heap);
+
 /* lgraph.c: the graph, made on first use, and its arguments */
 hg_Graph *sift_checkgraph (lua_State *L);
 uint32_t sift_checkobj (lua_State *L, hg_Graph *g, int i);  /* 0-based */
@@ -55,5 +60,6 @@ void sift_open_heap_graph (lua_State *L);
 void sift_open_heap_paths (lua_State *L);
 void sift_open_heap_dominators (lua_State *L);
 void sift_open_heap_waste (lua_State *L);
+void sift_open_heap_bitmaps (lua_State *L);
 
 #endif

@@ -15,6 +15,37 @@
 
 /*
 ** {======================================================
+** Android heaps
+** =======================================================
+*/
+
+/* the heaps by name, as sift_heap_name names them; "other" is any heap id
+   Android does not define */
+static const char *const heap_names[] = {"default", "app", "image", "zygote",
+                                         "jit", "other", NULL};
+static const uint32_t heap_codes[] = {HP_HEAP_DEFAULT, HP_HEAP_APP,
+  HP_HEAP_IMAGE, HP_HEAP_ZYGOTE, HP_HEAP_JIT, HP_HEAP_OTHER};
+
+int sift_optheap (lua_State *L, int i) {
+  if (lua_isnoneornil(L, i)) return -1;
+  return (int)heap_codes[luaL_checkoption(L, i, NULL, heap_names)];
+}
+
+int sift_in_heap (const hp_Heap *h, uint64_t num, int heap) {
+  uint32_t at;
+  if (heap < 0) return 1;
+  at = hp_heap_at(h, hp_obj_off(h, num));
+  if (heap == HP_HEAP_OTHER)  /* (hp_heap_at gives the dump's own id) */
+    return at != HP_HEAP_DEFAULT && at != HP_HEAP_APP && at != HP_HEAP_IMAGE
+      && at != HP_HEAP_ZYGOTE && at != HP_HEAP_JIT;
+  return at == (uint32_t)heap;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
 ** Whole-heap passes
 ** =======================================================
 */
@@ -97,12 +128,14 @@ static int heap_class_name (lua_State *L) {
 }
 
 /*
-** heap:histogram() -> rows { class = class number | nil, elem = primitive
-** element type | nil, class_id, count, shallow, heaps = { app = n, ... } }
-** one per class and per primitive array type that has objects
+** heap:histogram([heap]) -> rows { class = class number | nil, elem =
+** primitive element type | nil, count, shallow } one per class and per
+** primitive array type that has objects; only the objects of an Android
+** heap ("app", "zygote", ...: see sift_optheap) when one is named
 */
 static int heap_histogram (lua_State *L) {
   hp_Heap *h = &sift_checkheap(L)->h;
+  int heap = sift_optheap(L, 2);
   uint64_t i, nrows = h->nclasses + 12 + 1;
   uint64_t *count, *shallow;
   int row = 0;
@@ -112,6 +145,7 @@ static int heap_histogram (lua_State *L) {
   for (i = 0; i < h->nobjs; i++) {
     hp_ObjInfo o;
     uint64_t slot;
+    if (!sift_in_heap(h, i, heap)) continue;
     hp_object(h, i, &o);
     if (o.kind == HP_CLASS_DUMP) continue;  /* classes are counted apart */
     slot = slot_of(h, &o);
@@ -139,8 +173,6 @@ static int heap_histogram (lua_State *L) {
    has no heap tags */
 static int heap_heaps (lua_State *L) {
   hp_Heap *h = &sift_checkheap(L)->h;
-  static const uint32_t heaps[] = {HP_HEAP_DEFAULT, HP_HEAP_APP,
-    HP_HEAP_IMAGE, HP_HEAP_ZYGOTE, HP_HEAP_JIT, HP_HEAP_OTHER};
   static const char *const kinds[] = {"classes", "instances", "object_arrays",
                                       "primitive_arrays"};
   uint64_t count[6][4], i;
@@ -152,7 +184,7 @@ static int heap_heaps (lua_State *L) {
     uint64_t off = hp_obj_off(h, i);
     uint32_t heap = hp_heap_at(h, off);
     int kind = h->p[off];
-    for (k = 0; k < 5 && heaps[k] != heap; k++) {}
+    for (k = 0; k < 5 && heap_codes[k] != heap; k++) {}
     j = kind == HP_CLASS_DUMP ? 0 : kind == HP_INSTANCE_DUMP ? 1
       : kind == HP_OBJ_ARRAY_DUMP ? 2 : 3;
     count[k][j]++;
@@ -164,7 +196,7 @@ static int heap_heaps (lua_State *L) {
     lua_createtable(L, 0, 4);
     for (j = 0; j < 4; j++)
       if (count[k][j]) SIFT_SETINT(kinds[j], count[k][j]);
-    lua_setfield(L, -2, sift_heap_name(heaps[k]));
+    lua_setfield(L, -2, heap_names[k]);
   }
   return 1;
 }

@@ -172,23 +172,40 @@ local function sized(heap, model)
   return graph(heap)
 end
 
+-- the Android heaps' names (as obj:heap() and heap:heaps() give them)
+local HEAPS = { default = true, app = true, image = true, zygote = true, jit = true, other = true }
+
+-- argument n of fname: an Android heap's name, or nil
+local function check_heap(name, fname, n)
+  if name ~= nil and not HEAPS[name] then
+    error(("bad argument #%d to '%s' (heap expected: app, zygote, image, default, jit or other, got %s)"):format(n,
+      fname, type(name) == "string" and "'" .. name .. "'" or type(name)), 3)
+  end
+  return name
+end
+
+-- the counts per class number and primitive type (see Heap:class_histogram)
+local function counted(heap, model, which)
+  if model and model ~= "shark" then
+    local class_class = heap:class("java.lang.Class")
+    return sized(heap, model):model_histogram(model, class_class and class_class.number, which)
+  end
+  return heap.index:histogram(which)
+end
+
 --- The class histogram: rows `{ class, count, shallow }`, largest shallow
 -- size first. Classes that share a name are one row; primitive arrays are
 -- rows named `int[]` and so on. Shallow sizes follow the dump (instance:
 -- the class's instance size; array: length x element size), or a `model`:
 -- "jvm" (what the JVM allocated, as its GC.class_histogram counts; class
--- mirrors are then a java.lang.Class row) or "visualvm".
-function Heap:histogram(model)
-  shared.check_model(model, "histogram", 1)
+-- mirrors are then a java.lang.Class row) or "visualvm". With `heap` (an
+-- Android heap's name, as `heap:heaps()` lists them: "app", "zygote",
+-- "image", "default"), only the objects in that heap.
+function Heap:histogram(model, heap)
   local by_name, rows = {}, {}
-  local counted
-  if model and model ~= "shark" then
-    local class_class = self:class("java.lang.Class")
-    counted = sized(self, model):model_histogram(model, class_class and class_class.number)
-  else
-    counted = self.index:histogram()
-  end
-  for _, r in ipairs(counted) do
+  shared.check_model(model, "histogram", 1)
+  check_heap(heap, "histogram", 2)
+  for _, r in ipairs(counted(self, model, heap)) do
     local name = r.class and self:class_at(r.class).name or r.elem and r.elem .. "[]" or "(class not in the dump)"
     local row = by_name[name]
     if not row then
@@ -204,6 +221,20 @@ function Heap:histogram(model)
     if a.count ~= b.count then return a.count > b.count end
     return a.class < b.class
   end)
+  return rows
+end
+
+--- The histogram per class, classes that share a name apart (to group
+-- them by loader): rows `{ class (a Class, or nil), elem (a primitive
+-- array's element type, or nil), count, shallow }` in class number order,
+-- primitive arrays last; `model` and `heap` as in Heap:histogram.
+function Heap:class_histogram(model, heap)
+  shared.check_model(model, "class_histogram", 1)
+  check_heap(heap, "class_histogram", 2)
+  local rows = counted(self, model, heap)
+  for _, r in ipairs(rows) do
+    if r.class then r.class = self:class_at(r.class) end
+  end
   return rows
 end
 
@@ -283,9 +314,12 @@ function Heap:dominated_count(obj)
 end
 
 --- The bytes of every object the roots reach, under the tree's model: what
--- the objects only the roots dominate retain together.
-function Heap:reachable_bytes()
-  return dominators(self):reachable_bytes()
+-- the objects only the roots dominate retain together. With `heap` (an
+-- Android heap's name), those of the objects in that heap (ahat's size of
+-- a heap).
+function Heap:reachable_bytes(heap)
+  check_heap(heap, "reachable_bytes", 1)
+  return dominators(self):reachable_bytes(heap)
 end
 
 --- Everything obj retains (its dominator subtree, obj first).
@@ -323,10 +357,12 @@ end
 
 --- Retained bytes per class, each object counted once (an instance that
 -- another instance of its class dominates is inside that one's size):
--- rows `{ class, retained }`, largest first.
-function Heap:retained_by_class()
+-- rows `{ class, retained }`, largest first. With `heap` (an Android
+-- heap's name), of the instances in that heap.
+function Heap:retained_by_class(heap)
+  check_heap(heap, "retained_by_class", 1)
   local rows = {}
-  for key, bytes in pairs(dominators(self):retained_by_class()) do
+  for key, bytes in pairs(dominators(self):retained_by_class(heap)) do
     local name = type(key) == "number" and self:class_at(key).name or key .. "[]"
     rows[#rows + 1] = { class = name, retained = bytes }
   end
