@@ -65,13 +65,15 @@ function M.threads(heap)
   return list
 end
 
--- a loader's display name: its class, and its `name` field when it has one
+--- A loader's display name (as `sift loaders` names it): its class, and
+-- its `name` field when it has one; "<bootstrap>" for nil or false.
 local function loader_name(loader)
   if not loader then return "<bootstrap>" end
   local name = loader:has_field("name") and loader:field("name")
   local text = type(name) == "userdata" and name:string()
   return loader:class_name() .. (text and (" \"" .. text .. "\"") or "")
 end
+M.loader_name = loader_name
 
 --- Class loaders: `{id (nil for the bootstrap loader), name, class,
 -- classes (how many it defined), instances (of those classes),
