@@ -113,6 +113,7 @@ SIFT_EXPORT int luaopen_sift_core (lua_State *L) {
   sift_open_heap_paths(L);
   sift_open_heap_dominators(L);
   sift_open_heap_waste(L);
+  sift_open_heap_bitmaps(L);
   sift_open_trace(L);
   sift_open_bmd(L);
   sift_open_ofx(L);
