@@ -13,7 +13,6 @@ local commands = M.commands
 local EXIT_OK, EXIT_BAD_INPUT, EXIT_USAGE, printable, with_progress, say_failure, open_heap, group_digits, budget_option =
   common.EXIT_OK, common.EXIT_BAD_INPUT, common.EXIT_USAGE, common.printable, common.with_progress, common.say_failure, common.open_heap, common.group_digits, common.budget_option
 
-local root_description = require("sift.heap.fields").root_description
 local object_text, short, ref_label, root_text, merged_json, top_rows =
   views.object_text, views.short, views.ref_label, views.root_text, views.merged_json, views.top_rows
 
@@ -42,6 +41,8 @@ function M.define.histogram(parser)
   histogram:option("--model", "Sizes: shark (the dump's), jvm (what the JVM allocated, as its "
     .. "GC.class_histogram counts; class mirrors in a java.lang.Class row) or visualvm.", "shark")
     :choices { "shark", "jvm", "visualvm" }
+  histogram:option("--heap", "Only the objects of this Android heap (app, zygote, image, default: what "
+    .. "'sift info' lists under heaps): its rows and total.")
 end
 
 function M.define.repl(parser)
@@ -229,7 +230,14 @@ end
 function commands.histogram(args, out, err)
   local heap = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
-  local view, all = views.histogram_json(heap, args.model, args.top)
+  if args.heap and not views.has_heap(heap, args.heap) then
+    local names = views.heap_names(heap)
+    err:write("sift: --heap: ", printable(args.file), #names == 0 and " has no Android heaps (a JVM's dump)\n"
+      or (" has no heap '%s': its heaps are %s\n"):format(printable(args.heap), table.concat(names, ", ")))
+    heap:close()
+    return EXIT_USAGE
+  end
+  local view, all = views.histogram_json(heap, args.model, args.top, args.heap)
   local info, rows = heap:info(), view.rows
   if args.model == "jvm" then view.cds_mirrors = cds_mirrors(heap) end
   heap:close()
@@ -248,8 +256,8 @@ function commands.histogram(args, out, err)
       out:write(("%14s %12s  %s%s\n"):format(group_digits(r.shallow), group_digits(r.count), printable(r.class), beside))
     end
     out:write(("%14s %12s  %s\n"):format(group_digits(total_shallow), group_digits(total_count),
-      ("total: %s rows (%s shown), %s classes"):format(group_digits(#all), group_digits(#rows),
-      group_digits(info.classes))))
+      ("total: %s rows (%s shown), %s classes%s"):format(group_digits(#all), group_digits(#rows),
+      group_digits(info.classes), args.heap and (" (heap %s)"):format(args.heap) or "")))
     if mirrors_note then out:write("java.lang.Class: ", mirrors_note, "\n") end  -- its row not shown
   end
   return EXIT_OK
@@ -518,27 +526,9 @@ function commands.top(args, out, err)
     for i, r in ipairs(rows) do
       out:write(("%14s %10s  %s\n"):format(group_digits(r.retained), group_digits(r.shallow),
         printable(object_text(r.object))))
-      local path = paths[i]
-      if path and #path > 1 then
-        local parts = {}
-        for k = 1, #path - 1 do parts[k] = short(path[k].object) end
-        out:write(("%26s  via %s\n"):format("", printable(root_description(path[1].root) .. ": " .. table.concat(parts, " → "))))
-      end
-      if r.inside and #r.inside > 0 then
-        local parts, last, same = {}, nil, 0
-        for _, x in ipairs(r.inside) do  -- a run of one class (a list's nodes) reads as one step
-          local name = short(x.object)
-          if name == last then
-            same = same + 1
-            parts[#parts] = ("%s × %d (%s)"):format(name, same, group_digits(x.retained))
-          else
-            last, same = name, 1
-            parts[#parts + 1] = ("%s (%s)"):format(name, group_digits(x.retained))
-          end
-        end
-        out:write(("%26s  holds %s%s\n"):format("", printable(table.concat(parts, " → ")),
-          #r.inside == 6 and " → …" or ""))
-      end
+      local via, holds = views.top_via(paths[i]), views.top_holds(r)
+      if via then out:write(("%26s  via %s\n"):format("", printable(via))) end
+      if holds then out:write(("%26s  holds %s\n"):format("", printable(holds))) end
     end
     out:write(("%14s %10s  reachable objects: %s; unreachable: %s objects, %s bytes (model %s)\n"):format("", "",
       group_digits(summary.reachable), group_digits(summary.unreachable), group_digits(summary.unreachable_bytes),

@@ -6,6 +6,7 @@
 -- @module sift.heap.views
 
 local json = require "sift.json"
+local size = require "sift.size"
 local root_description = require("sift.heap.fields").root_description
 
 local M = {}
@@ -96,6 +97,7 @@ end
 -- of MAT's dominator tree), and `inside` is its chain folded: its largest
 -- dominated object, that one's, and so on while they keep at least half of
 -- the row's bytes (at most 6 steps)
+local INSIDE = 6  -- steps folded into a row of `sift top` at most
 function M.top_rows(heap, n, flat)
   if flat then return heap:top(n) end
   local tops = heap:dominated(nil, n)  -- largest first
@@ -105,7 +107,7 @@ function M.top_rows(heap, n, flat)
     local row = { object = obj, class = obj:class_name(), shallow = heap:shallow(obj),
                   retained = heap:retained(obj), inside = {} }
     local v = obj
-    while #row.inside < 6 do
+    while #row.inside < INSIDE do
       local child = heap:dominated(v, 1)[1]
       if not child or heap:retained(child) * 2 < row.retained then break end
       row.inside[#row.inside + 1] = { object = child, class = child:class_name(), shallow = heap:shallow(child),
@@ -117,11 +119,62 @@ function M.top_rows(heap, n, flat)
   return rows
 end
 
+--- Where a row of `sift top` hangs, as its "via" line says it: the GC
+-- root's kind and the objects on the path from it ("System class: class
+-- LauncherHelper → ArrayList"); nil when a root holds the object itself
+-- or nothing reaches it. `path`: heap:path_to_root's for the row's object.
+function M.top_via(path)
+  if not path or #path <= 1 then return nil end
+  local parts = {}
+  for k = 1, #path - 1 do parts[k] = M.short(path[k].object) end
+  return root_description(path[1].root) .. ": " .. table.concat(parts, " → ")
+end
+
+--- What a row of `sift top` holds, as its "holds" line says it: the chain
+-- folded into the row with each step's retained size ("BufferedWriter
+-- (16,424) → char[] (16,384)"), a run of one class (a list's nodes) as one
+-- step ("Node × 3 (…)"); nil when nothing is folded in.
+function M.top_holds(row)
+  if not row.inside or #row.inside == 0 then return nil end
+  local parts, last, same = {}, nil, 0
+  for _, x in ipairs(row.inside) do
+    local name = M.short(x.object)
+    if name == last then
+      same = same + 1
+      parts[#parts] = ("%s × %d (%s)"):format(name, same, size.grouped(x.retained))
+    else
+      last, same = name, 1
+      parts[#parts + 1] = ("%s (%s)"):format(name, size.grouped(x.retained))
+    end
+  end
+  return table.concat(parts, " → ") .. (#row.inside == INSIDE and " → …" or "")
+end
+
+
+-- the Android heaps in the order ahat's overview lists them (the app's
+-- own first)
+local HEAP_ORDER = { "app", "zygote", "image", "default", "jit", "other" }
+
+--- The Android heaps a dump has (heap:info().heaps), in ahat's order:
+-- app, zygote, image, default; {} for a JVM's dump.
+function M.heap_names(heap)
+  local have, names = heap:info().heaps or {}, {}
+  for _, name in ipairs(HEAP_ORDER) do
+    if have[name] then names[#names + 1] = name end
+  end
+  return names
+end
+
+--- Whether the dump has the Android heap `name`.
+function M.has_heap(heap, name)
+  return (heap:info().heaps or {})[name] ~= nil
+end
 
 --- The histogram's JSON (`sift histogram --json`): the dump's counts and
--- the rows, the largest shallow size first (at most top of them).
-function M.histogram_json(heap, model, top)
-  local info, all = heap:info(), heap:histogram(model)
+-- the rows, the largest shallow size first (at most top of them); with
+-- `which`, of the objects of that Android heap only (and `heap` says it).
+function M.histogram_json(heap, model, top, which)
+  local info, all = heap:info(), heap:histogram(model, which)
   local rows = json.array {}
   for i, r in ipairs(all) do
     if top and top > 0 and i > top then break end
@@ -131,7 +184,7 @@ function M.histogram_json(heap, model, top)
     format = info.format, version = info.version, id_size = info.id_size,
     instances = info.instances, classes = info.classes,
     object_arrays = info.object_arrays, primitive_arrays = info.primitive_arrays,
-    roots = info.roots, rows = rows, model = model,
+    roots = info.roots, rows = rows, model = model, heap = which,
   }, all
 end
 
