@@ -120,6 +120,84 @@ static int heap_group_size (lua_State *L) {
   return 1;
 }
 
+/* the order of heap:group_top: a larger key first, then dump order */
+#define BEFORE(key, a, b) \
+  ((key)[a] > (key)[b] || ((key)[a] == (key)[b] && (a) < (b)))
+
+/* restore the min-heap (the entry ranked last on top) below position i;
+   entries are positions into key */
+static void sink (uint32_t *heap, uint64_t size, uint64_t i, const uint64_t *key) {
+  for (;;) {
+    uint64_t l = 2 * i + 1, m = i;
+    if (l < size && BEFORE(key, heap[m], heap[l])) m = l;
+    if (l + 1 < size && BEFORE(key, heap[m], heap[l + 1])) m = l + 1;
+    if (m == i) return;
+    { uint32_t x = heap[i]; heap[i] = heap[m]; heap[m] = x; }
+    i = m;
+  }
+}
+
+/*
+** heap:group_top(class | element type, by, skip, count [, model]) -> the
+** object numbers of the instances ranked skip+1 .. skip+count when all of
+** the group are ordered by `by`, largest first: "retained" (the dominator
+** tree's; objects no root reaches last) or "shallow" (under model,
+** default the tree's); ties in dump order. One pass keeps a min-heap of
+** the skip+count best, so the first page of a class with millions of
+** instances costs no sort and no Lua value per instance.
+*/
+static int heap_group_top (lua_State *L) {
+  static const char *const keys[] = {"retained", "shallow", NULL};
+  LHeap *lh = sift_checkheap(L);
+  uint64_t slot = checkslot(L, &lh->h);
+  int by = luaL_checkoption(L, 3, NULL, keys);
+  lua_Integer skip = luaL_checkinteger(L, 4), count = luaL_checkinteger(L, 5);
+  hg_Graph *g = sift_checkgraph(L);
+  int model = lua_isnoneornil(L, 6) ? g->model : sift_checkmodel(L, 6);
+  const uint32_t *objs;
+  uint64_t n, k, want, size = 0, *key;
+  uint32_t *heap;
+  luaL_argcheck(L, skip >= 0, 4, "must not be negative");
+  luaL_argcheck(L, count >= 0, 5, "must not be negative");
+  if (by == 0 && g->idom == NULL)
+    return luaL_error(L, "dominators are not computed: call heap:dominators() first");
+  if (lh->start == NULL) build_groups(L, lh);
+  objs = lh->by_class + lh->start[slot];
+  n = lh->start[slot + 1] - lh->start[slot];
+  want = (uint64_t)skip >= n ? 0 : (uint64_t)count > n - (uint64_t)skip ? n : (uint64_t)(skip + count);
+  key = (uint64_t *)lua_newuserdatauv(L, (n + 1) * sizeof *key, 0);
+  heap = (uint32_t *)lua_newuserdatauv(L, (want + 1) * sizeof *heap, 0);
+  for (k = 0; k < n; k++) {  /* retained + 1, so that unreachable (0) is last */
+    uint32_t v = objs[k];
+    key[k] = by == 0 ? (g->idom[v] == HG_NONE ? 0 : g->retained[v] + 1) : hg_shallow(g, v, model);
+  }
+  for (k = 0; k < n && want > 0; k++) {  /* positions kept: objs is in dump order */
+    if (size < want) {  /* sift up */
+      uint64_t i = size++;
+      heap[i] = (uint32_t)k;
+      while (i > 0 && BEFORE(key, heap[(i - 1) / 2], heap[i])) {
+        uint32_t x = heap[i]; heap[i] = heap[(i - 1) / 2]; heap[(i - 1) / 2] = x;
+        i = (i - 1) / 2;
+      }
+    }
+    else if (BEFORE(key, k, heap[0])) {  /* better than the last kept */
+      heap[0] = (uint32_t)k;
+      sink(heap, size, 0, key);
+    }
+  }
+  lua_createtable(L, (int)(want - (uint64_t)(want > 0 ? skip : 0)), 0);
+  while (size > 0) {  /* the last ranked first: fill the list from its end */
+    if (size > (uint64_t)skip) {
+      lua_pushinteger(L, (lua_Integer)objs[heap[0]] + 1);
+      lua_rawseti(L, -2, (lua_Integer)(size - (uint64_t)skip));
+    }
+    heap[0] = heap[--size];
+    sink(heap, size, 0, key);
+  }
+  return 1;
+}
+#undef BEFORE
+
 /* heap:class_name(c) -> the raw name of class c (as the dump spells it) */
 static int heap_class_name (lua_State *L) {
   hp_Heap *h = &sift_checkheap(L)->h;
@@ -352,6 +430,7 @@ static const luaL_Reg pass_methods[] = {
   {"histogram", heap_histogram},
   {"group", heap_group},
   {"group_size", heap_group_size},
+  {"group_top", heap_group_top},
   {"class_name", heap_class_name},
   {"heaps", heap_heaps},
   {"roots", heap_roots},

@@ -355,6 +355,40 @@ function Heap:unreachable()
   return { count = count, bytes = bytes }
 end
 
+local ELEMENTS = { boolean = true, char = true, float = true, double = true, byte = true, short = true, int = true,
+  long = true }
+
+--- The instances of a class ranked by size, largest first, ties in dump
+-- order (the order of `cls:instances()`): those ranked `skip + 1` to
+-- `skip + count`. `by` is "retained" (under the model of the last
+-- `dominators` call; objects no root reaches come last) or "shallow"
+-- (under that model too). Ranked in C, so a page of a class with millions
+-- of instances makes no Lua value per instance.
+-- @param cls a Class (for `byte[]` and the other primitive array classes,
+--   the arrays of that type)
+-- @tparam[opt] table opts `by` ("retained", the default, or "shallow"),
+--   `skip` (default 0), `count` (default 100)
+function Heap:largest_instances(cls, opts)
+  if getmetatable(cls) ~= shared.Class then shared.bad_argument(1, "largest_instances", "class", cls, 3) end
+  opts = opts == nil and {} or shared.check_type(opts, "table", "largest_instances", 2)
+  local by, skip, count = opts.by or "retained", opts.skip or 0, opts.count or 100
+  if by ~= "retained" and by ~= "shallow" then
+    shared.bad_argument(2, "largest_instances", "by = 'retained' or 'shallow'", by, 3)
+  end
+  for _, v in ipairs { skip, count } do
+    if math.type(v) ~= "integer" or v < 0 then
+      shared.bad_argument(2, "largest_instances", "skip and count (integers, 0 or more)", v, 3)
+    end
+  end
+  local index = dominators(self)
+  local elem = cls.name:match("^(%l+)%[%]$")
+  local out = {}
+  for i, num in ipairs(index:group_top(ELEMENTS[elem] and elem or cls.number, by, skip, count)) do
+    out[i] = object_at(self, num)
+  end
+  return out
+end
+
 --- Retained bytes per class, each object counted once (an instance that
 -- another instance of its class dominates is inside that one's size):
 -- rows `{ class, retained }`, largest first. With `heap` (an Android
