@@ -15,5 +15,6 @@ local shared = require "sift.heap.index"
 require "sift.heap.graph"
 require "sift.heap.retained"
 require "sift.heap.object"
+require "sift.heap.bitmaps"
 
 return shared.M
