@@ -129,9 +129,14 @@ describe("sift.heap against VisualVM's heap library", function()
     assert.are.same({ 0x11111111, 0x2222222222222222, 0x3333, "derived-d" }, { d.a, d.b, d.c, d.d:string() })
     local order = {}
     for name, _, class in d:fields() do order[#order + 1] = class.name:match("[^$]+$") .. "." .. name end
-    -- the subclass's fields first, then the superclass's, each in the order
-    -- HotSpot wrote them (its field layout, not the source order)
-    assert.are.same({ "Derived.d", "Derived.c", "Base.b", "Base.a" }, order)
+    -- the subclass's fields first, then the superclass's (ahat's order),
+    -- each in source order: JDK 17's dumper writes a class's fields in
+    -- reverse (HotSpot's FieldStream), which Class.fields keeps (the C
+    -- layer's field numbers index it) and obj:fields() turns back
+    assert.are.same({ "Derived.c", "Derived.d", "Base.a", "Base.b" }, order)
+    local dumped = {}
+    for i, f in ipairs(heap:class("LeakyApp$Derived").fields) do dumped[i] = f.name end
+    assert.are.same({ "d", "c", "b", "a" }, dumped)
   end)
 
   it("keeps the weakly held object that only the -all dump has", function()

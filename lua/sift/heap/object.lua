@@ -50,6 +50,45 @@ function class_getters.fields(cls)
   return out
 end
 
+-- Whether the dump lists each class's instance fields in reverse
+-- declaration order. HotSpot's dumper up to JDK 21 writes a CLASS_DUMP's
+-- field descriptors (and the values of an INSTANCE_DUMP) with its
+-- FieldStream, which streams "fields in reverse order" (reflectionUtils.hpp);
+-- newer dumpers (JavaFieldStream) list them forward. java.lang.String
+-- tells which: `value` is its first declared instance field in every JDK
+-- (6 to 25). Android's dumps (JAVA PROFILE 1.0.3; HotSpot writes 1.0.2)
+-- are left as they are: Dalvik lists fields forward, ART by name (its
+-- String: count, hash, value), which no rule can turn back.
+local function reversed_fields(heap)
+  if heap._fields_reversed == nil then
+    local s, reversed = class_named(heap, "java.lang.String"), false
+    if s and heap.index:info().version == "1.0.2" then
+      local r = raw(s)
+      reversed = r.declared > 1 and r.fields[r.declared].name == "value" and r.fields[1].name ~= "value"
+    end
+    heap._fields_reversed = reversed
+  end
+  return heap._fields_reversed
+end
+
+-- the instance fields as people read them, in ahat's order (its
+-- InstanceFieldIterator; MAT's inspector too): the class's own, then its
+-- superclass's, and so on up; each class's in declaration order where the
+-- dump allows (see reversed_fields). `fields` keeps the dump's order, which
+-- the C layer's field numbers (path steps) index.
+function class_getters.ordered_fields(cls)
+  local list = cls.fields
+  if not reversed_fields(cls.heap) then return list end
+  local out, i = {}, 1
+  while list[i] do
+    local j = i
+    while list[j + 1] and list[j + 1].class == list[i].class do j = j + 1 end
+    for k = j, i, -1 do out[#out + 1] = list[k] end
+    i = j + 1
+  end
+  return out
+end
+
 -- field name -> the most-derived field of that name
 function class_getters.field_index(cls)
   local index = {}
@@ -75,10 +114,11 @@ function Class:__tostring()
   return "class " .. self.name
 end
 
---- The fields this class declares itself (not inherited).
+--- The fields this class declares itself (not inherited), in declaration
+-- order where the dump allows (see Object.fields).
 function Class:declared_fields()
   local out = {}
-  for i = 1, raw(self).declared do out[i] = self.fields[i] end
+  for i = 1, raw(self).declared do out[i] = self.ordered_fields[i] end
   return out
 end
 
@@ -312,16 +352,20 @@ function Object.field(obj, name, class)
   return wrap(heap, heap.index:field(num, f.offset, f.type), f.type)
 end
 
---- Iterate over the instance fields: name, value, declaring Class (most
--- derived class first, as the dump lays them out).
+--- Iterate over the instance fields: name, value, declaring Class, type
+-- ("object", "int", "boolean"...). The object's class's own fields come
+-- first, then its superclass's, and so on up, as ahat and MAT list them;
+-- each class's in declaration order, also in HotSpot dumps up to JDK 21,
+-- which list them in reverse (ART's dumps list them by name, which the
+-- dump alone cannot undo).
 function Object.fields(obj)
   local heap, num, _, kind, cls = facts(obj)
-  local list = (kind == "instance" and cls) and heap:class_at(cls).fields or {}
+  local list = (kind == "instance" and cls) and heap:class_at(cls).ordered_fields or {}
   local i = 0
   return function()
     i = i + 1
     local f = list[i]
-    if f then return f.name, wrap(heap, heap.index:field(num, f.offset, f.type), f.type), f.class end
+    if f then return f.name, wrap(heap, heap.index:field(num, f.offset, f.type), f.type), f.class, f.type end
   end
 end
 
@@ -348,7 +392,7 @@ function Object.string(obj, max)
   local heap, num, _, kind, cls, _, _, elem = facts(obj)
   local text
   if kind == "primitive_array" and elem == "char" then
-    text = heap.index:text(num, "utf16be")
+    text = heap.index:text(num, "utf16be", 0, (max and max >= 0) and 2 * max or nil)
   elseif kind == "instance" and cls then
     local c = heap:class_at(cls)
     if c.name ~= "java.lang.String" then return nil end
@@ -364,11 +408,13 @@ function Object.string(obj, max)
     end
     local _, _, _, _, _, _, length, aelem = facts(arr)
     local count, offset, coder = get("count"), get("offset") or 0, get("coder")
+    -- with max, decode no more code units than max characters can take
+    local function upto(units) return (max and max >= 0) and math.min(units, 2 * max) or units end
     if aelem == "char" then
-      text = array_text(heap, arr, "utf16be", offset, count or length)
+      text = array_text(heap, arr, "utf16be", offset, upto(count or length))
     elseif aelem == "byte" then
-      if coder == 1 then text = array_text(heap, arr, "utf16le", 0, length // 2)
-      else text = array_text(heap, arr, "latin1", 0, count and math.min(count, length) or length) end
+      if coder == 1 then text = array_text(heap, arr, "utf16le", 0, upto(length // 2))
+      else text = array_text(heap, arr, "latin1", 0, upto(count and math.min(count, length) or length)) end
     end
   end
   if text and max and max >= 0 and utf8.len(text) and utf8.len(text) > max then

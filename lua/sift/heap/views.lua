@@ -6,6 +6,7 @@
 -- @module sift.heap.views
 
 local json = require "sift.json"
+local object_parts = require("sift.core").object_parts
 local size = require "sift.size"
 local root_description = require("sift.heap.fields").root_description
 
@@ -43,6 +44,39 @@ function M.ref_label(holder, st)
   if st.ref == "static" then return "static " .. holder:as_class().name:match("[^.]+$") .. "." .. st.name end
   if st.ref == "field" then return holder:class_name():match("[^.]+$") .. "." .. (st.name or "?") end
   return M.short(holder) .. "." .. (st.name or st.ref or "?")
+end
+
+-- how one reference from a holder reads beside it on an object page's
+-- referrers: ".orders", "[2]", "static HeapPages.planted", "<loader>"
+local function via_text(st)
+  if st.ref == "field" then return "." .. st.name end
+  if st.ref == "element" or st.ref == "static" then return st.label end
+  return st.name or st.ref
+end
+
+--- How `holder` refers to `target` (an object page's referrers): the
+-- references, as via_text writes them, at most max of them, and how many
+-- there are. An object array is scanned by id (no Object per element);
+-- an instance's fields and a class's statics are few.
+function M.refs_to(heap, holder, target, max)
+  local out, n = json.array {}, 0
+  if holder:kind() == "object_array" then
+    local id, index, _, num = target:id(), heap.index, object_parts(holder)
+    for i = 1, holder:length() do
+      if index:element(num, i) == id then
+        n = n + 1
+        if n <= max then out[n] = ("[%d]"):format(i - 1) end
+      end
+    end
+  else
+    for _, st in ipairs(heap:references(holder)) do
+      if st.object == target then
+        n = n + 1
+        if n <= max then out[n] = via_text(st) end
+      end
+    end
+  end
+  return out, n
 end
 
 -- the root of a path, as Shark writes it, with the thread and frame
@@ -186,6 +220,133 @@ function M.histogram_json(heap, model, top, which)
     object_arrays = info.object_arrays, primitive_arrays = info.primitive_arrays,
     roots = info.roots, rows = rows, model = model, heap = which,
   }, all
+end
+
+-- the package of a histogram row's class (MAT's "group by package"):
+-- arrays by their element's, primitive arrays apart
+local PRIMITIVE = { boolean = true, char = true, float = true, double = true, byte = true, short = true, int = true,
+  long = true }
+local function package_of(name)
+  local base = name:gsub("%[%]", "")
+  if PRIMITIVE[base] then return "(primitive arrays)" end
+  if name == "(class not in the dump)" then return name end
+  return base:match("^(.*)%.[^.]*$") or "(default package)"
+end
+
+--- The histogram as MAT's "group by" makes it: rows `{ name, count,
+-- shallow, retained? }` by `group` "class" (the default: one row per class
+-- name, `retained` from heap:retained_by_class), "package" (java.util…;
+-- arrays by their element's package, primitive arrays apart) or "loader"
+-- (by the loader that defined the class, named as `sift loaders` names it,
+-- with its `loader` id; primitive arrays are the bootstrap loader's).
+-- With `retained`, class rows have `retained` (heap:retained_by_class:
+-- builds the dominator tree when there is none); groups of several classes
+-- never do (their classes hold each other: summing would count bytes
+-- twice). `which`: one Android heap.
+function M.histogram_groups(heap, model, group, which, retained)
+  local rows, by = json.array {}, {}
+  local function add(key, name, r, extra)
+    local row = by[key]
+    if not row then
+      row = { name = name, count = 0, shallow = 0 }
+      for k, v in pairs(extra or {}) do row[k] = v end
+      by[key] = row
+      rows[#rows + 1] = row
+    end
+    row.count, row.shallow = row.count + r.count, row.shallow + r.shallow
+  end
+  if group == "loader" then
+    local loader_name = require("sift.heap.census").loader_name
+    for _, r in ipairs(heap:class_histogram(model, which)) do
+      local loader = r.class and r.class.loader
+      if r.class or r.elem then
+        local id = loader and M.hex(loader:id()) or nil
+        add(id or "", loader_name(loader) .. (id and (" " .. id) or ""), r, { loader = id })
+      else
+        add("?", "(class not in the dump)", r)
+      end
+    end
+  else
+    for _, r in ipairs(heap:histogram(model, which)) do
+      local key = group == "package" and package_of(r.class) or r.class
+      add(key, key, r)
+    end
+    if group ~= "package" and retained then
+      for _, r in ipairs(heap:retained_by_class(which)) do  -- (classes that share a name: one row)
+        local row = by[r.class]
+        if row then row.retained = (row.retained or 0) + r.retained end
+      end
+      for _, row in ipairs(rows) do row.retained = row.retained or 0 end
+    end
+  end
+  return rows
+end
+
+--- The rows of histogram_groups beside the same grouping of a baseline
+-- dump (`base_rows`): each row gains `base_count`, `base_shallow`,
+-- `count_delta` and `shallow_delta` (ahat's baseline columns; a group only
+-- the baseline has is added with count 0). The same numbers as `sift
+-- diff-heap` gives per class.
+function M.with_baseline(rows, base_rows)
+  local before = {}
+  for _, r in ipairs(base_rows) do before[r.name] = r end
+  local seen = {}
+  for _, r in ipairs(rows) do
+    local was = before[r.name] or { count = 0, shallow = 0 }
+    seen[r.name] = true
+    r.base_count, r.base_shallow = was.count, was.shallow
+    r.count_delta, r.shallow_delta = r.count - was.count, r.shallow - was.shallow
+  end
+  for _, was in ipairs(base_rows) do
+    if not seen[was.name] then
+      rows[#rows + 1] = { name = was.name, loader = was.loader, count = 0, shallow = 0,
+        retained = was.retained and 0 or nil, base_count = was.count, base_shallow = was.shallow,
+        count_delta = -was.count, shallow_delta = -was.shallow }
+    end
+  end
+  return rows
+end
+
+--- A class's change since a baseline dump (for its page): `{ count,
+-- shallow, base_count, base_shallow, count_delta, shallow_delta }` of the
+-- histogram row named `name` in each dump (classes that share a name are
+-- one row, as in `sift diff-heap`).
+function M.class_delta(base, heap, name, model)
+  local function row(h)
+    for _, r in ipairs(h:histogram(model)) do
+      if r.class == name then return r end
+    end
+    return { count = 0, shallow = 0 }
+  end
+  local now, was = row(heap), row(base)
+  return { count = now.count, shallow = now.shallow, base_count = was.count, base_shallow = was.shallow,
+    count_delta = now.count - was.count, shallow_delta = now.shallow - was.shallow }
+end
+
+--- The dump's totals, as the histogram counts them (`model`): `{ count,
+-- shallow }` of every instance and array (class objects are not rows),
+-- of one Android heap with `which`.
+function M.histogram_total(heap, model, which)
+  local count, shallow = 0, 0
+  for _, r in ipairs(heap:histogram(model, which)) do count, shallow = count + r.count, shallow + r.shallow end
+  return { count = count, shallow = shallow }
+end
+
+--- The Android heaps as ahat's overview lists them: rows `{ name,
+-- instances, classes, object_arrays, primitive_arrays, count, shallow,
+-- reachable }` in ahat's order; `count` and `shallow` are `sift histogram
+-- --heap NAME`'s total line, `reachable` the bytes of the heap's objects
+-- the roots reach (ahat's "Java size" of the heap; needs the dominator
+-- tree). Empty for a JVM's dump.
+function M.heap_sizes(heap, model)
+  local have, rows = heap:info().heaps or {}, json.array {}
+  for _, name in ipairs(M.heap_names(heap)) do
+    local h, total = have[name], M.histogram_total(heap, model, name)
+    rows[#rows + 1] = { name = name, instances = h.instances or 0, classes = h.classes or 0,
+      object_arrays = h.object_arrays or 0, primitive_arrays = h.primitive_arrays or 0,
+      count = total.count, shallow = total.shallow, reachable = heap:reachable_bytes(name) }
+  end
+  return rows
 end
 
 --- The JSON of `sift top`'s rows (see top_rows).

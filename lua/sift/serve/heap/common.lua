@@ -16,9 +16,46 @@ M.PAGE = 100  -- instances, elements, referrers per page
 function M.href(ctx, page, query) return html.file_href(ctx.entry.id, page, query) end
 local href = M.href
 
---- An object as a link to its page.
+M.STRING_CUT = 100  -- characters of a String shown beside its link
+
+-- how a String's characters are written inside its quotes, as in Java's
+-- literals: quote and backslash escaped, control characters as escapes
+local LITERAL = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
+
+-- text cut after n characters, then `…`
+local function cut(s, n)
+  local len = utf8.len(s)
+  if len and len > n then return s:sub(1, utf8.offset(s, n + 1) - 1) .. "…" end
+  return s
+end
+
+--- Text as a Java literal, `"Ada Lovelace"`: quote, backslash and
+-- control characters escaped; cut after n characters (then `…`) if n.
+function M.literal(s, n)
+  if n then s = cut(s, n) end
+  return '"' .. s:gsub('[%c"\\]', function(c) return LITERAL[c] or ("\\u%04x"):format(c:byte()) end) .. '"'
+end
+
+-- a String's text, up to STRING_CUT + 1 characters (so a cut shows); nil
+-- for any other object
+local function string_head(obj)
+  if obj:kind() ~= "instance" or obj:class_name() ~= "java.lang.String" then return nil end
+  return obj:string(M.STRING_CUT + 1)
+end
+
+--- A java.lang.String's text as a literal cut at STRING_CUT characters;
+-- nil for any other object.
+function M.string_literal(obj)
+  local s = string_head(obj)
+  return s and M.literal(s, M.STRING_CUT)
+end
+
+--- An object as a link to its page; a String with its text beside it
+-- (every page that shows an object shows it this way).
 function M.object_link(ctx, obj)
-  return a(href(ctx, "object/" .. hex(obj:id())), views.object_text(obj))
+  local link = a(href(ctx, "object/" .. hex(obj:id())), views.object_text(obj))
+  local text = M.string_literal(obj)
+  return text and (link .. ' <span class="str">' .. esc(text) .. "</span>") or link
 end
 
 --- A class name as a link to its page.
@@ -45,9 +82,12 @@ function M.dominators(ctx)
 end
 
 --- A field's or element's value as a view (objects, which are userdata, as
--- their id and class).
+-- their id and class; a String with its text, cut as links show it).
 function M.value_view(v)
-  if type(v) == "userdata" then return { id = hex(v:id()), class = v:class_name() } end
+  if type(v) == "userdata" then
+    local s = string_head(v)
+    return { id = hex(v:id()), class = v:class_name(), string = s and cut(s, M.STRING_CUT) }
+  end
   return v
 end
 
