@@ -142,12 +142,13 @@ static void sink (uint32_t *heap, uint64_t size, uint64_t i, const uint64_t *key
 ** object numbers of the instances ranked skip+1 .. skip+count when all of
 ** the group are ordered by `by`, largest first: "retained" (the dominator
 ** tree's; objects no root reaches last) or "shallow" (under model,
-** default the tree's); ties in dump order. One pass keeps a min-heap of
-** the skip+count best, so the first page of a class with millions of
-** instances costs no sort and no Lua value per instance.
+** default the tree's); ties in dump order; "id" is dump order itself.
+** One pass keeps a min-heap of the skip+count best, so the first page of
+** a class with millions of instances costs no sort and no Lua value per
+** instance.
 */
 static int heap_group_top (lua_State *L) {
-  static const char *const keys[] = {"retained", "shallow", NULL};
+  static const char *const keys[] = {"retained", "shallow", "id", NULL};
   LHeap *lh = sift_checkheap(L);
   uint64_t slot = checkslot(L, &lh->h);
   int by = luaL_checkoption(L, 3, NULL, keys);
@@ -165,6 +166,14 @@ static int heap_group_top (lua_State *L) {
   objs = lh->by_class + lh->start[slot];
   n = lh->start[slot + 1] - lh->start[slot];
   want = (uint64_t)skip >= n ? 0 : (uint64_t)count > n - (uint64_t)skip ? n : (uint64_t)(skip + count);
+  if (by == 2) {  /* dump order: the group's own */
+    lua_createtable(L, (int)(want - (want > 0 ? (uint64_t)skip : 0)), 0);
+    for (k = (uint64_t)skip; k < want; k++) {
+      lua_pushinteger(L, (lua_Integer)objs[k] + 1);
+      lua_rawseti(L, -2, (lua_Integer)(k - (uint64_t)skip + 1));
+    }
+    return 1;
+  }
   key = (uint64_t *)lua_newuserdatauv(L, (n + 1) * sizeof *key, 0);
   heap = (uint32_t *)lua_newuserdatauv(L, (want + 1) * sizeof *heap, 0);
   for (k = 0; k < n; k++) {  /* retained + 1, so that unreachable (0) is last */

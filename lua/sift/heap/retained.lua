@@ -358,26 +358,26 @@ end
 local ELEMENTS = { boolean = true, char = true, float = true, double = true, byte = true, short = true, int = true,
   long = true }
 
---- The instances of a class ranked by size, largest first, ties in dump
--- order (the order of `cls:instances()`): those ranked `skip + 1` to
+--- A page of a class's instances, ranked by size, largest first, ties in
+-- dump order (the order of `cls:instances()`): those ranked `skip + 1` to
 -- `skip + count`. `by` is "retained" (under the model of the last
--- `dominators` call; objects no root reaches come last) or "shallow"
--- (under that model too). Ranked in C, so a page of a class with millions
--- of instances makes no Lua value per instance.
+-- `dominators` call; objects no root reaches come last), "shallow" (under
+-- that model too) or "id" (dump order). Ranked in C, so a page of a class
+-- with millions of instances makes no Lua value per instance.
 -- @param cls a Class (for `byte[]` and the other primitive array classes,
 --   the arrays of that type)
--- @tparam[opt] table opts `by` ("retained", the default, or "shallow"),
---   `skip` (default 0), `count` (default 100)
-function Heap:largest_instances(cls, opts)
-  if getmetatable(cls) ~= shared.Class then shared.bad_argument(1, "largest_instances", "class", cls, 3) end
-  opts = opts == nil and {} or shared.check_type(opts, "table", "largest_instances", 2)
+-- @tparam[opt] table opts `by` ("retained", the default, "shallow" or
+--   "id"), `skip` (default 0), `count` (default 100)
+function Heap:ranked_instances(cls, opts)
+  if getmetatable(cls) ~= shared.Class then shared.bad_argument(1, "ranked_instances", "class", cls, 3) end
+  opts = opts == nil and {} or shared.check_type(opts, "table", "ranked_instances", 2)
   local by, skip, count = opts.by or "retained", opts.skip or 0, opts.count or 100
-  if by ~= "retained" and by ~= "shallow" then
-    shared.bad_argument(2, "largest_instances", "by = 'retained' or 'shallow'", by, 3)
+  if by ~= "retained" and by ~= "shallow" and by ~= "id" then
+    shared.bad_argument(2, "ranked_instances", "by = 'retained', 'shallow' or 'id'", by, 3)
   end
   for _, v in ipairs { skip, count } do
     if math.type(v) ~= "integer" or v < 0 then
-      shared.bad_argument(2, "largest_instances", "skip and count (integers, 0 or more)", v, 3)
+      shared.bad_argument(2, "ranked_instances", "skip and count (integers, 0 or more)", v, 3)
     end
   end
   local index = dominators(self)
