@@ -137,6 +137,29 @@ function Class:statics()
   return out
 end
 
+--- Static fields in declaration order where the dump allows (reversed
+-- back, like instance fields, when HotSpot wrote them in reverse; see
+-- reversed_fields), as a list of `{ name, type, value }` (type as in
+-- `cls.fields`: "object", "int", ...; objects as Objects, null as nil).
+-- The JVM's pseudo-statics (`<resolved_references>`, ...) come last.
+function Class:static_fields()
+  local mapping = self.heap.mapping and self.heap.mapping.fields[M.normalize(self.heap.index:class_name(self.number) or "")]
+  local real, pseudo = {}, {}
+  for _, s in ipairs(raw(self).statics) do
+    local name = s.name and (mapping and mapping[s.name] or s.name)
+    if name then
+      local v = s.value
+      if s.type == "object" then v = self.heap:object(v) end
+      local list = name:sub(1, 1) == "<" and pseudo or real
+      list[#list + 1] = { name = name, type = s.type, value = v }
+    end
+  end
+  local out, n = {}, #real
+  for i = 1, n do out[i] = real[reversed_fields(self.heap) and n + 1 - i or i] end
+  for _, p in ipairs(pseudo) do out[#out + 1] = p end
+  return out
+end
+
 --- One static field's value.
 function Class:static(name)
   return self:statics()[name]
