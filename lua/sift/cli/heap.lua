@@ -77,13 +77,13 @@ end
 
 function M.define.waste(parser)
   local waste = parser:command("waste", "Report wasted memory, as its fix would free it: duplicate strings and "
-    .. "primitive arrays, half-empty collections, "
+    .. "primitive arrays, duplicate Android bitmaps, half-empty collections, "
     .. "all-zero arrays, boxed primitives (Eclipse MAT's Java Basics and Collections reports).")
   heap_options(waste)
   model_option(waste)
   waste:option("--top", "Rows per report.", "20"):convert(tonumber)
-  waste:flag("--json", "Print JSON: {model, rules, totals, duplicate_strings, duplicate_arrays, collections, "
-    .. "zero_arrays, boxed}.")
+  waste:flag("--json", "Print JSON: {model, rules, totals, duplicate_strings, duplicate_arrays, duplicate_bitmaps, "
+    .. "collections, zero_arrays, boxed}.")
 end
 
 function M.define.threads(parser)
@@ -357,7 +357,8 @@ function commands.waste(args, out, err)
     out:write(("\n== %s (%d) ==\nwasted: %s\n"):format(title, #rows, report.rules[rule]))
   end
   out:write(("sizes: --model %s\n"):format(report.model))
-  for _, set in ipairs { { "duplicate_strings", "strings" }, { "duplicate_arrays", "arrays" } } do
+  for _, set in ipairs { { "duplicate_strings", "strings" }, { "duplicate_arrays", "arrays" },
+    { "duplicate_bitmaps", "bitmaps" } } do
     local t = report.totals[set[1]]
     out:write(("duplicate %s: %s values held more than once, %s bytes wasted in all\n"):format(set[2],
       group_digits(t.groups), group_digits(t.wasted)))
@@ -373,6 +374,12 @@ function commands.waste(args, out, err)
   for _, d in ipairs(report.duplicate_arrays) do
     out:write(("%8s %12s  %s %s  %s\n"):format(group_digits(d.count), group_digits(d.wasted),
       d.class:gsub("%[%]$", "[" .. d.length .. "]"), d.preview, d.holders[1] and printable(d.holders[1].class) or ""))
+  end
+  head("duplicate bitmaps: count, bytes wasted, width x height, config, bitmaps", report.duplicate_bitmaps,
+    "duplicate_bitmaps")
+  for _, d in ipairs(report.duplicate_bitmaps) do
+    out:write(("%8s %12s  %dx%d %s  %s\n"):format(group_digits(d.count), group_digits(d.wasted), d.width, d.height,
+      d.config or d.format, table.concat(d.bitmaps, " ")))
   end
   head("collections below capacity: instances, fill, bytes wasted, class; worst", report.collections, "collections")
   for _, c in ipairs(report.collections) do
@@ -733,5 +740,8 @@ function commands.decrunch(args, out, err)
   end
   return EXIT_OK
 end
+
+-- what other command modules of heap dumps share (sift.cli.bitmaps)
+M.heap_options, M.model_option, M.heap_or_report = heap_options, model_option, heap_or_report
 
 return M

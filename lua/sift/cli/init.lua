@@ -20,6 +20,7 @@ for _, part in ipairs {
   { "sift.cli.ofx", "ofx" },
   { "sift.cli.trace", "profile", "fold", "calls", "export", "flame", "diff" },
   { "sift.cli.heap", "dominators", "diff-heap", "waste", "threads", "loaders", "growth" },
+  { "sift.cli.bitmaps", "bitmaps" },
   { "sift.cli.finance", "import", "categorize", "transactions", "transfers", "duplicates", "report", "fetch",
     "journal" },
   { "sift.cli.serve", "serve" },

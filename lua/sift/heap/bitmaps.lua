@@ -156,6 +156,17 @@ function Heap:bitmaps(opts)
   return out
 end
 
+--- The Bitmap record (as `heap:bitmaps()` makes them) of one object, or
+-- nil when it is no Bitmap.
+function M.of(heap, obj, opts)
+  opts = opts or {}
+  local cls = heap:class(M.CLASS)
+  if not (cls and obj:kind() == "instance" and obj:is_instance_of(cls)) then return nil end
+  local model = opts.model or heap._model or "shark"
+  heap:dominators { model = model }
+  return describe(heap, obj, dump_data(heap, cls), model)
+end
+
 --- The picture as a PNG: drawn from the raw pixels, or the dump's own PNG.
 -- nil and why when there is none (not in the dump, not a valid PNG, a
 -- buffer of the wrong size...) or the dump's image is a JPEG or WebP (see

@@ -1,7 +1,8 @@
 --- Memory a heap wastes, the reports Eclipse MAT files under "Java Basics"
 -- and "Java Collections": duplicate strings, duplicate primitive arrays,
 -- collections filled far below their capacity, primitive arrays that hold
--- only zeros, and boxed primitives in bulk. Each counts what its fix would
+-- only zeros, and boxed primitives in bulk; and Android bitmaps held twice
+-- (ahat's duplicate bitmaps, `sift.heap.bitmaps`). Each counts what its fix would
 -- free (`M.RULES` says how, and every report carries its rule), with
 -- shallow sizes under a size model (as `sift histogram --model` counts
 -- them). The passes over every object are C (heap:waste, csrc/heap/waste.c);
@@ -12,6 +13,7 @@
 -- @module sift.heap.waste
 
 local json = require "sift.json"
+local bitmaps = require "sift.heap.bitmaps"
 local object_at = require("sift.heap.index").object_at
 
 local M = {}
@@ -22,6 +24,7 @@ M.RULES = {
     .. "value array but the kept copy's (copies made with new String(s) share one array: it counts once)",
   duplicate_arrays = "freed if deduplicated: every copy but one of a primitive array with the same type and "
     .. "content (Strings' value arrays and arrays of zeros are counted in their own reports, not here)",
+  duplicate_bitmaps = bitmaps.RULE,
   collections = "the unused share of each collection's array: its bytes x (capacity - size) / capacity",
   zero_arrays = "the whole of every non-empty primitive array that holds only zeros (a String's value array "
     .. "is left to the strings report)",
@@ -291,18 +294,32 @@ function M.boxed(heap, opts)
   return boxes_of(scan(heap, opts or {}))
 end
 
+--- Android bitmaps with the same size, config and pixels
+-- (`sift.heap.bitmaps.duplicates`, M.RULES.duplicate_bitmaps): its groups
+-- (all of them, most wasted first) and their total waste.
+local function bitmaps_of(heap, opts)
+  local groups, wasted = bitmaps.duplicates(heap, nil, { model = opts.model or heap._model or "shark" }), 0
+  for _, g in ipairs(groups) do wasted = wasted + g.wasted end
+  return groups, wasted
+end
+
 --- Every report from one pass: `{model, rules (M.RULES), totals
 -- ({groups, wasted} of every duplicate set, shown or not),
--- duplicate_strings, duplicate_arrays, collections, zero_arrays, boxed}`.
+-- duplicate_strings, duplicate_arrays, duplicate_bitmaps (the first `top`
+-- of `sift.heap.bitmaps.duplicates`), collections, zero_arrays, boxed}`.
 -- opts as the reports take them.
 function M.report(heap, opts)
   opts = opts or {}
   local r = scan(heap, opts)
+  local dup_bitmaps, bitmaps_wasted = bitmaps_of(heap, { model = r.model })
+  local shown = json.array {}
+  for i = 1, math.min(#dup_bitmaps, opts.top or 20) do shown[i] = dup_bitmaps[i] end
   return { model = r.model, rules = M.RULES,
     totals = { duplicate_strings = { groups = r.strings.groups, wasted = r.strings.wasted },
-      duplicate_arrays = { groups = r.arrays.groups, wasted = r.arrays.wasted } },
+      duplicate_arrays = { groups = r.arrays.groups, wasted = r.arrays.wasted },
+      duplicate_bitmaps = { groups = #dup_bitmaps, wasted = bitmaps_wasted } },
     duplicate_strings = strings_of(heap, r, opts), duplicate_arrays = arrays_of(heap, r, opts),
-    collections = M.collections(heap, opts), zero_arrays = zeros_of(r), boxed = boxes_of(r) }
+    duplicate_bitmaps = shown, collections = M.collections(heap, opts), zero_arrays = zeros_of(r), boxed = boxes_of(r) }
 end
 
 return M

@@ -68,6 +68,7 @@ function M.nav(ctx)
   local links = { { href(ctx, ""), ctx.entry.name }, { href(ctx, "histogram"), "histogram" },
     { href(ctx, "dominators"), "dominator tree" }, { href(ctx, "leaks"), "leaks" }, { href(ctx, "waste"), "waste" },
     { href(ctx, "threads"), "threads" }, { href(ctx, "loaders"), "class loaders" } }
+  links[#links + 1] = { href(ctx, "bitmaps"), "bitmaps" }
   if ctx.server.opts.baseline then links[#links + 1] = { href(ctx, "diff"), "diff with the baseline" } end
   return links
 end

@@ -7,7 +7,8 @@
 
 local M = { pages = {} }
 
-for _, name in ipairs { "overview", "class", "object", "dominators", "leaks", "diff", "waste", "threads", "loaders" } do
+for _, name in ipairs { "overview", "class", "object", "dominators", "leaks", "diff", "waste", "threads", "loaders",
+  "bitmaps" } do
   for page, fn in pairs(require("sift.serve.heap." .. name)) do M.pages[page] = fn end
 end
 M.pages[""], M.pages.overview = M.pages.overview, nil
