@@ -391,14 +391,15 @@ end
 
 --- Retained bytes per class, each object counted once (an instance that
 -- another instance of its class dominates is inside that one's size):
--- rows `{ class, retained }`, largest first. With `heap` (an Android
--- heap's name), of the instances in that heap.
+-- rows `{ class, retained, of }` (`of`: the Class, apart from others of
+-- its name; nil for primitive arrays), largest first. With `heap` (an
+-- Android heap's name), of the instances in that heap.
 function Heap:retained_by_class(heap)
   check_heap(heap, "retained_by_class", 1)
   local rows = {}
   for key, bytes in pairs(dominators(self):retained_by_class(heap)) do
-    local name = type(key) == "number" and self:class_at(key).name or key .. "[]"
-    rows[#rows + 1] = { class = name, retained = bytes }
+    local cls = type(key) == "number" and self:class_at(key) or nil
+    rows[#rows + 1] = { class = cls and cls.name or key .. "[]", retained = bytes, of = cls }
   end
   table.sort(rows, function(a, b) return a.retained > b.retained end)
   return rows

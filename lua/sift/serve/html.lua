@@ -74,8 +74,13 @@ function M.page(title, nav, body)
 end
 
 --- A table: heads (list of strings; a head starting with "#" is a number
--- column) and rows (lists of HTML cells, already escaped).
-function M.table(heads, rows, id)
+-- column) and rows (lists of HTML cells, already escaped). With no rows,
+-- no table of headers alone: the words `empty` (plain text, a sentence;
+-- "None." when not given) in a grey paragraph that carries the table's id.
+function M.table(heads, rows, id, empty)
+  if #rows == 0 then
+    return ('<p class="muted empty"%s>%s</p>'):format(id and (' id="%s"'):format(esc(id)) or "", esc(empty or "None."))
+  end
   local out = { id and ('<table id="%s">'):format(esc(id)) or "<table>", "<tr>" }
   local numeric = {}
   for i, h in ipairs(heads) do
