@@ -74,7 +74,11 @@ sift_Status hb_png (const unsigned char *px, uint64_t n, uint32_t w, uint32_t h,
   Pixels p;
   *out = NULL;
   *outlen = 0;
-  /* w, h < 2^32 and bpp <= 4: the product cannot overflow 64 bits */
+  /* an absurd size is said as such before the buffer's (w, h < 2^32 and
+     bpp <= 4: the product cannot overflow 64 bits) */
+  if (w == 0 || h == 0) return SIFT_EEMPTY;
+  if (w > SIFT_PNG_MAXSIDE || h > SIFT_PNG_MAXSIDE
+      || (1 + 4 * (uint64_t)w) * h > SIFT_PNG_MAXRAW) return SIFT_ETOOBIG;
   if ((uint64_t)w * h * (uint64_t)hb_bpp(c) != n) return SIFT_EHEADER;
   p.px = px;
   p.w = w;

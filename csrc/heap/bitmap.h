@@ -30,8 +30,8 @@ int hb_bpp (hb_Config c);
 ** The PNG (8-bit RGBA) of w x h pixels px of config c: n must be exactly
 ** w * h * hb_bpp(c). premultiplied: ARGB_8888 colours are divided by
 ** their alpha (rounded; alpha 0 gives 0, 0, 0, 0). *out is malloc'd.
-** SIFT_OK; SIFT_EHEADER when n is not that size; SIFT_EEMPTY, SIFT_ETOOBIG
-** and SIFT_ENOMEM as sift_png_rgba.
+** SIFT_OK; SIFT_EEMPTY, SIFT_ETOOBIG (checked first) and SIFT_ENOMEM as
+** sift_png_rgba; SIFT_EHEADER when n is not that size.
 */
 sift_Status hb_png (const unsigned char *px, uint64_t n, uint32_t w, uint32_t h,
                     hb_Config c, int premultiplied, unsigned char **out,
