@@ -30,8 +30,10 @@ function M.diff(ctx)
         { "instances now", view.instances }, { "objects new since", view.new_objects.count },
         { "bytes new since", view.new_objects.bytes } },
       "<h2>Classes that changed</h2>",
-      html.table({ "class", "#Δ instances", "#Δ bytes", "#instances", "#bytes" }, rows, "diff"),
-      "<h2>New since the baseline (first 100)</h2>", html.table({ "object", "#shallow" }, new, "new"),
+      html.table({ "class", "#Δ instances", "#Δ bytes", "#instances", "#bytes" }, rows, "diff",
+        "No class changed its instance count or bytes."),
+      "<h2>New since the baseline (first 100)</h2>", html.table({ "object", "#shallow" }, new, "new",
+        "No object is new since the baseline."),
     })
   end
 end

@@ -43,7 +43,7 @@ function M.dominators(ctx)
     return html.page(title, nav(ctx), table.concat {
       parent and ("<p>" .. (up and a(href(ctx, "dominators", { of = hex(up:id()) }), "↑ up")
         or a(href(ctx, "dominators"), "↑ the roots")) .. "</p>") or "",
-      html.table({ "#%", "#retained", "object", "" }, rows, "dominators"),
+      html.table({ "#%", "#retained", "object", "" }, rows, "dominators", "It dominates no object."),
     })
   end
 end

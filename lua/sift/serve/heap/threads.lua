@@ -34,7 +34,8 @@ function M.threads(ctx)
       end
       parts[#parts + 1] = ("<h2>%s</h2><p>the thread retains %s bytes; its stack holds %s</p>"):format(
         esc(t.name or ("thread " .. t.serial)), num(t.retained or 0), num(t.held))
-      parts[#parts + 1] = html.table({ "frame", "source", "locals (retained)" }, rows, "thread-" .. t.serial)
+      parts[#parts + 1] = html.table({ "frame", "source", "locals (retained)" }, rows, "thread-" .. t.serial,
+        "No stack frames: the dump has no stack trace for this thread.")
     end
     if #parts == 0 then parts[1] = "<p>no threads in this dump</p>" end
     return html.page("Threads", nav(ctx), table.concat(parts))
