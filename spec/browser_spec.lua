@@ -56,19 +56,24 @@ describe("sift serve in headless Chromium #heavy", function()
       for _ in play:gmatch("<circle") do circles = circles + 1 end
       assert.is_true(circles >= 5, play:sub(1, 400))
       assert.truthy(play:match('<p id="current" class="mono">[^<]+</p>'))
-      -- screenshots: a page drawn is far from a blank PNG (a blank
-      -- 1200×900 page compresses to a few kB)
-      local sizes = {}
-      -- (the trace graphs' screenshots are judged by what they hold: trace_pages_spec.lua)
+      -- screenshots: each page drawn, its ink (what is not the page's
+      -- white) a real share of the window, and the two heap pages unlike
+      -- (the trace graphs' screenshots are judged by their frames: trace_pages_spec.lua)
+      local inks = {}
       for i, page in ipairs { heap_page, heap_page .. "histogram", trace_page .. "play#at=200" } do
         local shot = ("%s/shot%d.png"):format(dir, i)
-        chromium(("--window-size=1200,900 --virtual-time-budget=3000 --screenshot=%s"):format(shot), url .. page:sub(2))
-        local png = helper.read(shot)
-        assert.are.equal("\137PNG", png:sub(1, 4))
-        sizes[i] = #png
-        assert.is_true(#png > 20000, ("%s: a screenshot of %d bytes looks blank"):format(page, #png))
+        helper.screenshot(url .. page:sub(2), shot, 1200, 900)
+        local p = io.popen("python3 spec/png_share.py " .. helper.quote(shot) .. " 255,255,255")
+        local out = p:read("a")
+        p:close()
+        local x0, y0, x1, y1, ink = out:match("^(%d+) (%d+) (%d+) (%d+) ([%d.]+)")
+        assert.truthy(ink, page .. ": " .. out)
+        assert.are.same({ 0, 1199, 899 }, { tonumber(x0), tonumber(x1), tonumber(y1) }, page .. " (the page's white "
+          .. "spans the window below its header, top " .. y0 .. ")")
+        inks[i] = tonumber(ink)
+        assert.is_true(inks[i] > 0.03, ("%s: %.1f %% of the window drawn: it looks blank"):format(page, 100 * inks[i]))
       end
-      assert.is_true(sizes[1] ~= sizes[2])
+      assert.is_true(inks[1] ~= inks[2])
     end)
     os.execute("kill " .. pid)
     os.execute("rm -rf " .. helper.quote(dir))

@@ -60,7 +60,8 @@ function Session:navigate(url)
   self:call("Page.navigate", { url = url })
   helper.wait_for("Chromium to load " .. url, function()
     local ok, state = pcall(self.eval, self, "document.readyState + ' ' + location.href")
-    return ok and state:match("^complete ") and state, state
+    local here = ok and state:match("^complete (.*)$")  -- (the new document's, not the one before)
+    return here and (url == "about:blank" or here ~= "about:blank") and state, state
   end, 120)
 end
 

@@ -167,14 +167,65 @@ function helper.chromium(args, url)
   return out
 end
 
---- The DOM of a page of `sift serve` once its file is open: while it
--- opens (its first visit starts the analysis) the page shows its
--- progress, and is asked for again.
-function helper.dom(url, budget)
+-- one headless Chromium for the whole run, driven over DevTools
+-- (spec/cdp.lua): started on first use, stopped when the run ends (a
+-- browser's start costs seconds; a page in it, a fraction of one)
+local shared_browser
+
+--- The run's browser (a spec/cdp.lua session of 1280 × 900).
+function helper.browser()
+  if not shared_browser then
+    local session = assert(require("spec.cdp").open { width = 1280, height = 900 })
+    shared_browser = session
+    helper.browser_guard = setmetatable({}, { __gc = function() session:close() end })
+  end
+  return shared_browser
+end
+
+--- The DOM of a page of `sift serve` once its file is open (the DOM after
+-- its scripts ran, as --dump-dom writes it): while it opens (its first
+-- visit starts the analysis) the page shows its progress, and is asked
+-- for again.
+function helper.dom(url)
+  local browser = helper.browser()
   return helper.wait_for("the page of " .. url .. " past its progress page", function()
-    local page = helper.chromium(("--virtual-time-budget=%d --dump-dom"):format(budget or 3000), url)
+    browser:navigate("about:blank")  -- (a new document, also when only the #fragment differs)
+    browser:navigate(url)
+    local page = browser:eval("document.documentElement.outerHTML")
     return not page:find('<p id="progress">', 1, true) and page, page
   end)
+end
+
+--- A screenshot of a page in a window of width × height CSS pixels,
+-- written as a PNG to `file`.
+function helper.screenshot(url, file, width, height)
+  local browser = helper.browser()
+  browser:call("Emulation.setDeviceMetricsOverride", { width = width, height = height, deviceScaleFactor = 1,
+    mobile = false })
+  browser:navigate("about:blank")
+  browser:navigate(url)
+  local shot = browser:call("Page.captureScreenshot", { format = "png" })
+  browser:call("Emulation.setDeviceMetricsOverride", { width = 1280, height = 900, deviceScaleFactor = 1, mobile = false })
+  local f = assert(io.open(file, "wb"))
+  f:write(helper.base64_decode(shot.data))
+  f:close()
+end
+
+local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+--- Base64 text as bytes.
+function helper.base64_decode(text)
+  local value = {}
+  for i = 1, 64 do value[B64:byte(i)] = i - 1 end
+  local out, bits, n = {}, 0, 0
+  for c in text:gmatch("[%w+/]") do
+    bits, n = bits << 6 | value[c:byte()], n + 6
+    if n >= 8 then
+      n = n - 8
+      out[#out + 1] = string.char(bits >> n & 0xff)
+    end
+  end
+  return table.concat(out)
 end
 
 --- Run bin/sift with arguments; returns stdout, stderr, exit status.

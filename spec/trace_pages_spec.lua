@@ -220,8 +220,7 @@ describe("sift serve's trace graphs in headless Chromium #heavy", function()
       -- screenshots: the graph's area is mostly frames
       for _, v in ipairs { "flame", "icicle", "left", "time", "diff&base=" .. base_id, "sandwich&method=" .. RECURSIVE } do
         local shot = ("%s/%s.png"):format(dir, v:match("^%a+"))
-        helper.chromium(("--window-size=1280,900 --virtual-time-budget=3000 --screenshot=%s"):format(shot),
-          page .. "flame?view=" .. v)
+        helper.screenshot(page .. "flame?view=" .. v, shot, 1280, 900)
         local s, box = share(shot)
         assert.is_true(box[3] - box[1] + 1 >= WIDTH - 2, v .. ": the graph's area " .. table.concat(box, ","))
         assert.is_true(s > 0.3, ("%s: %.1f %% of the graph's area holds frames"):format(v, 100 * s))
