@@ -126,8 +126,10 @@ local BACKENDS = {
   { name = "Redis Streams + PostgreSQL", engines = true },
 }
 
+-- (the engines' runs are #heavy: make spec-asan leaves them out, as their
+-- C is the analysis the embedded backend's run exercises under ASan too)
 for _, backend in ipairs(BACKENDS) do
-  describe("sift fleet on " .. backend.name, function()
+  describe("sift fleet on " .. backend.name .. (backend.engines and " #heavy" or ""), function()
     local engines
     -- a fresh backend for one spec: {redis, postgres} URLs, or {}
     local function fresh()
@@ -504,7 +506,7 @@ describe("sift fleet's analysis", function()
   end)
 end)
 
-describe("sift fleet migrate", function()
+describe("sift fleet migrate #heavy", function()
   it("makes the PostgreSQL schema once; workers refuse a database without it", function()
     local engines = engines_mod.start()
     if not engines then return pending("no Redis or PostgreSQL") end
