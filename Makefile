@@ -39,7 +39,7 @@ CORE_SRC = $(wildcard csrc/*.c csrc/*/*.c)
 CORE_HDR = $(wildcard csrc/*/*.h)
 # the pure-C decoders the fuzzers link (not the Lua bindings, l*.c)
 FUZZ_SRC = $(foreach f,$(filter-out csrc/sift_core.c,$(CORE_SRC)),$(if $(filter l%,$(notdir $(f))),,$(f)))
-FUZZERS  = reader sniff hprof trace bmd ofx ofx_grammar heap_graph bytecode
+FUZZERS  = reader sniff hprof trace bmd ofx ofx_grammar heap_graph bytecode bitmap
 FUZZ_TIME ?= 60
 
 # specs, demo and bench run against the checkout: Lua sources from lua/,
