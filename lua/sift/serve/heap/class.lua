@@ -189,7 +189,7 @@ function M.class(ctx)
     local inst = {}
     for i, r in ipairs(rows) do
       inst[i] = { num(r.rank), object_link(ctx, r.obj), num(r.shallow),
-        r.retained and num(r.retained) or '<span class="muted">unreachable</span>' }
+        r.retained and num(r.retained) or "-" }
     end
     local first, last = (page - 1) * PAGE + 1, math.min(n, page * PAGE)
     return html.page("class " .. cls.name, nav(ctx), table.concat {
@@ -197,7 +197,7 @@ function M.class(ctx)
       '<p class="muted">The class object retains its statics and what only they hold (MAT\'s "retained heap" of a '
         .. "class); the instances together retain what only they hold, each byte once (the histogram's retained "
         .. "column, MAT's retained size of a histogram row). Sizes under the " .. esc(ctx.model or "shark")
-        .. " model.</p>",
+        .. " model; a retained size of - is an object no GC root reaches.</p>",
       "<h2>Static fields</h2>",
       html.table({ "type", "field", "value" }, st, "statics", "No static field."),
       n == 0 and '<h2>Instances</h2><p class="muted empty" id="instances">No instances.</p>' or table.concat {

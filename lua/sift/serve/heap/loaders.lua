@@ -37,7 +37,7 @@ function M.loaders(ctx)
     local rows, dups = {}, {}
     for i, l in ipairs(loaders) do
       rows[i] = { loader_html(ctx, l.id, l.name), num(l.classes), num(l.instances),
-        l.retained and num(l.retained) or '<span class="muted">-</span>',
+        l.retained and num(l.retained) or "-",
         l.parent and loader_html(ctx, l.parent) or '<span class="muted">none</span>',
         esc(table.concat(l.dex or {}, ", ")) }
     end
