@@ -180,6 +180,40 @@ describe("the class and class loaders pages of sift serve", function()
     assert.are.equal(histogram["HeapPages$Order"].count, order.instances + other.instances)
   end)
 
+  it("heap:ranked_instances ranks as a sort of every instance does, and names a wrong argument", function()
+    local heap <close> = assert(require("sift").open(jvm))
+    heap:dominators()
+    for _, name in ipairs { "HeapPages$Order", "byte[]", "java.lang.String" } do
+      local cls = assert(heap:class(name))
+      local all = {}
+      for obj in cls:instances() do all[#all + 1] = { obj = obj, at = #all + 1 } end
+      assert.is_true(#all > 100, name)
+      for _, by in ipairs { "retained", "shallow", "id" } do
+        local sorted = {}
+        for i, x in ipairs(all) do
+          sorted[i] = { obj = x.obj, at = x.at, key = by == "id" and 0 or by == "shallow" and heap:shallow(x.obj)
+            or heap:retained(x.obj) or -1 }
+        end
+        table.sort(sorted, function(a, b)
+          if a.key ~= b.key then return a.key > b.key end
+          return a.at < b.at
+        end)
+        for _, skip in ipairs { 0, 37, #all - 5, #all } do
+          local got = heap:ranked_instances(cls, { by = by, skip = skip, count = 10 })
+          assert.are.equal(math.min(10, #all - skip), #got, name .. " " .. by .. " " .. skip)
+          for i, obj in ipairs(got) do assert.are.equal(sorted[skip + i].obj, obj, name .. " " .. by .. " " .. skip) end
+        end
+      end
+    end
+    local order = heap:class("HeapPages$Order")
+    assert.has_error(function() heap:ranked_instances("HeapPages$Order") end,
+      "bad argument #1 to 'ranked_instances' (class expected, got string)")
+    assert.has_error(function() heap:ranked_instances(order, { by = "size" }) end,
+      "bad argument #2 to 'ranked_instances' (by = 'retained', 'shallow' or 'id' expected, got string)")
+    assert.has_error(function() heap:ranked_instances(order, { skip = -1 }) end,
+      "bad argument #2 to 'ranked_instances' (skip and count (integers, 0 or more) expected, got number)")
+  end)
+
   it("in headless Chromium: sorted instances, pages, links, statics and the loaders #heavy", function()
     if not helper.have_chromium() then return pending("chromium is not installed (apt-get install chromium)") end
     local href = base:match("^http://[^/]+(/.*)$")
