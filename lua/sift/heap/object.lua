@@ -141,7 +141,8 @@ end
 -- back, like instance fields, when HotSpot wrote them in reverse; see
 -- reversed_fields), as a list of `{ name, type, value }` (type as in
 -- `cls.fields`: "object", "int", ...; objects as Objects, null as nil).
--- The JVM's pseudo-statics (`<resolved_references>`, ...) come last.
+-- The VM's pseudo-statics come last: HotSpot's `<resolved_references>`
+-- and such, Android's `$staticOverhead`, `$classOverhead`, `$class$…`.
 function Class:static_fields()
   local mapping = self.heap.mapping and self.heap.mapping.fields[M.normalize(self.heap.index:class_name(self.number) or "")]
   local real, pseudo = {}, {}
@@ -150,7 +151,8 @@ function Class:static_fields()
     if name then
       local v = s.value
       if s.type == "object" then v = self.heap:object(v) end
-      local list = name:sub(1, 1) == "<" and pseudo or real
+      local list = (name:match("^<") or name:match("^%$class%$") or name == "$staticOverhead"
+        or name == "$classOverhead") and pseudo or real
       list[#list + 1] = { name = name, type = s.type, value = v }
     end
   end
