@@ -152,7 +152,8 @@ function M.class(ctx)
     local chain = {}
     for i, s in ipairs(supers) do chain[i] = class_link(ctx, s.cls) end
     local subs = {}
-    for i, s in ipairs(subclasses) do subs[i] = class_link(ctx, s.cls) .. (" (%s)"):format(num(s.instances)) end
+    for i, s in ipairs(subclasses) do subs[i] = class_link(ctx, s.cls) .. (" (%s instance%s)"):format(num(s.instances),
+      s.instances == 1 and "" or "s") end
     local others = {}
     for i, o in ipairs(same_name) do
       others[i] = a(href(ctx, "class", { id = o.id }), o.id) .. " of " .. loader_html(ctx, o.cls.loader)
