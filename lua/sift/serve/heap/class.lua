@@ -73,13 +73,15 @@ local function strip(list)
   return out
 end
 
--- sizes of every class, computed once per file and model: class object id
--- (or "byte[]"... for primitive arrays) -> { count, shallow (of its
--- instances), retained (of its instances together: the retained sizes of
--- those no other instance of the class dominates, the histogram's) }
+-- sizes of every class, made once per file in the page thread (two C
+-- passes; the dominator tree they need is made there too, so a class page
+-- answers while a long computation holds the compute thread): class
+-- object id (or "byte[]"... for primitive arrays) -> { count, shallow (of
+-- its instances), retained (of its instances together: the retained sizes
+-- of those no other instance of the class dominates, the histogram's) }
 local function class_sizes(ctx)
   local heap = ctx.doc
-  return ctx.compute("class_sizes:" .. (ctx.model or "shark"), function()
+  if not heap._served_class_sizes then
     dominators(ctx)
     local out = {}
     local function key(cls, elem) return cls and hex(cls.id) or (elem .. "[]") end
@@ -90,8 +92,9 @@ local function class_sizes(ctx)
       local k = r.of and hex(r.of.id) or r.class
       if out[k] then out[k].retained = r.retained end
     end
-    return out
-  end)
+    heap._served_class_sizes = out
+  end
+  return heap._served_class_sizes
 end
 
 --- Class: where it sits, its statics, its sizes, and its instances a page
