@@ -199,6 +199,12 @@ describe("the overview and the histogram of sift serve", function()
     end
     assert.are.equal(#diff.classes, changed)
     assert.is_true(changed > 10)
+    -- a class page: its row of sift diff-heap (the class that changed most in bytes)
+    local c = diff.classes[1]
+    local _, page = get(url .. "class.json?name=" .. c.class:gsub("[^%w._$]", function(ch)
+      return ("%%%02X"):format(ch:byte()) end))
+    assert.are.same({ c.count_delta, c.shallow_delta, c.base_count, c.count },
+      { page.baseline.count_delta, page.baseline.shallow_delta, page.baseline.base_count, page.baseline.count })
     -- the overview: then and now, per heap as sift histogram --heap counts each dump
     local _, view = get(url .. "index.json")
     assert.are.equal(diff.base_instances, view.baseline.instances)

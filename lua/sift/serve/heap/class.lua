@@ -151,6 +151,9 @@ function M.class(ctx)
     retained = cls.object and heap:retained(cls.object) or nil,
     sort = sort, page = page, pages = pages, per_page = PAGE, rows = strip(rows),
   }
+  local base, why = ctx.server:baseline()
+  if ctx.server.opts.baseline and not base then return nil, 422, why end
+  if base then view.baseline = views.class_delta(base, heap, cls.name, ctx.model) end
   return view, function()
     local chain = {}
     for i, s in ipairs(supers) do chain[i] = class_link(ctx, s.cls) end
@@ -162,7 +165,7 @@ function M.class(ctx)
       others[i] = a(href(ctx, "class", { id = o.id }), o.id) .. " of " .. loader_html(ctx, o.cls.loader)
     end
     local retained_text = view.retained and num(view.retained) or '<span class="muted">none: no GC root reaches it</span>'
-    local facts = {  -- (with --baseline, the class's change since the baseline belongs in this list)
+    local facts = {
       { "superclass", #chain > 0 and table.concat(chain, " → ") or '<span class="muted">none</span>' },
       { "subclasses", #subs > 0 and table.concat(subs, ", ") or '<span class="muted">none</span>' },
       { "class loader", loader_html(ctx, cls.loader) },
@@ -173,6 +176,12 @@ function M.class(ctx)
       { "retained by the class object", retained_text },
     }
     if #others > 0 then facts[#facts + 1] = { "other classes of this name", table.concat(others, "<br>") } end
+    local d = view.baseline
+    if d then  -- (ahat's baseline: the class's row in each dump, and the change)
+      local function signed(x) return (x > 0 and "+" or "") .. num(x) end
+      facts[#facts + 1] = { "since the baseline", ("%s instances, %s bytes (then %s instances, %s bytes)"):format(
+        signed(d.count_delta), signed(d.shallow_delta), num(d.base_count), num(d.base_shallow)) }
+    end
     local fact_rows = {}
     for i, f in ipairs(facts) do fact_rows[i] = { esc(f[1]), f[2] } end
     local st = {}
