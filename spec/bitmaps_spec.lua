@@ -156,6 +156,12 @@ describe("sift bitmaps", function()
     assert.is_nil(v.config)
     assert.are.same({ { count = 2, buffers = 1, ids = { one, two } } },
       { { count = report.duplicates[1].count, buffers = report.duplicates[1].buffers, ids = report.duplicates[1].bitmaps } })
+    -- sift serve --mapping: the page lists them by their real class, as the CLI
+    helper.with_server({ files = { path }, data = helper.tmpdir(), mapping = map }, function(get)
+      local _, index = get("/index.json")
+      local _, served = get(index.files[1].url .. "bitmaps.json")
+      assert.are.same(report, served)
+    end)
     local text = helper.sift { "bitmaps", "-q", "--mapping", map, path }
     assert.truthy(text:find(one .. "%s+100x200 %?%s+1,000,000 .-pixels in the dump as image/png, but not a valid PNG"), text)
     local none = helper.sift { "bitmaps", "-q", jvm }

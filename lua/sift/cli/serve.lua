@@ -31,6 +31,8 @@ function M.define.serve(parser)
   serve:option("--body-timeout", "Seconds a request's body may stay silent.", "60"):convert(tonumber)
   serve:option("--max-upload", "The largest upload (e.g. 512M, 2G).", "2G")
   serve:option("--strings", "For BMD dumps: a jar, apk, dex or class file to recover names from."):count("*")
+  serve:option("--mapping", "A ProGuard/R8 mapping file: heap dumps' class and field names deobfuscated (as "
+    .. "sift histogram --mapping).")
   serve:option("--baseline", "A dump of the same process taken earlier: heap pages get a diff with it "
     .. "(as sift diff-heap).")
   serve:option("--analyses", "How many long jobs (opening a file, a computation such as waste) may run at once, "
@@ -76,7 +78,7 @@ function M.commands.serve(args, out, err)
   end
   local redis, postgres = require("sift.cli.fleet").engines(args)
   local server, msg = require("sift.serve").new { files = args.file, data = args.data, host = args.bind,
-    port = args.port, token = token, max_upload = max, strings = #args.strings > 0 and args.strings or nil,
+    port = args.port, token = token, max_upload = max, strings = #args.strings > 0 and args.strings or nil, mapping = args.mapping,
     model = args.model, baseline = args.baseline, db = args.db,
     analyses = args.analyses, ingest = args.ingest, redis = redis, postgres = postgres,
     allow_hosts = args.allow_host, group = args.group, max_connections = args.max_connections,

@@ -46,9 +46,10 @@ Server.__index = Server
 --   ones), `group` (a group that may read the data: sift.private),
 --   `max_upload` (bytes, default 2 GB), `max_decompressed` (bytes, default
 --   8× max_upload), `model` (size model), `strings` (jars for BMD names),
---   `baseline` (a dump to diff heaps with), `db` (a finance store: the
---   /finance report), `analyses` (long jobs at once: opening a file,
---   computing a result its pages share; default 2), `hold` (a test option:
+--   `mapping` (a ProGuard/R8 mapping for heap dumps), `baseline` (a dump
+--   to diff heaps with), `db` (a finance store: the /finance report),
+--   `analyses` (long jobs at once: opening a file, computing a result its
+--   pages share; default 2), `hold` (a test option:
 --   a path; each computation waits while a file is there, its progress
 --   saying so, so that a spec sees one running as long as it likes),
 --   `ingest` (take POST /ingest into the fleet

@@ -167,7 +167,8 @@ local function server_view(opts, progress)
   function view:baseline()
     if not opts.baseline then return nil end
     if not self.base_doc then
-      local doc, msg = sift.open(opts.baseline, { strings = opts.strings, progress = progress("baseline") })
+      local doc, msg = sift.open(opts.baseline, { strings = opts.strings, mapping = opts.mapping,
+        progress = progress("baseline") })
       if not doc then return nil, msg end
       self.base_doc = doc
     end
@@ -180,7 +181,8 @@ end
 -- that every page after this one is quick
 local function open(entry, opts, progress)
   if entry.format == "ofx" then return require("sift.ofx").read(entry.path) end
-  local doc, msg, code = sift.open(entry.path, { strings = opts.strings, progress = progress("indexing") })
+  local doc, msg, code = sift.open(entry.path, { strings = opts.strings, mapping = opts.mapping,
+    progress = progress("indexing") })
   if not doc then return nil, msg, code end
   if doc.dominators then
     doc._served_tree = doc:dominators { model = opts.model, progress = progress("dominator tree") }
@@ -199,7 +201,7 @@ function M.encode(entry, opts, analyses)
   for _, k in ipairs { "path", "format", "name", "id", "description" } do
     out[#out + 1] = ("entry.%s\t%s"):format(k, entry[k] or "")
   end
-  for _, k in ipairs { "model", "baseline", "hold" } do
+  for _, k in ipairs { "model", "baseline", "mapping", "hold" } do
     if opts[k] then out[#out + 1] = ("opts.%s\t%s"):format(k, opts[k]) end
   end
   for _, jar in ipairs(opts.strings or {}) do out[#out + 1] = "strings\t" .. jar end
