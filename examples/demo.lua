@@ -99,6 +99,12 @@ if io.open(leaky) then
   sh("bin/sift leaks " .. leaky .. " --class 'LeakyApp$Leaked' --where '#obj.payload > 15000' | head -24")
   section("Android lifecycles: a finished service a singleton keeps (perflib's Dialer dump)")
   sh("bin/sift leaks " .. fixtures .. "/hprof/android/perflib/dialer.android-hprof --finder android | sed -n 1,36p")
+  section("Android heaps (app, zygote) and the bitmaps a dump holds, drawn as PNG")
+  local binder = fixtures .. "/hprof/android/leakcanary-1.x/leak_service_binder.hprof"
+  sh("bin/sift histogram -q --heap app --top 3 " .. binder)
+  sh("bin/sift bitmaps -q " .. binder .. " | head -5")
+  sh("bin/sift run examples/bitmaps.lua " .. binder .. " build/demo/bitmaps | tail -2")
+  print("(docs/heap.md: bitmaps; sift serve shows them on each dump's bitmaps page)")
 else
   print("(no heap dump fixtures here)")
 end

@@ -1,7 +1,8 @@
 -- Serve files in the browser with sift.serve, and read pages' JSON twins
--- from Lua the way any HTTP client would: each heap's leak suspects, each
--- trace's busiest thread (where play mode opens), the views of its flame
--- page; with --upload, a file posted the way curl posts one (JSON back).
+-- from Lua the way any HTTP client would: each heap's leak suspects, its
+-- Android heaps and its bitmaps, each trace's busiest thread (where play
+-- mode opens), the views of its flame page; with --upload, a file posted
+-- the way curl posts one (JSON back).
 -- Usage: sift run examples/serve.lua FILE... [--upload FILE] [--for SECONDS]
 --   with --for, it stops after that many seconds (default: run until ^C)
 require("sift.paths").older_lua()
@@ -48,6 +49,18 @@ cq:wrap(function()
       local s = leaks.suspects[1]
       print(("%s: %d suspects%s"):format(f.name, #leaks.suspects,
         s and (", the largest %s %s (%.1f%% of the reachable heap)"):format(s.class, s.id, 100 * s.share) or ""))
+      -- the overview's heaps (Android's app, zygote...: none in a JVM's dump)
+      -- and the bitmaps page, whose pictures are at bitmap/ID.png
+      local _, overview = call(f.url:sub(2) .. "index.json")
+      for _, h in ipairs(overview.heaps) do
+        print(("  heap %s: %d objects, %d bytes"):format(h.name, h.count, h.shallow))
+      end
+      local _, pictures = call(f.url:sub(2) .. "bitmaps.json")
+      if pictures.count > 0 then
+        local b = pictures.bitmaps[1]
+        print(("  %d bitmaps, the largest %dx%d at %sbitmap/%s.png"):format(pictures.count, b.width, b.height, f.url,
+          b.id))
+      end
     elseif f.format == "trace" then  -- play mode opens on the busiest thread
       local _, play = call(f.url:sub(2) .. "play.json")
       local t = play.threads[1]

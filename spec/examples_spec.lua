@@ -2,6 +2,7 @@
 -- as their headers say), and say true things: record counts match the
 -- independent walker's record-stats.txt.
 local helper = require "spec.helper"
+local cjson = require "cjson"
 
 local function run(script, args, env)
   local words = {}
@@ -187,8 +188,19 @@ describe("examples", function()
   it("serve.lua reads the suspects and the busiest thread from JSON twins, and uploads as a program", function()
     local trace, heap = helper.fixture("trace/amp-legacy.trace"), helper.fixture("hprof/generated-jdk17/leaky_jdk17_all.hprof")
     if not trace or not heap then return end
-    local out, code = run("serve.lua", { heap, trace, "--upload", trace, "--for", "0" })
+    local android = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
+    local out, code = run("serve.lua", { heap, trace, android, "--upload", trace, "--for", "0" })
     assert.are.equal(0, code, out)
+    -- the Android dump's heaps, as sift histogram --heap totals them; its bitmaps, as sift bitmaps counts them
+    for _, name in ipairs { "app", "zygote" } do
+      local total = helper.sift { "histogram", "-q", "--top", "1", "--heap", name, android }
+      local bytes, count = total:match("\n%s*([%d,]+)%s+([%d,]+)%s+total:")
+      assert.matches(("  heap %s: %s objects, %s bytes\n"):format(name, count:gsub(",", ""), bytes:gsub(",", "")), out,
+        1, true)
+    end
+    local bitmaps = cjson.decode((helper.sift { "bitmaps", "--json", "-q", android }))
+    assert.matches(("  %d bitmaps, the largest %dx%d at /f/%%x+/bitmap/%s%%.png\n"):format(bitmaps.count,
+      bitmaps.bitmaps[1].width, bitmaps.bitmaps[1].height, bitmaps.bitmaps[1].id), out)
     assert.matches("open http://127%.0%.0%.1:%d+/", out)
     -- as sift leaks --suspects says: "the ArrayList ... 15.5% of the reachable heap"
     assert.matches("leaky_jdk17_all.hprof: 1 suspects, the largest java.util.ArrayList 0xfc0dd2a8 (15.5% of the "
@@ -196,6 +208,24 @@ describe("examples", function()
     assert.matches("amp-legacy.trace: play opens on main (tid 3142, 7764 calls)", out, 1, true)
     assert.matches("upload amp%-legacy%.trace: 201 /f/(%x+)/ duplicate=false\nupload amp%-legacy%.trace: 200 /f/%1/ "
       .. "duplicate=true\n", out)
+  end)
+  it("bitmaps.lua lists the Bitmaps, writes the largest as a private PNG of its size, and finds the copies", function()
+    local dump = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
+    if not dump then return end
+    local dir = helper.tmpdir() .. "/pictures"
+    local out, code = run("bitmaps.lua", { dump, dir })
+    assert.are.equal(0, code, out)
+    local count = cjson.decode((helper.sift { "bitmaps", "--json", "-q", dump })).count
+    assert.matches(("^%d bitmaps\n"):format(count), out)
+    local id, w, h = out:match("wrote [^\n]*/(0x%x+)%.png %((%d+)x(%d+),")
+    assert.truthy(id, out)
+    local png = helper.read(("%s/%s.png"):format(dir, id))
+    local iw, ih = string.unpack(">I4I4", png, 17)
+    assert.are.same({ tonumber(w), tonumber(h) }, { iw, ih }, "the PNG's IHDR")
+    local p = io.popen("stat -c %a " .. helper.quote(dir) .. " " .. helper.quote(("%s/%s.png"):format(dir, id)))
+    assert.are.equal("700\n600\n", p:read("a"))
+    p:close()
+    assert.matches("2 copies of a 96x96 picture %(2 buffers%): 36,864 bytes wasted: 0xb0f93f80, 0xb0f9e288", out)
   end)
   it("serve_security.lua answers each hostile request, stores one upload, and keeps it 0600", function()
     local heap = helper.fixture("hprof/generated-jdk17/leaky_jdk17_all.hprof")
