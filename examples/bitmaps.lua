@@ -22,8 +22,9 @@ local list = heap:bitmaps()  -- largest pixel buffer first
 print(("%d bitmaps"):format(#list))
 for i, b in ipairs(list) do
   if i > 5 then print(("  … and %d more"):format(#list - 5)) break end
-  print(("  %s %dx%d %s, %s bytes of pixels (%s), retains %s bytes%s"):format(b.id, b.width or 0, b.height or 0,
-    b.config or b.format or b.dump_format or "?", size.grouped(b.bytes or 0), b.pixels, size.grouped(b.retained or 0),
+  print(("  %s %dx%d %s, %s bytes of pixels (%s), %s%s"):format(b.id, b.width or 0, b.height or 0,
+    b.config or b.format or b.dump_format or "?", size.grouped(b.bytes or 0), b.pixels,
+    b.retained and ("retains " .. size.grouped(b.retained) .. " bytes") or "no GC root reaches it",
     b.note and ("; " .. b.note) or ""))
 end
 
