@@ -99,7 +99,8 @@ EOF]])
     local complete = require("sift.repl").complete
     local env = { heap = heap, s = sessions(heap)[1] }
     assert.are.same({ "s:has_field", "s:heap" }, complete(env, "s:h"))
-    assert.are.same({ "heap:class", "heap:class_at", "heap:classes", "heap:classes_named", "heap:close" },
+    assert.are.same({ "heap:class", "heap:class_at", "heap:class_histogram", "heap:classes", "heap:classes_named",
+      "heap:close" },
       complete(env, "heap:cl"))
   end)
 
