@@ -225,6 +225,10 @@ describe("sift bitmaps", function()
       local _, imgs = page:gsub('<img src="[^"]*/bitmap/0x%x+%.png"', "")
       assert.are.equal(26, imgs)
       assert.truthy(page:find('<table id="duplicates">', 1, true))
+      -- the Bitmap's object page shows its picture at its size
+      local _, object = get(url .. "object/0xb0f9e288", { accept = "text/html" })
+      assert.truthy(object:find(('<p id="picture"><img src="%sbitmap/0xb0f9e288.png" alt="0xb0f9e288" width="96" '
+        .. 'height="96"></p>'):format(url), 1, true), object)
       local s404 = get(url .. "bitmap/0x" .. ("%x"):format(0xb0f9e288 + 0x123456) .. ".png")
       assert.are.equal(404, s404)
       local not_bitmap = get(url .. "bitmap/" .. view.bitmaps[1].id:gsub("%x$", "0") .. "0.png")

@@ -19,12 +19,6 @@ local function yes(v)
   return v and "yes" or "no"
 end
 
---- The link of a Bitmap's picture (nil when it has none).
-function M.picture_href(ctx, b)
-  if not b.format then return nil end
-  return href(ctx, "bitmap/" .. b.id .. "." .. bitmaps.EXTENSIONS[b.format])
-end
-
 --- Bitmaps: a table of every Bitmap (largest buffer first) with its
 -- picture or why there is none, and the bitmaps held more than once.
 function M.bitmaps(ctx)
@@ -34,7 +28,7 @@ function M.bitmaps(ctx)
   return r, function()
     local rows, dups, drawn = {}, {}, 0
     for i, b in ipairs(list) do
-      local picture = M.picture_href(ctx, b)
+      local picture = common.picture_href(ctx, b)
       if picture then drawn = drawn + 1 end
       rows[i] = {
         picture and ('<a href="%s"><img src="%s" alt="%s" %s></a>'):format(esc(picture), esc(picture),

@@ -58,6 +58,21 @@ function M.object_link(ctx, obj)
   return text and (link .. ' <span class="str">' .. esc(text) .. "</span>") or link
 end
 
+--- An object named by its id text ("0x1f") as object_link shows it; a
+-- link with `text` when the dump has no such object.
+function M.id_link(ctx, id, text)
+  local obj = ctx.doc:object(tonumber(id:match("^0x(%x+)$") or "", 16) or -1)
+  if obj then return M.object_link(ctx, obj) end
+  return a(href(ctx, "object/" .. id), text or id)
+end
+
+--- The link of a Bitmap's picture (a `sift.heap.bitmaps` record; nil
+-- when it has none).
+function M.picture_href(ctx, b)
+  if not b.format then return nil end
+  return href(ctx, "bitmap/" .. b.id .. "." .. require("sift.heap.bitmaps").EXTENSIONS[b.format])
+end
+
 --- A class name as a link to its page.
 function M.class_link(ctx, name)
   return a(href(ctx, "class", { name = name }), name)

@@ -5,8 +5,8 @@ local views = require "sift.heap.views"
 local html = require "sift.serve.html"
 local common = require "sift.serve.heap.common"
 
-local num, a = html.num, html.a
-local PAGE, href, class_link, nav = common.PAGE, common.href, common.class_link, common.nav
+local num = html.num
+local PAGE, class_link, id_link, nav = common.PAGE, common.class_link, common.id_link, common.nav
 
 local M = {}
 
@@ -23,7 +23,7 @@ function M.diff(ctx)
     end
     local new = {}
     for i, o in ipairs(view.new_objects.first) do
-      new[i] = { a(href(ctx, "object/" .. o.id), o.class .. " " .. o.id), num(o.shallow) }
+      new[i] = { id_link(ctx, o.id, o.class .. " " .. o.id), num(o.shallow) }
     end
     return html.page("Diff with the baseline", nav(ctx), table.concat {
       html.facts { { "baseline", ctx.server.opts.baseline }, { "instances then", view.base_instances },

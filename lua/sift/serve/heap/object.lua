@@ -7,6 +7,7 @@
 -- @module sift.serve.heap.object
 
 local json = require "sift.json"
+local bitmaps = require "sift.heap.bitmaps"
 local views = require "sift.heap.views"
 local html = require "sift.serve.html"
 local common = require "sift.serve.heap.common"
@@ -18,7 +19,7 @@ local PAGE, href, object_link, class_link, nav, dominators, value_view, value_ht
 
 local M = {}
 
-M.TEXT_PAGE = 4096  -- bytes of a byte[], chars of a char[] per page (a byte[]'s: 256 rows of 16)
+local TEXT_PAGE = 4096  -- bytes of a byte[], chars of a char[] per page (a byte[]'s: 256 rows of 16)
 local VIA = 3       -- references shown per referrer (an array may hold an object many times)
 
 -- xxd -g1's line for up to 16 bytes at offset: "00000000: 76 69 70 00 01 ...  vip.."
@@ -131,15 +132,17 @@ function M.object(ctx, id_text)
   heap:path_search({ obj })
   local view, path = views.object_path(heap, obj, { model = ctx.model, retained = true })
   view.kind = obj:kind()
-  local fields, groups, part
+  local fields, groups, part, bitmap
   if view.kind == "instance" then
     fields, groups = field_groups(obj)
     local s = obj:class_name() == "java.lang.String" and obj:string(4096)
     if s then view.string = s end
+    bitmap = bitmaps.of(heap, obj, { model = ctx.model })
+    if bitmap then view.bitmap = bitmaps.view(bitmap) end
   elseif view.kind ~= "class" then
     local len = obj:length() or 0
     local elem = view.kind == "primitive_array" and obj:class_name():match("^(%l+)%[%]$")
-    local per = (elem == "byte" or elem == "char") and M.TEXT_PAGE or PAGE
+    local per = (elem == "byte" or elem == "char") and TEXT_PAGE or PAGE
     view.length, view.page, view.pages, view.per_page = len, page, math.max(1, (len + per - 1) // per), per
     if page > view.pages then
       return nil, 404, ("no page %d of %s: its last is %d (%d elements a page)"):format(page, views.object_text(obj),
@@ -170,6 +173,13 @@ function M.object(ctx, id_text)
     if view.length then facts[#facts + 1] = { "length", num(view.length) } end
     local parts = { html.table({ "", "" }, facts) }
     if view.string then parts[#parts + 1] = "<h2>String value</h2><pre>" .. esc(view.string) .. "</pre>" end
+    if bitmap then  -- (a Bitmap: its picture, as its row on the bitmaps page)
+      local picture = common.picture_href(ctx, bitmap)
+      parts[#parts + 1] = ('<h2>Bitmap</h2><p id="picture">%s</p>'):format(picture
+        and ('<img src="%s" alt="%s" width="%d" height="%d">'):format(esc(picture), esc(bitmap.id), bitmap.width,
+          bitmap.height)
+        or ('%s × %s: <span class="muted">%s</span>'):format(num(bitmap.width), num(bitmap.height), esc(bitmap.note)))
+    end
     if groups then parts[#parts + 1] = "<h2>Fields</h2>" .. fields_html(ctx, groups) end
     if part and view.length == 0 then
       parts[#parts + 1] = '<h2>Elements</h2><p class="muted">none: the array is empty</p>'

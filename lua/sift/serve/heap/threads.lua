@@ -4,8 +4,8 @@
 local html = require "sift.serve.html"
 local common = require "sift.serve.heap.common"
 
-local esc, num, a = html.escape, html.num, html.a
-local href, nav, dominators = common.href, common.nav, common.dominators
+local esc, num = html.escape, html.num
+local id_link, nav, dominators = common.id_link, common.nav, common.dominators
 
 local M = {}
 
@@ -27,7 +27,7 @@ function M.threads(ctx)
       for i, f in ipairs(t.frames) do
         local held = {}
         for j, l in ipairs(by_frame[i] or {}) do
-          held[j] = a(href(ctx, "object/" .. l.id), l.class .. " " .. l.id) .. " (" .. num(l.retained) .. ")"
+          held[j] = id_link(ctx, l.id, l.class .. " " .. l.id) .. " (" .. num(l.retained) .. ")"
         end
         rows[#rows + 1] = { esc(("%s.%s"):format(f.class or "?", f.method or "?")),
           esc(f.line and f.line > 0 and ((f.source or "?") .. ":" .. f.line) or (f.source or "")), table.concat(held, "<br>") }
