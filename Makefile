@@ -19,7 +19,8 @@ INST_LUADIR ?= $(shell pkg-config --define-variable=prefix=$(PREFIX) --variable=
 
 # warnings are policy: the build must stay free of them (make test adds -Werror)
 CWARNS  = -std=c99 -Wall -Wextra -pedantic -Wshadow -Wmissing-prototypes \
-          -Wstrict-prototypes -Wcast-qual -Wwrite-strings
+          -Wstrict-prototypes -Wcast-qual -Wwrite-strings \
+          -Wdeclaration-after-statement
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = $(CWARNS) $(CFLAGS) -fPIC -fvisibility=hidden -Icsrc -I$(LUA_INCDIR)
 LIBFLAG ?= -shared

@@ -44,11 +44,11 @@ static int core_hash (lua_State *L) {
   size_t n, i;
   const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 1, &n);
   unsigned long long h = 14695981039346656037ULL;  /* the offset basis */
+  char hex[17];
   for (i = 0; i < n; i++) {
     h ^= s[i];
     h *= 1099511628211ULL;
   }
-  char hex[17];
   snprintf(hex, sizeof hex, "%016llx", h);
   lua_pushstring(L, hex);
   return 1;

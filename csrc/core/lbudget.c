@@ -41,15 +41,18 @@
 ** budget. AddressSanitizer reserves terabytes of shadow memory up front,
 ** so its builds cannot have one.
 */
-static int core_memory_budget (lua_State *L) {
-  lua_Integer bytes = luaL_checkinteger(L, 1);
-  luaL_argcheck(L, bytes >= 0, 1, "must not be negative");
 #if defined(UNDER_ASAN)
+static int core_memory_budget (lua_State *L) {
+  luaL_argcheck(L, luaL_checkinteger(L, 1) >= 0, 1, "must not be negative");
   lua_pushboolean(L, 0);
   lua_pushliteral(L, "not under AddressSanitizer");
   return 2;
+}
 #else
+static int core_memory_budget (lua_State *L) {
+  lua_Integer bytes = luaL_checkinteger(L, 1);
   struct rlimit rl;
+  luaL_argcheck(L, bytes >= 0, 1, "must not be negative");
   if (getrlimit(RLIMIT_DATA, &rl) != 0) return sift_pushfail(L, SIFT_EIO, "getrlimit failed");
   rl.rlim_cur = bytes == 0 ? rl.rlim_max
     : (rl.rlim_max != RLIM_INFINITY && (rlim_t)bytes > rl.rlim_max) ? rl.rlim_max
@@ -57,8 +60,8 @@ static int core_memory_budget (lua_State *L) {
   if (setrlimit(RLIMIT_DATA, &rl) != 0) return sift_pushfail(L, SIFT_EIO, "setrlimit failed");
   lua_pushboolean(L, 1);
   return 1;
-#endif
 }
+#endif
 
 /* the first number in a small file, or 0 */
 static unsigned long long number_in (const char *path, const char *format) {

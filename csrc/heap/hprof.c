@@ -428,8 +428,8 @@ static sift_Status top_records (Build *b, sift_Reader *r) {
         break;
       case TAG_HEAP_DUMP: case TAG_HEAP_DUMP_SEGMENT:
         if ((uint64_t)dump == h->dump) {
-          b->segmented = tag == TAG_HEAP_DUMP_SEGMENT;
           sift_Reader sub = *r;
+          b->segmented = tag == TAG_HEAP_DUMP_SEGMENT;
           sub.size = (size_t)end;
           s = heap_records(b, &sub, cut);
           if (s == SIFT_ETRUNC) {
