@@ -1,7 +1,7 @@
 /*
 ** common.h
-** Shared definitions of the sift.core C module: version, userdata type
-** names, the export macro, error codes and the progress mechanism.
+** Shared definitions of the sift.core C module: version, the export
+** macro, error codes and the progress mechanism.
 ** Nothing here depends on a particular decoder.
 */
 
@@ -12,12 +12,6 @@
 #include <stdint.h>
 
 #define SIFT_VERSION "0.1.0"
-
-/* userdata type names (also their __name, shown in error messages) */
-#define SIFT_MAP_T     "sift.Map"
-#define SIFT_READER_T  "sift.Reader"
-#define SIFT_HEAP_T    "sift.Heap"
-#define SIFT_OBJECT_T  "sift.Object"
 
 /* visibility of the one exported symbol, even under -fvisibility=hidden */
 #if defined(__GNUC__)

@@ -1,7 +1,8 @@
 /*
 ** lsift.h
-** What the Lua-facing files of sift.core share: the sift.Map layout, the
-** source accessor and the `nil, message, code` helper.
+** What the Lua-facing files of sift.core share: the userdata type names,
+** the sift.Map layout, the source accessor and the `nil, message, code`
+** helper.
 */
 
 #if !defined(sift_lsift_h)
@@ -13,6 +14,28 @@
 #include "lauxlib.h"
 
 #include "common.h"
+
+/*
+** Every userdata type name (each is also its metatable's __name, shown in
+** error messages): luaL_checkudata, luaL_testudata, luaL_setmetatable,
+** luaL_newmetatable and sift_newclass take these, never a literal.
+*/
+#define SIFT_MAP_T          "sift.Map"
+#define SIFT_READER_T       "sift.Reader"
+#define SIFT_HEAP_T         "sift.Heap"
+#define SIFT_OBJECT_T       "sift.Object"
+#define SIFT_DICT_T         "sift.Dictionary"      /* BMD names (lbmd.c) */
+#define SIFT_PATH_TREE_T    "sift.PathTree"        /* a tree while it is pushed */
+#define SIFT_PNG_SCRATCH_T  "sift.PngScratch"      /* lbitmap.c's buffers */
+#define SIFT_WASTE_T        "sift.WasteScratch"    /* lwaste.c's sets */
+#define SIFT_TRACE_T        "sift.Trace"
+#define SIFT_CALLS_T        "sift.CallTree"
+#define SIFT_DB_T           "sift.Database"
+#define SIFT_STMT_T         "sift.Statement"
+#define SIFT_OFX_READER_T   "sift.OfxReader"
+#define SIFT_OFX_TXNS_T     "sift.OfxTransactions"
+#define SIFT_OFX_TREE_T     "sift.OfxTree"
+#define SIFT_OFX_NODE_T     "sift.OfxNode"
 
 /* a read-only mapping of a whole file (sift.Map) */
 typedef struct sift_Map {
@@ -95,6 +118,7 @@ void sift_open_ofx (lua_State *L);
 void sift_open_sqlite (lua_State *L);
 void sift_open_budget (lua_State *L);
 void sift_open_files (lua_State *L);
+void sift_open_proc (lua_State *L);
 void sift_open_json (lua_State *L);
 void sift_open_bytecode (lua_State *L);
 

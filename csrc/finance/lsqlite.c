@@ -19,9 +19,6 @@
 
 #include "core/lsift.h"
 
-#define SIFT_DB_T   "sift.Database"
-#define SIFT_STMT_T "sift.Statement"
-
 typedef struct LDb { sqlite3 *db; } LDb;
 typedef struct LStmt { sqlite3_stmt *stmt; } LStmt;
 

@@ -12,15 +12,13 @@
 #include "bitmap.h"
 #include "lheap.h"
 
-#define PNGBOX_T "sift.PngScratch"
-
 /* the encoder's malloc'd PNG, freed by the GC if pushing it fails */
 typedef struct PngBox {
   unsigned char *p;
 } PngBox;
 
 static int box_gc (lua_State *L) {
-  PngBox *b = (PngBox *)luaL_checkudata(L, 1, PNGBOX_T);
+  PngBox *b = (PngBox *)luaL_checkudata(L, 1, SIFT_PNG_SCRATCH_T);
   free(b->p);
   b->p = NULL;
   return 0;
@@ -64,7 +62,7 @@ static int heap_bitmap_png (lua_State *L) {
                          "(%d pixels a side at most)", w, ht, (int)SIFT_PNG_MAXSIDE);
   box = (PngBox *)lua_newuserdatauv(L, sizeof *box, 0);
   box->p = NULL;
-  luaL_setmetatable(L, PNGBOX_T);
+  luaL_setmetatable(L, SIFT_PNG_SCRATCH_T);
   s = hb_png(px, n, (uint32_t)w, (uint32_t)ht, c, premultiplied, &box->p, &len);
   switch (s) {
     case SIFT_OK:
@@ -120,7 +118,7 @@ void sift_open_heap_bitmaps (lua_State *L) {
     {"__gc", box_gc},
     {NULL, NULL}
   };
-  luaL_newmetatable(L, PNGBOX_T);
+  luaL_newmetatable(L, SIFT_PNG_SCRATCH_T);
   luaL_setfuncs(L, box_meta, 0);
   lua_pop(L, 1);
   sift_addmethods(L, SIFT_HEAP_T, bitmap_methods);

@@ -151,8 +151,6 @@ static int bmd_info_lua (lua_State *L) {
 ** sift.Dictionary: names to recover hashed strings
 ** ======================================================= */
 
-#define SIFT_DICT_T "sift.Dictionary"
-
 static bmd_Dict **checkdict (lua_State *L, int arg) {
   bmd_Dict **d = (bmd_Dict **)luaL_checkudata(L, arg, SIFT_DICT_T);
   if (*d == NULL) luaL_error(L, "attempt to use a closed " SIFT_DICT_T);

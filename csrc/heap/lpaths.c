@@ -14,8 +14,6 @@
 #include "lheap.h"
 #include "paths_tree.h"
 
-#define PATH_TREE_T "sift.PathTree"  /* the tree while it is pushed */
-
 /* the root record that made r a root: the first normal one, else the first
    low-priority one (as the BFS seeds them) */
 static uint64_t root_record (const hg_Graph *g, uint32_t r) {
@@ -230,7 +228,7 @@ static int graph_path_segments (lua_State *L) {
 }
 
 static int path_tree_gc (lua_State *L) {
-  hg_path_tree_free((hg_PathTree *)luaL_checkudata(L, 1, PATH_TREE_T));
+  hg_path_tree_free((hg_PathTree *)luaL_checkudata(L, 1, SIFT_PATH_TREE_T));
   return 0;
 }
 
@@ -258,7 +256,7 @@ static int graph_path_tree (lua_State *L) {
   uint32_t i;
   sift_Status s;
   memset(t, 0, sizeof *t);
-  luaL_setmetatable(L, PATH_TREE_T);
+  luaL_setmetatable(L, SIFT_PATH_TREE_T);
   if ((s = hg_path_tree(g, model, t)) != SIFT_OK) {
     hg_path_tree_free(t);
     sift_graph_error(L, s, "the tree of paths");
@@ -294,7 +292,7 @@ static const luaL_Reg path_methods[] = {
 
 void sift_open_heap_paths (lua_State *L) {
   sift_addmethods(L, SIFT_HEAP_T, path_methods);
-  luaL_newmetatable(L, PATH_TREE_T);
+  luaL_newmetatable(L, SIFT_PATH_TREE_T);
   lua_pushcfunction(L, path_tree_gc);
   lua_setfield(L, -2, "__gc");
   lua_pop(L, 1);

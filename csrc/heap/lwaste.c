@@ -10,13 +10,12 @@
 #include "lheap.h"
 #include "waste.h"
 
-#define WASTE_T "sift.WasteScratch"
 #define SAMPLE 20  /* copies named per group (for "held by") */
 
 /* the pass's arrays live in a userdata until the tables are made, so an
    error while making them frees them too */
 static int scratch_gc (lua_State *L) {
-  hw_free((hw_Waste *)luaL_checkudata(L, 1, WASTE_T));
+  hw_free((hw_Waste *)luaL_checkudata(L, 1, SIFT_WASTE_T));
   return 0;
 }
 
@@ -97,7 +96,7 @@ static int heap_waste (lua_State *L) {
   }
   w = (hw_Waste *)lua_newuserdatauv(L, sizeof *w, 0);
   memset(w, 0, sizeof *w);
-  luaL_setmetatable(L, WASTE_T);
+  luaL_setmetatable(L, SIFT_WASTE_T);
   s = hw_waste(g, model, string_cls, box_cls, nboxes, w);
   if (s != SIFT_OK) {
     hw_free(w);
@@ -168,7 +167,7 @@ void sift_open_heap_waste (lua_State *L) {
     {"__gc", scratch_gc},
     {NULL, NULL}
   };
-  luaL_newmetatable(L, WASTE_T);
+  luaL_newmetatable(L, SIFT_WASTE_T);
   luaL_setfuncs(L, scratch_meta, 0);
   lua_pop(L, 1);
   sift_addmethods(L, SIFT_HEAP_T, waste_methods);

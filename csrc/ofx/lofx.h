@@ -31,7 +31,6 @@ const char *sift_ofxbytes (lua_State *L, int idx, const ofx_Tree *t, uint32_t id
 ** its keys, key number + 1 -> name) maps each tag of its tree to a key and
 ** how the value is read; keys are numbered in byte order, JSON's.
 */
-#define SIFT_OFXREADER "sift.OfxReader"
 enum { OFX_R_TREE = 1, OFX_R_KEYS };
 enum { REC_TEXT, REC_DATE, REC_AMOUNT, REC_UPPER, REC_KINDS };
 

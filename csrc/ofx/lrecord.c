@@ -76,7 +76,7 @@ static int l_reader (lua_State *L) {
   }
   qsort(keys, (size_t)nkeys, sizeof *keys, sift_keycmp);
   r = (OfxReader *)lua_newuserdatauv(L, sizeof *r + t->tags * sizeof r->field[0], 2);  /* 5 */
-  luaL_setmetatable(L, SIFT_OFXREADER);
+  luaL_setmetatable(L, SIFT_OFX_READER_T);
   r->nkeys = nkeys;
   r->ntags = t->tags;
   for (k = 0; k < OFX_MAX_KEYS; k++) {
@@ -245,7 +245,7 @@ ofx_Tree *sift_ofx_reader_node (lua_State *L, uint32_t *id) {
    aggregates: whether the node has any (left to the caller); nil when a
    date or amount is empty or does not read */
 static int l_record (lua_State *L) {
-  OfxReader *r = (OfxReader *)luaL_checkudata(L, 1, SIFT_OFXREADER);
+  OfxReader *r = (OfxReader *)luaL_checkudata(L, 1, SIFT_OFX_READER_T);
   OfxField fields[OFX_MAX_KEYS];
   uint32_t id;
   ofx_Tree *t;
@@ -270,7 +270,7 @@ static const luaL_Reg record_functions[] = {
 };
 
 void sift_open_ofxrecords (lua_State *L) {
-  luaL_newmetatable(L, SIFT_OFXREADER);
+  luaL_newmetatable(L, SIFT_OFX_READER_T);
   lua_pop(L, 1);
   luaL_setfuncs(L, record_functions, 0);
 }

@@ -14,21 +14,18 @@
 /* the tree's user values */
 enum { UV_TEXT = 1, UV_TAGS, UV_VALUES, UV_EXTRA, UV_COUNT = UV_EXTRA };
 
-#define TREE "sift.OfxTree"
-#define NODE "sift.OfxNode"
-
 typedef struct Handle {
   uint32_t id;
 } Handle;
 
 static int tree_gc (lua_State *L) {
-  ofx_Tree *t = (ofx_Tree *)luaL_checkudata(L, 1, TREE);
+  ofx_Tree *t = (ofx_Tree *)luaL_checkudata(L, 1, SIFT_OFX_TREE_T);
   ofx_tree_free(t);
   return 0;
 }
 
 ofx_Tree *sift_checkofxtree (lua_State *L, int arg) {
-  ofx_Tree *t = (ofx_Tree *)luaL_checkudata(L, arg, TREE);
+  ofx_Tree *t = (ofx_Tree *)luaL_checkudata(L, arg, SIFT_OFX_TREE_T);
   luaL_argcheck(L, t->nodes != NULL, arg, "a freed OFX tree");
   return t;
 }
@@ -113,7 +110,7 @@ static int l_tree (lua_State *L) {
   luaL_argcheck(L, n < UINT32_MAX, 1, "text over 4 GB");
   t = (ofx_Tree *)lua_newuserdatauv(L, sizeof *t, UV_COUNT);
   memset(t, 0, sizeof *t);
-  luaL_setmetatable(L, TREE);
+  luaL_setmetatable(L, SIFT_OFX_TREE_T);
   if (ofx_tree_init(t, text, n) != 0) return luaL_error(L, "not enough memory for the OFX tree");
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, UV_TEXT);  /* (keeps the text alive) */
@@ -295,7 +292,7 @@ void sift_pushofxnode (lua_State *L, int idx, uint32_t id) {
   idx = lua_absindex(L, idx);
   h = (Handle *)lua_newuserdatauv(L, sizeof *h, 1);
   h->id = id;
-  luaL_setmetatable(L, NODE);
+  luaL_setmetatable(L, SIFT_OFX_NODE_T);
   lua_pushvalue(L, idx);
   lua_setiuservalue(L, -2, 1);
 }
@@ -316,7 +313,7 @@ static int t_node (lua_State *L) {
 */
 
 ofx_Tree *sift_checkofxnode (lua_State *L, int arg, uint32_t *id) {
-  Handle *h = (Handle *)luaL_checkudata(L, arg, NODE);
+  Handle *h = (Handle *)luaL_checkudata(L, arg, SIFT_OFX_NODE_T);
   ofx_Tree *t;
   lua_getiuservalue(L, arg, 1);
   t = (ofx_Tree *)lua_touserdata(L, -1);
@@ -514,7 +511,7 @@ static int n_newindex (lua_State *L) {
 }
 
 static int n_eq (lua_State *L) {
-  Handle *a = (Handle *)luaL_testudata(L, 1, NODE), *b = (Handle *)luaL_testudata(L, 2, NODE);
+  Handle *a = (Handle *)luaL_testudata(L, 1, SIFT_OFX_NODE_T), *b = (Handle *)luaL_testudata(L, 2, SIFT_OFX_NODE_T);
   int same = a && b && a->id == b->id;
   if (same) {
     lua_getiuservalue(L, 1, 1);
@@ -578,8 +575,8 @@ static const luaL_Reg node_meta[] = {
 };
 
 void sift_open_ofxtree (lua_State *L) {
-  sift_newclass(L, TREE, tree_meta, tree_methods);
-  luaL_newmetatable(L, NODE);
+  sift_newclass(L, SIFT_OFX_TREE_T, tree_meta, tree_methods);
+  luaL_newmetatable(L, SIFT_OFX_NODE_T);
   luaL_setfuncs(L, node_meta, 0);
   luaL_newlib(L, node_methods);
   lua_pushcclosure(L, n_index, 1);

@@ -13,8 +13,6 @@
 #include "lofx.h"
 #include "ofx.h"
 
-#define TXNS "sift.OfxTransactions"
-
 /* user values: the list's reader and the transactions made or assigned
    (index -> table) */
 enum { L_READER = 1, L_MADE };
@@ -27,7 +25,7 @@ typedef struct Txns {
 
 
 static Txns *checktxns (lua_State *L, int arg) {
-  return (Txns *)luaL_checkudata(L, arg, TXNS);
+  return (Txns *)luaL_checkudata(L, arg, SIFT_OFX_TXNS_T);
 }
 
 static int txns_gc (lua_State *L) {
@@ -70,7 +68,7 @@ static const OfxReader *list_reader (lua_State *L, int idx, const ofx_Tree **t) 
 ** calls core.ofx_compact.
 */
 static int l_transactions (lua_State *L) {
-  const OfxReader *r = (const OfxReader *)luaL_checkudata(L, 1, SIFT_OFXREADER);
+  const OfxReader *r = (const OfxReader *)luaL_checkudata(L, 1, SIFT_OFX_READER_T);
   const ofx_Tree *t;
   OfxField fields[OFX_MAX_KEYS];
   Txns *x;
@@ -81,7 +79,7 @@ static int l_transactions (lua_State *L) {
   t = sift_ofx_reader_node(L, &list);
   x = (Txns *)lua_newuserdatauv(L, sizeof *x, 2);  /* 4 */
   memset(x, 0, sizeof *x);
-  luaL_setmetatable(L, TXNS);
+  luaL_setmetatable(L, SIFT_OFX_TXNS_T);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, 4, L_READER);
   lua_newtable(L);
@@ -361,7 +359,7 @@ static const luaL_Reg txns_functions[] = {
 };
 
 void sift_open_ofxtxns (lua_State *L) {
-  luaL_newmetatable(L, TXNS);
+  luaL_newmetatable(L, SIFT_OFX_TXNS_T);
   luaL_setfuncs(L, txns_meta, 0);
   lua_pushlightuserdata(L, &json_hook);
   lua_setfield(L, -2, "__json");

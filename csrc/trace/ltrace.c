@@ -15,9 +15,6 @@
 #include "calls.h"
 #include "trace.h"
 
-#define SIFT_TRACE_T "sift.Trace"
-#define SIFT_CALLS_T "sift.CallTree"
-
 typedef struct LTrace {
   mt_Trace t;
   int built;
