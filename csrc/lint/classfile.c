@@ -98,7 +98,7 @@ static int decode (Cursor *c, size_t code, cf_Insn *in) {
     in->branch = (int32_t)pc + off;
   }
   else if (op == 0xb9 || op == 0xba) { in->ref = (uint16_t)u2(c); skip(c, 2); }
-  else if (op == 0xc5) { in->ref = (uint16_t)u2(c); skip(c, 1); }      /* multianewarray */
+  else if (op == 0xc5) { in->ref = (uint16_t)u2(c); in->var = (int32_t)u1(c); }  /* multianewarray */
   else if (op == 0xaa || op == 0xab) {                                 /* switches: 4-byte aligned */
     uint32_t npairs;
     skip(c, (4 - (pc + 1) % 4) % 4);
@@ -127,6 +127,33 @@ static int decode (Cursor *c, size_t code, cf_Insn *in) {
   return !c->bad;
 }
 
+static uint32_t be4 (const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/*
+** A switch's case targets, read again from its table (decode checked that
+** the table fits the code): tableswitch is default, low, high and
+** high - low + 1 offsets; lookupswitch default, npairs and (match, offset)
+** pairs; both start 4-byte aligned after the opcode, offsets from its pc.
+*/
+size_t cf_switch_target (const cf_Method *m, uint32_t pc, size_t k, uint32_t *target) {
+  size_t at = pc + 1 + (4 - (pc + 1) % 4) % 4, n, step;
+  const unsigned char *p = m->code;
+  if (pc >= m->code_len || (p[pc] != 0xaa && p[pc] != 0xab) || at + 12 > m->code_len) return 0;
+  if (p[pc] == 0xaa) {
+    n = (size_t)((int64_t)(int32_t)be4(p + at + 8) - (int32_t)be4(p + at + 4) + 1);
+    step = 4;
+  }
+  else {
+    n = be4(p + at + 4);
+    step = 8;
+  }
+  at += 12;  /* the first case's offset (lookupswitch: the first pair's, after its match) */
+  if (k < n && at + k * step + 4 <= m->code_len) *target = (uint32_t)((int64_t)pc + (int32_t)be4(p + at + k * step));
+  return n;
+}
+
 static void set_err (char *err, size_t errsize, const char *what, size_t at) {
   snprintf(err, errsize, "class file: %s at byte %zu", what, at);
 }
@@ -142,6 +169,8 @@ static sift_Status read_code (cf_Class *cls, cf_Method *m, Cursor *outer, size_t
   code_len = u4(&cur);
   code = cur.pos;
   if (cur.bad || code_len == 0 || code_len > 65535 || code_len > end - code) FAIL("a method's code length");
+  m->code = cur.p + code;
+  m->code_len = code_len;
   m->insns = (cf_Insn *)malloc(code_len * sizeof(cf_Insn));  /* one byte at least per instruction */
   if (m->insns == NULL) goto nomem;
   {
@@ -352,6 +381,13 @@ int cf_utf8 (const cf_Class *c, uint16_t index, cf_Str *out) {
 int cf_class_name (const cf_Class *c, uint16_t index, cf_Str *out) {
   size_t at = entry(c, index, 7, 2);
   return at != 0 && cf_utf8(c, be2(c->p + at), out);
+}
+
+int cf_dynamic (const cf_Class *c, uint16_t index, cf_Str *name, cf_Str *desc) {
+  size_t at = entry(c, index, 18, 4), nat;  /* CONSTANT_InvokeDynamic: bootstrap method, name and type */
+  if (at == 0) return 0;
+  nat = entry(c, be2(c->p + at + 2), 12, 4);
+  return nat != 0 && cf_utf8(c, be2(c->p + nat), name) && cf_utf8(c, be2(c->p + nat + 2), desc);
 }
 
 int cf_member (const cf_Class *c, uint16_t index, cf_Str *owner, cf_Str *name, cf_Str *desc) {

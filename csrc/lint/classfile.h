@@ -22,7 +22,7 @@ typedef struct cf_Insn {
   uint32_t pc;
   uint16_t op;        /* the JVM opcode (wide's: the widened one) */
   uint16_t ref;       /* a constant pool index (invoke, field, new, ldc...); 0 */
-  int32_t var;        /* the local variable a load, store, iinc or ret uses; -1 */
+  int32_t var;        /* the local variable a load, store, iinc or ret uses (multianewarray: its dimensions); -1 */
   int32_t branch;     /* a jump's target pc (a switch's: its default); -1 */
 } cf_Insn;
 
@@ -41,6 +41,7 @@ typedef struct cf_Local {
 typedef struct cf_Method {
   uint16_t access, name, desc;
   int has_code;
+  const unsigned char *code; size_t code_len;  /* the bytecode, in the file (switch tables read from it) */
   cf_Insn *insns;   size_t ninsns;
   cf_Try *tries;    size_t ntries;
   cf_Line *lines;   size_t nlines;
@@ -67,6 +68,10 @@ int cf_utf8 (const cf_Class *c, uint16_t index, cf_Str *out);
 int cf_class_name (const cf_Class *c, uint16_t index, cf_Str *out);
 /* a Fieldref, Methodref or InterfaceMethodref: owner class, name, descriptor */
 int cf_member (const cf_Class *c, uint16_t index, cf_Str *owner, cf_Str *name, cf_Str *desc);
+/* how many cases the switch at pc has; the k-th one's target into *target when k is one of them */
+size_t cf_switch_target (const cf_Method *m, uint32_t pc, size_t k, uint32_t *target);
+/* an InvokeDynamic entry's name and descriptor (what the call site takes and gives) */
+int cf_dynamic (const cf_Class *c, uint16_t index, cf_Str *name, cf_Str *desc);
 /* an opcode's mnemonic ("invokeinterface"); NULL for none */
 const char *cf_opname (unsigned op);
 

@@ -54,8 +54,22 @@ static void push_insns (lua_State *L, const cf_Class *c, const cf_Method *m) {
       setstr(L, "name", name);
       setstr(L, "desc", desc);
     }
+    else if (in->ref && in->op == 0xba && cf_dynamic(c, in->ref, &name, &desc)) {  /* invokedynamic: no owner */
+      setstr(L, "name", name);
+      setstr(L, "desc", desc);
+    }
     else if (in->ref && cf_class_name(c, in->ref, &owner)) setstr(L, "class", owner);
     if (m->nlines) setint(L, "line", line_of(m, in->pc));
+    if (in->op == 0xaa || in->op == 0xab) {  /* a switch: its case targets (branch is its default) */
+      uint32_t target = 0;
+      size_t j, nt = cf_switch_target(m, in->pc, 0, &target);
+      lua_createtable(L, nt < 65536 ? (int)nt : 65536, 0);
+      for (j = 0; j < nt && cf_switch_target(m, in->pc, j, &target) && j < 65536; j++) {  /* (code is < 64 KB) */
+        lua_pushinteger(L, target);
+        lua_rawseti(L, -2, (lua_Integer)j + 1);
+      }
+      lua_setfield(L, -2, "targets");
+    }
     lua_rawseti(L, -2, (lua_Integer)k + 1);
   }
 }

@@ -10,17 +10,21 @@ function M.define.lint(parser)
   local summary = "Find resources (Cursors by default) that code can leak: class and dex files, directories, jars, apks."
   local c = parser:command("lint", summary)
     :summary(summary)
-    :description(summary .. "\n" .. "In each method that opens a resource: operations on it outside any try block "
-      .. "(op-outside-try), try blocks around them whose cleanup does not release it (try-without-close), and "
-      .. "resources released nowhere (never-closed). A resource returned or stored in a field changes owner; a "
-      .. "helper that closes what it is given counts. Rules: cursor (default), closeable, typedarray, "
-      .. "parcelfiledescriptor.\n"
+    :description(summary .. "\n" .. "Each resource a method opens is followed along every path, exceptions included: released nowhere "
+      .. "(never-closed), left open on a path that returns (not-closed-on-path), or only when an exception leaves "
+      .. "the method (not-closed-on-exception); for Cursors also operations outside any try block (op-outside-try) "
+      .. "and try blocks whose cleanup does not release it (try-without-close). A resource returned, stored, "
+      .. "wrapped by a wrapper that is itself closed or passed on, or given to a closing helper (of the classes "
+      .. "read, of --classpath, or a known library one) is taken care of. Rules: cursor (default), closeable, "
+      .. "typedarray, parcelfiledescriptor.\n"
       .. "Exit status: 0 nothing found; 1 findings; 3 an input could not be read (a missing or unreadable path, "
       .. "a jar or apk that is not a zip, a damaged class or dex, a directory with no class files): each is named "
       .. "on stderr, the rest is still checked and its findings printed, and 3 wins over 1, since a check that "
       .. "skipped code cannot say what that code holds; 2 bad usage.")
   c:argument("file", "Class files, dex files, directories of them, jars, apks."):args("+")
   c:option("--rules", "Rules to run, by name (cursor,closeable,...).")
+  c:option("--classpath", "Jars or class directories read for what their methods do with a resource they are "
+    .. "given or return (closing helpers, factories), not reported on."):args("+"):count("*")
   c:flag("--json", "Print the findings as JSON.")
   c:flag("--sarif", "Print SARIF 2.1.0 (for code review tools).")
 end
@@ -36,7 +40,16 @@ function M.commands.lint(args, out, err)
   for _, p in ipairs(problems) do  -- (said in every output format, on stderr)
     err:write("sift: skipped ", common.printable(p.file), ": ", common.printable(p.message), "\n")
   end
-  local findings = lint.check(classes, rules)
+  local classpath = {}
+  for _, group in ipairs(args.classpath or {}) do
+    local more, unread = lint.load(group)
+    for _, cls in ipairs(more) do classpath[#classpath + 1] = cls end
+    for _, p in ipairs(unread) do
+      problems[#problems + 1] = p
+      err:write("sift: skipped ", common.printable(p.file), ": ", common.printable(p.message), "\n")
+    end
+  end
+  local findings = lint.check(classes, rules, classpath)
   if args.sarif then
     out:write(json.encode(require("sift.lint.sarif").log(findings, rules, require("sift")._VERSION, problems)), "\n")
   elseif args.json then

@@ -20,25 +20,25 @@
 -- @module sift.lint
 
 local core = require "sift.core"
+local resources = require "sift.lint.resources"
+local summaries = require "sift.lint.summaries"
 
 local M = {}
 
-M.rules = require "sift.lint.rules"
+M.rules_data = require "sift.lint.rules"
+M.rules = M.rules_data.all
 
+--- The criteria, in the order SARIF lists them: the first two are the
+-- Cursor detector's (rules with `seed`), the others every rule's.
+M.CRITERIA_ORDER = { "op-outside-try", "try-without-close", "never-closed", "not-closed-on-path",
+  "not-closed-on-exception" }
 M.CRITERIA = {
   ["op-outside-try"] = "an operation outside any try block",
   ["try-without-close"] = "a try block whose cleanup does not release it",
-  ["never-closed"] = "opened and released nowhere in the method",
-}
-
--- methods known to close the resource they are given (owner.name, any descriptor)
-M.KNOWN_CLOSERS = {
-  ["kotlin/io/CloseableKt.closeFinally"] = true,
-  ["kotlin/io/AutoCloseableKt.closeFinally"] = true,
-  ["com/google/common/io/Closeables.closeQuietly"] = true,
-  ["com/google/common/io/Closeables.close"] = true,
-  ["org/apache/commons/io/IOUtils.closeQuietly"] = true,
-  ["okhttp3/internal/Util.closeQuietly"] = true,
+  ["never-closed"] = "opened and released nowhere in the method, nor passed on",
+  ["not-closed-on-path"] = "left open on a path that returns, though released or passed on on others",
+  ["not-closed-on-exception"] = "released or passed on on every path that returns, but not when an exception leaves "
+    .. "the method",
 }
 
 local GENERIC = { ["java/io/Closeable"] = true, ["java/lang/AutoCloseable"] = true }
@@ -133,156 +133,146 @@ end
 -- The rules
 -- =======================================================
 
-local function set(list)
-  local s = {}
-  for _, v in ipairs(list) do s[v] = true end
+local function set(list, into)
+  local s = into or {}
+  for _, v in ipairs(list or {}) do s[v] = true end
   return s
 end
-
-local function is_invoke(ins) return ins.owner and ins.op:sub(1, 6) == "invoke" end
-
--- the methods of the classes that release a resource they are given: a
--- parameter of one of the types (or Closeable) and a release call
-local function closers(classes, types, release)
-  local out = {}
-  for _, cls in ipairs(classes) do
-    for _, m in ipairs(cls.methods) do
-      local params = (m.desc or ""):match("^%((.-)%)") or ""
-      local takes = false
-      for t in params:gmatch("L([^;]+);") do
-        if types[t] or GENERIC[t] then takes = true end
-      end
-      if takes and m.code then
-        for _, ins in ipairs(m.code) do
-          if is_invoke(ins) and (types[ins.owner] or GENERIC[ins.owner]) and release[ins.name] then
-            out[cls.name .. "." .. m.name .. m.desc] = true
-            break
-          end
-        end
-      end
-    end
-  end
-  return out
-end
-
--- what a value escapes by: in a class file the value on the stack (JVM),
--- in a dex file the instruction's register A
-local ESCAPES = { areturn = true, putfield = true, putstatic = true }
-local ESCAPES_REGISTER = { ["return-object"] = true, ["iput-object"] = true, ["sput-object"] = true }
-local NEW = { new = true, ["new-instance"] = true }
-
--- what an instruction does to the resource: "open", "op", "release" or nil
-local function role(code, i, types, release, closer)
-  local ins = code[i]
-  if not is_invoke(ins) then return nil end
-  if closer[ins.owner .. "." .. ins.name .. ins.desc] or M.KNOWN_CLOSERS[ins.owner .. "." .. ins.name] then
-    return "release"
-  end
-  if ins.name == "<init>" then
-    if not types[ins.owner] then return nil end
-    for j = i - 1, 1, -1 do  -- a constructor opens when this method made the object (new), not super()
-      if NEW[code[j].op] and code[j].class == ins.owner then return "open" end
-    end
-    return nil
-  end
-  if types[ins.owner] or (GENERIC[ins.owner] and release[ins.name]) then
-    return release[ins.name] and "release" or (types[ins.owner] and "op" or nil)
-  end
-  local returned = ins.desc:match("%)L([^;]+);$")
-  if returned and types[returned] then return "open" end
-  return nil
-end
-
--- the local (class file) or register (dex) the value opened at code[i] is kept in
-local function kept_in(code, i)
-  local ins, next_ins = code[i], code[i + 1]
-  if ins.name == "<init>" then  -- a dex constructor: the register new-instance filled
-    for j = i - 1, 1, -1 do
-      if code[j].op == "new-instance" and code[j].class == ins.owner then return code[j].var end
-    end
-  end
-  if next_ins and next_ins.var and (next_ins.op:sub(1, 6) == "astore" or next_ins.op == "move-result-object") then
-    return next_ins.var
-  end
-  return nil
-end
-
--- whether the value opened at code[i] changes owner: returned or stored in
--- a field, at once or from the local or register it is kept in
-local function escapes(code, i)
-  if code[i + 1] and ESCAPES[code[i + 1].op] then return true end
-  local var = kept_in(code, i)
-  if not var then return false end
-  for j = i + 1, #code do
-    local ins = code[j]
-    if ESCAPES_REGISTER[ins.op] and ins.var == var then return true end
-    if ins.op:sub(1, 5) == "aload" and ins.var == var and code[j + 1] and ESCAPES[code[j + 1].op] then return true end
-  end
-  return false
-end
-
-local function catches_everything(t) return t.type == nil or t.type == "java/lang/Throwable" end
 
 local function dotted(name) return (name or "?"):gsub("/", ".") end
 
 local function describe(ins)
-  return ("%s %s.%s%s"):format(ins.op, ins.owner, ins.name, ins.desc)
+  if ins.owner then return ("%s %s.%s%s"):format(ins.op, ins.owner, ins.name, ins.desc or "") end
+  return ("%s %s"):format(ins.op, ins.class or "")
 end
 
--- the findings of one rule in one method
-local function check_method(cls, m, rule, name, types, release, closer, out)
-  local code = m.code
-  if not code then return end
-  local roles, owned, released = {}, {}, false
-  for i = 1, #code do
-    roles[i] = role(code, i, types, release, closer)
-    if roles[i] == "open" and not escapes(code, i) then owned[#owned + 1] = i end
-    if roles[i] == "release" then released = true end
+-- the context the resource model reads for one rule: its type sets, the
+-- library data, the summaries, and the classes by name (for inherited methods)
+local function context(rule, by_name)
+  local types = set(rule.types)
+  local wrappers, opens = set(rule.wrappers), set(rule.opens)
+  local opens_named = {}
+  for class, params in pairs(rule.opens_named or {}) do opens_named[class] = set(params) end
+  local interesting_new = set(rule.wrappers, set(rule.opens))
+  for class in pairs(opens_named) do interesting_new[class] = true end
+  local interesting = set(rule.types, set(rule.wrappers, set(rule.opens)))
+  for class in pairs(opens_named) do interesting[class] = true end
+  local use_types = set(rule.types, set(rule.wrappers, set(rule.opens)))
+  for class in pairs(GENERIC) do use_types[class] = true end
+  for class in pairs(opens_named) do use_types[class] = true end
+  local param_types = {}
+  for class in pairs(use_types) do param_types[class] = true end
+  local ctx = { rule = rule, types = types, wrappers = wrappers, opens = opens, opens_named = opens_named,
+    interesting = interesting, interesting_new = interesting_new, use_types = use_types, param_types = param_types,
+    release = rule.release, closers = M.rules_data.CLOSERS, takers = M.rules_data.TAKERS, summaries = {} }
+  function ctx.summary(owner, name, desc)
+    local cls = owner
+    for _ = 1, 32 do
+      local s = ctx.summaries[cls .. "." .. name .. desc]
+      if s then return s end
+      local c = by_name[cls]
+      if not (c and c.super) then return nil end
+      cls = c.super
+    end
+    return nil
   end
-  if #owned == 0 then return end
+  function ctx.opener(ins, summary)
+    if summary and (summary.fresh or summary.kept or next(summary.returns)) then return summary.fresh end
+    local ret = ins.desc:match("%)L([^;]+);$")
+    if not ret or M.rules_data.NO_RESOURCE[ret] then return false end
+    if rule.openers and rule.openers[ins.owner .. "." .. ins.name] then return true end
+    return rule.opens_returned and types[ret] or false
+  end
+  function ctx.opens_at(ins)
+    if ins.op == "new" or ins.op == "new-instance" then return interesting_new[ins.class] or false end
+    if not (ins.owner and ins.op:sub(1, 6) == "invoke" and ins.desc) then return false end
+    return ctx.opener(ins, ctx.summary(ins.owner, ins.name, ins.desc))
+  end
+  return ctx
+end
+
+local function catches_everything(t) return t.type == nil or t.type == "java/lang/Throwable" end
+
+-- the findings of one rule in one method, from the resource model's result r
+local function findings_of(cls, m, rule, name, r, out)
+  local code, facts, ids, owner = m.code, r.facts, r.ids, r.owner
   local at = {}
   for i, ins in ipairs(code) do at[ins.pc] = i end
-  -- whether the handler at pc releases: its code up to its athrow
-  local function handler_releases(pc)
-    local i = at[pc]
-    while i and i <= #code do
-      if roles[i] == "release" then return true end
-      local op = code[i].op
-      if op == "athrow" or op == "throw" or op:find("return", 1, true) then return false end
-      i = i + 1
-    end
-    return false
-  end
-  local function finding(criterion, ins, detail)
+  local function finding(criterion, i, detail)
+    local ins = code[i]
     out[#out + 1] = { rule = name, criterion = criterion, class = dotted(cls.name), method = m.name, desc = m.desc,
       source = cls.source, file = cls.file, line = ins.line, pc = ins.pc, instruction = describe(ins),
       message = ("%s: %s%s"):format(rule.what, M.CRITERIA[criterion], detail or "") }
   end
-  local reported = {}
-  for i, ins in ipairs(code) do
-    if roles[i] == "op" then
-      local covering, cleaned = {}, false
-      for _, t in ipairs(m.tries) do
-        if t.start <= ins.pc and ins.pc < t.stop then
-          covering[#covering + 1] = t
-          if catches_everything(t) and handler_releases(t.handler) then cleaned = true end
+  for id, v in ipairs(ids) do
+    if v.kind == "open" and not owner[id] then
+      -- the values this one holds together (the wrapped ones), and what became of them
+      local members, mask, closed, gone, first = {}, 0, false, false, nil
+      for k = 1, #ids do
+        local root = k
+        while owner[root] do root = owner[root] end
+        if root == id then
+          members[#members + 1] = k
+          mask = mask | (1 << (k - 1))
+          closed = closed or facts.closed[k] or false
+          gone = gone or facts.gone[k] or false
+          if ids[k].kind == "open" and (not first or ids[k].at < ids[first].at) then first = k end
         end
       end
-      if #covering == 0 then
-        finding("op-outside-try", ins)
-      elseif not cleaned then
-        local inner = covering[1]  -- (javac lists inner blocks first)
-        local key = inner.start .. ":" .. inner.stop
-        if not reported[key] then
-          reported[key] = true
-          local caught = {}
-          for _, t in ipairs(covering) do caught[#caught + 1] = t.type and dotted(t.type) or "everything" end
-          finding("try-without-close", ins, (" (the try block catches %s)"):format(table.concat(caught, ", ")))
+      local opened = ids[first].init or ids[first].at
+      local wrapped = first ~= id and (", in a %s"):format(dotted(v.class)) or ""
+      local reported = false
+      if rule.seed and not gone then
+        local ops = {}
+        for _, k in ipairs(members) do for _, i in ipairs(facts.ops[k] or {}) do ops[#ops + 1] = i end end
+        table.sort(ops)
+        local function handler_releases(pc)
+          local i = at[pc]
+          while i and i <= #code do
+            if (facts.released_at[i] or 0) & mask ~= 0 then return true end
+            local op = code[i].op
+            if op == "athrow" or op == "throw" or op:find("return", 1, true) then return false end
+            i = i + 1
+          end
+          return false
         end
+        local seen = {}
+        for _, i in ipairs(ops) do
+          local ins = code[i]
+          local covering, cleaned = {}, false
+          for _, t in ipairs(m.tries or {}) do
+            if t.start <= ins.pc and ins.pc < t.stop then
+              covering[#covering + 1] = t
+              if catches_everything(t) and handler_releases(t.handler) then cleaned = true end
+            end
+          end
+          if #covering == 0 then
+            finding("op-outside-try", i)
+            reported = true
+          elseif not cleaned then
+            local key = covering[1].start .. ":" .. covering[1].stop  -- (javac lists inner blocks first)
+            if not seen[key] then
+              seen[key] = true
+              local caught = {}
+              for _, t in ipairs(covering) do caught[#caught + 1] = t.type and dotted(t.type) or "everything" end
+              finding("try-without-close", i, (" (the try block catches %s)"):format(table.concat(caught, ", ")))
+            end
+            reported = true
+          end
+        end
+      end
+      if facts.normal_open[id] and not closed and not gone then
+        finding("never-closed", opened, wrapped)
+      elseif not reported and facts.normal_open[id] then
+        finding("not-closed-on-path", opened, (" (open at the return at line %s%s)"):format(
+          code[facts.normal_open[id]].line or "?", wrapped))
+      elseif not reported and facts.exc_open[id] and (closed or gone) then
+        local e = code[facts.exc_open[id]]
+        finding("not-closed-on-exception", opened, (" (an exception at line %s, %s, leaves it open%s)"):format(
+          e.line or "?", describe(e), wrapped))
       end
     end
   end
-  if not released then finding("never-closed", code[owned[1]]) end
 end
 
 --- The rules a `--rules` list names ("cursor,closeable"), or the default
@@ -306,22 +296,44 @@ function M.select(names, rules)
   return out
 end
 
+--- The summaries of the methods of classes for one rule (see
+-- sift.lint.summaries): "owner.name+desc" -> {closes, stores, returns
+-- (parameter index -> true), fresh, kept}.
+function M.summaries(classes, rule)
+  local by_name = {}
+  for _, cls in ipairs(classes) do if cls.name then by_name[cls.name] = cls end end
+  return summaries.compute(classes, context(rule, by_name))
+end
+
 --- Check classes (from M.load) with rules (a table of name → rule; the
--- default ones when nil). Returns the findings, by class, method and pc:
--- `{rule, criterion, class, method, desc, source, file, line, pc,
+-- default ones when nil). `classpath` (optional) are more classes, read
+-- for what their methods do with the resources they are given or return
+-- (summaries), not reported on. Returns the findings, by class, method
+-- and pc: `{rule, criterion, class, method, desc, source, file, line, pc,
 -- instruction, message}`.
-function M.check(classes, rules)
+function M.check(classes, rules, classpath)
   rules = rules or M.select()
+  local all, by_name = {}, {}
+  for _, list in ipairs { classpath or {}, classes } do
+    for _, cls in ipairs(list) do
+      all[#all + 1] = cls
+      if cls.name then by_name[cls.name] = cls end
+    end
+  end
   local out = {}
   local names = {}
   for name in pairs(rules) do names[#names + 1] = name end
   table.sort(names)
   for _, name in ipairs(names) do
     local rule = rules[name]
-    local types, release = set(rule.types), rule.release
-    local closer = closers(classes, types, release)
+    local ctx = context(rule, by_name)
+    summaries.compute(all, ctx)
     for _, cls in ipairs(classes) do
-      for _, m in ipairs(cls.methods) do check_method(cls, m, rule, name, types, release, closer, out) end
+      ctx.dex = cls.version < 45
+      for _, m in ipairs(cls.methods) do
+        local r = m.code and resources.analyse(cls, m, ctx)
+        if r then findings_of(cls, m, rule, name, r, out) end
+      end
     end
   end
   table.sort(out, function(a, b)

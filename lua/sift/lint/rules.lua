@@ -1,42 +1,136 @@
---- The resources sift lint checks, as data: a rule names the classes of
--- a resource (internal names, com/foo/Bar), the methods that release it,
--- and whether it is on by default. Add a rule by adding a table here or
--- passing one to `sift.lint.check` (`rules = {myrule = {...}}`).
+--- The resources sift lint checks, as data. A rule names the classes of a
+-- resource (internal names, com/foo/Bar), how one is opened, the methods
+-- that release it, and whether it is on by default. Add a rule by adding a
+-- table here or passing one to `sift.lint.check` (`rules = {myrule = {...}}`).
 --
 --     {
---       types = {"android/database/Cursor", ...},  -- a call on one of these is an operation
---       release = {close = true},                    -- ...except these, which release it
---       default = true,                              -- on unless --rules says otherwise
---       what = "Cursor",                             -- its name in findings
+--       what = "Cursor",                 -- its name in findings
+--       default = true,                  -- on unless --rules says otherwise
+--       types = {"android/database/Cursor", ...},  -- the resource's classes
+--       release = {close = true},        -- the methods that release it (called on it)
+--       opens_returned = true,           -- any call returning one of `types` opens one (Cursor: a query)
+--       opens = {"java/io/FileInputStream", ...},  -- classes whose constructor opens one
+--       opens_named = {["java/io/PrintWriter"] = true, ...},  -- ...when its first parameter names a file
+--       openers = {["java/nio/file/Files.newInputStream"] = true, ...},  -- library methods returning a new one
+--       wrappers = {"java/io/BufferedReader", ...},  -- constructors that take ownership of the resource they wrap
+--       seed = true,                     -- the two criteria of the Cursor detector (operations and try blocks)
 --     }
+--
+-- Types that hold no OS resource (`M.NO_RESOURCE`: in-memory streams) are
+-- never opened; neither is anything read from a static field (System.in,
+-- out, err) or a parameter: a wrapper around one of those owns nothing.
+-- Library methods that close what they are given are `M.CLOSERS`; those
+-- that take it over (and give it back) `M.TAKERS`.
 -- @module sift.lint.rules
 
-return {
-  cursor = {
-    what = "Cursor",
-    default = true,
-    types = { "android/database/Cursor", "android/database/CrossProcessCursor", "android/database/AbstractCursor",
-      "android/database/AbstractWindowedCursor", "android/database/sqlite/SQLiteCursor",
-      "android/database/CursorWrapper", "android/database/MatrixCursor", "android/database/MergeCursor" },
-    release = { close = true },
-  },
-  closeable = {
-    what = "Closeable",
-    types = { "java/io/Closeable", "java/lang/AutoCloseable", "java/io/InputStream", "java/io/OutputStream",
-      "java/io/Reader", "java/io/Writer", "java/io/FileInputStream", "java/io/FileOutputStream",
-      "java/io/RandomAccessFile", "java/io/BufferedReader", "java/io/BufferedWriter", "java/io/InputStreamReader",
-      "java/io/OutputStreamWriter", "java/io/FileReader", "java/io/FileWriter", "java/util/zip/ZipFile",
-      "java/util/jar/JarFile", "java/nio/channels/FileChannel", "java/net/Socket", "java/net/ServerSocket" },
-    release = { close = true },
-  },
-  typedarray = {
-    what = "TypedArray",
-    types = { "android/content/res/TypedArray" },
-    release = { recycle = true },
-  },
-  parcelfiledescriptor = {
-    what = "ParcelFileDescriptor",
-    types = { "android/os/ParcelFileDescriptor" },
-    release = { close = true, detachFd = true },
-  },
+local M = {}
+
+-- the JDK's streams, readers and writers that wrap another and close it when closed
+local JDK_WRAPPERS = {
+  "java/io/BufferedInputStream", "java/io/BufferedOutputStream", "java/io/BufferedReader", "java/io/BufferedWriter",
+  "java/io/InputStreamReader", "java/io/OutputStreamWriter", "java/io/DataInputStream", "java/io/DataOutputStream",
+  "java/io/ObjectInputStream", "java/io/ObjectOutputStream", "java/io/PrintWriter", "java/io/PrintStream",
+  "java/io/PushbackInputStream", "java/io/PushbackReader", "java/io/LineNumberReader", "java/io/LineNumberInputStream",
+  "java/io/FilterInputStream", "java/io/FilterOutputStream", "java/io/FilterReader", "java/io/FilterWriter",
+  "java/io/SequenceInputStream", "java/util/Scanner", "java/util/Formatter",
+  "java/util/zip/GZIPInputStream", "java/util/zip/GZIPOutputStream", "java/util/zip/ZipInputStream",
+  "java/util/zip/ZipOutputStream", "java/util/zip/InflaterInputStream", "java/util/zip/DeflaterOutputStream",
+  "java/util/zip/CheckedInputStream", "java/util/zip/CheckedOutputStream", "java/util/jar/JarInputStream",
+  "java/util/jar/JarOutputStream", "java/security/DigestInputStream", "java/security/DigestOutputStream",
+  "javax/crypto/CipherInputStream", "javax/crypto/CipherOutputStream",
 }
+
+--- Types that hold no OS resource: closing them releases nothing.
+M.NO_RESOURCE = {
+  ["java/io/ByteArrayInputStream"] = true, ["java/io/ByteArrayOutputStream"] = true,
+  ["java/io/StringReader"] = true, ["java/io/StringWriter"] = true, ["java/io/CharArrayReader"] = true,
+  ["java/io/CharArrayWriter"] = true, ["java/io/StringBufferInputStream"] = true,
+}
+
+--- Library methods that close the resources they are given (owner.name, any
+-- descriptor): every argument that is a resource is closed.
+M.CLOSERS = {
+  ["kotlin/io/CloseableKt.closeFinally"] = true,
+  ["kotlin/io/AutoCloseableKt.closeFinally"] = true,
+  ["com/google/common/io/Closeables.closeQuietly"] = true,
+  ["com/google/common/io/Closeables.close"] = true,
+  ["org/apache/commons/io/IOUtils.closeQuietly"] = true,
+  ["org/apache/commons/io/IOUtils.close"] = true,
+  ["org/apache/commons/compress/utils/IOUtils.closeQuietly"] = true,
+  ["org/codehaus/plexus/util/IOUtil.close"] = true,
+  ["org/apache/maven/shared/utils/io/IOUtil.close"] = true,
+  ["org/apache/tools/ant/util/FileUtils.close"] = true,
+  ["org/apache/tools/ant/util/FileUtils.closeQuietly"] = true,
+  ["okhttp3/internal/Util.closeQuietly"] = true,
+  ["org/junit/platform/commons/util/ExceptionUtils.closeQuietly"] = true,
+}
+
+--- Library methods that take over the resources they are given and return
+-- them (Guava's Closer closes all it registered when it is closed).
+M.TAKERS = {
+  ["com/google/common/io/Closer.register"] = true,
+}
+
+M.cursor = {
+  what = "Cursor",
+  default = true,
+  seed = true,
+  types = { "android/database/Cursor", "android/database/CrossProcessCursor", "android/database/AbstractCursor",
+    "android/database/AbstractWindowedCursor", "android/database/sqlite/SQLiteCursor",
+    "android/database/CursorWrapper", "android/database/MatrixCursor", "android/database/MergeCursor" },
+  opens_returned = true,
+  opens = { "android/database/sqlite/SQLiteCursor", "android/database/MatrixCursor", "android/database/MergeCursor" },
+  wrappers = { "android/database/CursorWrapper" },
+  release = { close = true },
+}
+
+M.closeable = {
+  what = "Closeable",
+  types = { "java/io/Closeable", "java/lang/AutoCloseable", "java/io/InputStream", "java/io/OutputStream",
+    "java/io/Reader", "java/io/Writer", "java/io/FileInputStream", "java/io/FileOutputStream",
+    "java/io/RandomAccessFile", "java/io/BufferedReader", "java/io/BufferedWriter", "java/io/InputStreamReader",
+    "java/io/OutputStreamWriter", "java/io/FileReader", "java/io/FileWriter", "java/util/zip/ZipFile",
+    "java/util/jar/JarFile", "java/nio/channels/FileChannel", "java/net/Socket", "java/net/ServerSocket" },
+  opens = { "java/io/FileInputStream", "java/io/FileOutputStream", "java/io/RandomAccessFile", "java/io/FileReader",
+    "java/io/FileWriter", "java/util/zip/ZipFile", "java/util/jar/JarFile", "java/net/Socket", "java/net/ServerSocket",
+    "java/net/DatagramSocket", "java/net/MulticastSocket", "java/util/logging/FileHandler" },
+  -- wrappers that open a file themselves when given its name or File (Scanner's String is the text to scan)
+  opens_named = { ["java/io/PrintWriter"] = { "java/lang/String", "java/io/File" },
+    ["java/io/PrintStream"] = { "java/lang/String", "java/io/File" },
+    ["java/util/Formatter"] = { "java/lang/String", "java/io/File" },
+    ["java/util/Scanner"] = { "java/io/File", "java/nio/file/Path" } },
+  openers = {
+    ["java/nio/file/Files.newInputStream"] = true, ["java/nio/file/Files.newOutputStream"] = true,
+    ["java/nio/file/Files.newBufferedReader"] = true, ["java/nio/file/Files.newBufferedWriter"] = true,
+    ["java/nio/file/Files.newByteChannel"] = true, ["java/nio/file/Files.newDirectoryStream"] = true,
+    ["java/nio/file/Files.lines"] = true, ["java/nio/file/Files.list"] = true, ["java/nio/file/Files.walk"] = true,
+    ["java/nio/file/Files.find"] = true, ["java/net/URL.openStream"] = true,
+    ["java/net/URLConnection.getInputStream"] = true, ["java/net/URLConnection.getOutputStream"] = true,
+    ["java/lang/Class.getResourceAsStream"] = true, ["java/lang/ClassLoader.getResourceAsStream"] = true,
+    ["java/lang/ClassLoader.getSystemResourceAsStream"] = true, ["java/net/ServerSocket.accept"] = true,
+    ["java/nio/channels/FileChannel.open"] = true, ["java/nio/channels/SocketChannel.open"] = true,
+    ["java/nio/channels/ServerSocketChannel.open"] = true, ["java/nio/channels/Selector.open"] = true,
+  },
+  wrappers = JDK_WRAPPERS,
+  release = { close = true },
+}
+
+M.typedarray = {
+  what = "TypedArray",
+  types = { "android/content/res/TypedArray" },
+  opens_returned = true,
+  release = { recycle = true },
+}
+
+M.parcelfiledescriptor = {
+  what = "ParcelFileDescriptor",
+  types = { "android/os/ParcelFileDescriptor" },
+  opens_returned = true,
+  release = { close = true, detachFd = true },
+}
+
+--- The rules by name (what `--rules` picks from).
+M.all = { cursor = M.cursor, closeable = M.closeable, typedarray = M.typedarray,
+  parcelfiledescriptor = M.parcelfiledescriptor }
+
+return M

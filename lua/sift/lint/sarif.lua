@@ -29,7 +29,7 @@ function M.log(findings, rules, version, skipped)
   for name in pairs(rules) do names[#names + 1] = name end
   table.sort(names)
   for _, name in ipairs(names) do
-    for _, criterion in ipairs { "op-outside-try", "try-without-close", "never-closed" } do
+    for _, criterion in ipairs(lint.CRITERIA_ORDER) do
       local id = name .. "/" .. criterion
       index[id] = #descriptors
       descriptors[#descriptors + 1] = { id = id, name = (name .. "-" .. criterion):gsub("%-(%l)", string.upper),
