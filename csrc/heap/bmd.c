@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bmd.h"
+#include "hprof.h"
 #include "jstring.h"
 #include "core/out.h"
 #include "core/reader.h"
@@ -169,7 +170,7 @@ static void top_record (Walk *w, int tag, uint32_t len) {
    it is the one string more */
 static void removed_string (Walk *w) {
   if (w->b->removed != 0) return;
-  top_record(w, 0x01, 4 + (uint32_t)strlen(FIELD_REMOVED));
+  top_record(w, HP_TAG_STRING, 4 + (uint32_t)strlen(FIELD_REMOVED));
   sift_out_u4be(w->o, w->removed);
   sift_out_bytes(w->o, FIELD_REMOVED, strlen(FIELD_REMOVED));
 }
@@ -177,7 +178,7 @@ static void removed_string (Walk *w) {
 /* the segment built so far, as a HEAP_DUMP_SEGMENT */
 static void flush_segment (Walk *w) {
   if (w->seg->n == 0) return;
-  top_record(w, 0x1C, (uint32_t)w->seg->n);
+  top_record(w, HP_TAG_HEAP_DUMP_SEGMENT, (uint32_t)w->seg->n);
   sift_out_bytes(w->o, w->seg->buf, w->seg->n);
   w->seg->n = 0;
 }
@@ -250,7 +251,7 @@ static sift_Status string_record (Walk *w, int hashed) {
       w->st->placeholders++;
     }
   }
-  top_record(w, 0x01, (uint32_t)(4 + textlen + pad));
+  top_record(w, HP_TAG_STRING, (uint32_t)(4 + textlen + pad));
   sift_out_u4be(w->o, id);
   sift_out_bytes(w->o, text, textlen);
   sift_out_fill(w->o, '+', pad);
@@ -286,7 +287,7 @@ static sift_Status class_record (Walk *w, size_t at) {
   }
   else if (w->pass == TOP) {  /* its LOAD_CLASS */
     kl = find_class(b, id);
-    top_record(w, 0x02, 16);
+    top_record(w, HP_TAG_LOAD_CLASS, 16);
     sift_out_u4be(w->o, ++w->serial);
     sift_out_u4be(w->o, id);
     sift_out_u4be(w->o, 0);
@@ -295,7 +296,7 @@ static sift_Status class_record (Walk *w, size_t at) {
   else {  /* its CLASS_DUMP */
     kl = find_class(b, id);
     if ((s = chain_size(w, kl, &size, at)) != SIFT_OK) return s;
-    sift_out_u1(w->seg, 0x20);
+    sift_out_u1(w->seg, HP_CLASS_DUMP);
     sift_out_u4be(w->seg, id);
     sift_out_u4be(w->seg, 0);
     sift_out_u4be(w->seg, super);
@@ -386,7 +387,7 @@ static sift_Status instance_record (Walk *w, size_t at) {
     return fail(w, SIFT_ECORRUPT, "instance at byte %llu: its class is not defined before it", at);
   if ((s = chain_size(w, k, &size, at)) != SIFT_OK) return s;
   if (w->pass == HEAP) {
-    sift_out_u1(w->seg, 0x21);
+    sift_out_u1(w->seg, HP_INSTANCE_DUMP);
     sift_out_u4be(w->seg, id);
     sift_out_u4be(w->seg, 0);
     sift_out_u4be(w->seg, cls);
@@ -409,7 +410,7 @@ static sift_Status array_record (Walk *w, int tag) {
     if ((s = rd_u31(w, "array class id", &cls)) != SIFT_OK ||
         (s = rd_count(w, "element count", 1, &n)) != SIFT_OK) return s;
     if (w->pass == HEAP) {
-      sift_out_u1(w->seg, 0x22);
+      sift_out_u1(w->seg, HP_OBJ_ARRAY_DUMP);
       sift_out_u4be(w->seg, id);
       sift_out_u4be(w->seg, 0);
       sift_out_u4be(w->seg, n);
@@ -434,11 +435,11 @@ static sift_Status array_record (Walk *w, int tag) {
       if (14 + bytes > SEGMENT_BYTES) {
         if (14 + bytes > UINT32_MAX)
           return fail(w, SIFT_EUNSUPPORTED, "a primitive array before byte %llu is over the 4 GiB an HPROF record holds", w->r.pos);
-        top_record(w, 0x1C, (uint32_t)(14 + bytes));
+        top_record(w, HP_TAG_HEAP_DUMP_SEGMENT, (uint32_t)(14 + bytes));
         dst = w->o;
       }
     }
-    sift_out_u1(dst, w->opt->nodata ? 0xC3 : 0x23);
+    sift_out_u1(dst, w->opt->nodata ? HP_PRIM_ARRAY_NODATA : HP_PRIM_ARRAY_DUMP);
     sift_out_u4be(dst, id);
     sift_out_u4be(dst, 0);
     sift_out_u4be(dst, n);
@@ -452,15 +453,16 @@ static sift_Status array_record (Walk *w, int tag) {
    shows ids other than 4 bytes wide cannot go into a 4-byte-id file */
 static int fits_id4 (int tag, const unsigned char *q, uint32_t len) {
   switch (tag) {
-    case 0x04: case 0x0A: return len == 24;  /* STACK_FRAME, START_THREAD */
-    case 0x05:  /* STACK_TRACE: serial, thread, count, frame ids */
+    case HP_TAG_STACK_FRAME: case HP_TAG_START_THREAD: return len == 24;
+    case HP_TAG_STACK_TRACE:  /* serial, thread, count, frame ids */
       return len >= 12 && (uint64_t)len - 12 == 4 * (uint64_t)((uint32_t)q[8] << 24 | (uint32_t)q[9] << 16 | (uint32_t)q[10] << 8 | q[11]);
     default: return 1;
   }
 }
 
-/* the kind of the next root: from sift's record (runs "KK*N,"), else
-   0xFF as Badoo writes every root; a malformed run ends the kinds */
+/* the kind of the next root: from sift's record (runs "KK*N,", KK its
+   tag in hex), else UNKNOWN as Badoo writes every root; a malformed run
+   ends the kinds */
 static unsigned next_kind (Walk *w) {
   const unsigned char *t = w->b->kinds;
   size_t n = w->b->kindslen, pos = w->kpos;
@@ -468,7 +470,7 @@ static unsigned next_kind (Walk *w) {
     unsigned kind = 0;
     uint64_t count = 0;
     int k;
-    if (t == NULL || pos + 4 > n || t[pos + 2] != '*') return 0xFF;
+    if (t == NULL || pos + 4 > n || t[pos + 2] != '*') return HP_ROOT_UNKNOWN;
     for (k = 0; k < 2; k++) {
       int c = t[pos + k];
       kind = kind * 16 + (unsigned)(c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 99);
@@ -477,7 +479,7 @@ static unsigned next_kind (Walk *w) {
       count = count * 10 + (uint64_t)(t[pos] - '0');
     if (kind > 0xFF || count == 0 || pos >= n || t[pos] != ',') {  /* malformed: the rest are unknown */
       w->kpos = n;
-      return 0xFF;
+      return HP_ROOT_UNKNOWN;
     }
     w->kpos = pos = pos + 1;
     w->kcur = kind;
@@ -487,25 +489,22 @@ static unsigned next_kind (Walk *w) {
   return w->kcur;
 }
 
-/* one root as an HPROF sub-record of its kind; what BMD does not keep
-   (threads, frames, JNI references) is 0, and thread objects are numbered */
+/* one root as an HPROF sub-record of its kind (hprof.h's layout, 4-byte
+   ids); what BMD does not keep (threads, frames, JNI references) is 0, and
+   thread objects are numbered. UNREACHABLE (crunching drops it) and what
+   is no root tag are written as UNKNOWN. */
 static void root (Walk *w, uint32_t id) {
   unsigned kind = next_kind(w);
   sift_Out *o = w->seg;
-  switch (kind) {
-    case 0x01: case 0x02: case 0x03: case 0x04: case 0x05: case 0x06: case 0x07: case 0x08:
-    case 0x89: case 0x8A: case 0x8B: case 0x8C: case 0x8D: case 0x8E: case 0xFF: break;
-    default: kind = 0xFF;  /* not a root tag */
-  }
+  const hp_SubRecord *sr = &hp_subrecords[kind];
+  if (!(sr->flags & HP_ROOT) || kind == HP_ROOT_UNREACHABLE) sr = &hp_subrecords[kind = HP_ROOT_UNKNOWN];
   sift_out_u1(o, kind);
   sift_out_u4be(o, id);
-  switch (kind) {
-    case 0x01: sift_out_u4be(o, 0); break;                                  /* JNI global ref id */
-    case 0x02: case 0x03: case 0x8E: sift_out_u4be(o, 0); sift_out_u4be(o, 0); break;  /* thread, frame */
-    case 0x04: case 0x06: sift_out_u4be(o, 0); break;                      /* thread */
-    case 0x08: sift_out_u4be(o, ++w->threads); sift_out_u4be(o, 0); break;  /* thread serial, stack */
-    default: break;
+  if (kind == HP_ROOT_THREAD_OBJECT) {  /* thread serial, stack trace */
+    sift_out_u4be(o, ++w->threads);
+    sift_out_u4be(o, 0);
   }
+  else sift_out_zeros(o, 4 * (size_t)(sr->ids - 1) + sr->bytes);
 }
 
 static sift_Status record (Walk *w) {
@@ -652,7 +651,7 @@ sift_Status bmd_decrunch (const bmd_File *b, FILE *out,
   }
   if (s == SIFT_OK) {
     flush_segment(&w);
-    top_record(&w, 0x2C, 0);
+    top_record(&w, HP_TAG_HEAP_DUMP_END, 0);
     if (!sift_out_flush(&o)) s = fail(&w, SIFT_EIO, "cannot write the output (%llu bytes written)", (size_t)o.flushed);
   }
   st->bytes_out = sift_out_size(&o);

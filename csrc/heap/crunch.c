@@ -11,12 +11,16 @@
 #include <string.h>
 
 #include "bmd.h"
+#include "hprof.h"
 #include "core/idmap.h"
 #include "jstring.h"
 #include "core/out.h"
 #include "core/reader.h"
 
-const uint8_t bmd_hprof_type[9] = { 2, 10, 4, 8, 5, 6, 7, 11, 9 };
+/* BMD's type numbers (BMD.md 5.2) as HPROF basic types */
+const uint8_t bmd_hprof_type[9] = {
+  HP_OBJECT, HP_INT, HP_BOOLEAN, HP_BYTE, HP_CHAR, HP_FLOAT, HP_DOUBLE, HP_LONG, HP_SHORT
+};
 
 int bmd_type_of (int t) {
   int i;
@@ -225,28 +229,23 @@ static sift_Status string_record (Cruncher *c, const unsigned char *q, uint32_t 
    known (an unknown tag); class dumps are measured by walking them */
 static size_t sub_size (const Cruncher *c, int tag, const unsigned char *q, size_t left) {
   size_t I = (size_t)c->idsize;
+  const hp_SubRecord *sr = &hp_subrecords[tag];
+  if (sr->ids > 0) return sr->ids * I + sr->bytes;  /* a fixed layout */
   switch (tag) {
-    case 0xFF: case 0x05: case 0x07: case 0x89: case 0x8A: case 0x8B:
-    case 0x8C: case 0x8D: case 0x90: return I;
-    case 0x01: return 2 * I;
-    case 0x02: case 0x03: case 0x08: case 0x8E: return I + 8;
-    case 0x04: case 0x06: return I + 4;
-    case 0xFE: return 4 + I;
-    case 0xC3: return I + 9;
-    case 0x21:
+    case HP_INSTANCE_DUMP:
       if (left < 2 * I + 8) return SIZE_MAX;
       return 2 * I + 8 + u4(q + 2 * I + 4);
-    case 0x22:
+    case HP_OBJ_ARRAY_DUMP:
       if (left < 2 * I + 8) return SIZE_MAX;
       return 2 * I + 8 + (size_t)u4(q + I + 4) * I;
-    case 0x23: {
+    case HP_PRIM_ARRAY_DUMP: {
       int s;
       if (left < I + 9) return SIZE_MAX;
       s = hsize(c, q[I + 8]);
-      if (s == 0 || q[I + 8] == 2) return 0;
+      if (s == 0 || q[I + 8] == HP_OBJECT) return 0;
       return I + 9 + (size_t)u4(q + I + 4) * (size_t)s;
     }
-    case 0x20: {  /* id, u4, 6 ids, u4, then three lists */
+    case HP_CLASS_DUMP: {  /* id, u4, 6 ids, u4, then three lists */
       size_t at = 7 * I + 8, k, cnt;
       int t, s;
       if (left < at + 2) return SIZE_MAX;
@@ -371,7 +370,7 @@ static sift_Status instance_dump (Cruncher *c, const unsigned char *q, size_t at
 static int root_kinds (Cruncher *c) {
   size_t k = 0, len = strlen(BMD_KINDS_PREFIX), cap = len + 32;
   char *text;
-  while (k < c->nroots && c->kinds[k] == 0xFF) k++;
+  while (k < c->nroots && c->kinds[k] == HP_ROOT_UNKNOWN) k++;
   if (k == c->nroots) return 1;  /* every root of unknown kind: nothing to keep */
   k = 0;
   if ((text = (char *)malloc(cap)) == NULL) return 0;
@@ -409,14 +408,14 @@ static sift_Status heap_records (Cruncher *c, size_t from, size_t to, int pass) 
       return FAIL(c, SIFT_EBADTAG, "crunch: heap sub-record tag 0x%02x at byte %zu is not one BMD can hold", tag, pos);
     if (size == SIZE_MAX || size > to - pos - 1)
       return FAIL(c, SIFT_ETRUNC, "crunch: heap sub-record 0x%02x at byte %zu runs past its record", tag, pos);
-    if (pass == 1 && tag == 0x20 && (s = class_dump(c, q, pos)) != SIFT_OK) return s;
+    if (pass == 1 && tag == HP_CLASS_DUMP && (s = class_dump(c, q, pos)) != SIFT_OK) return s;
     if (pass == 2) {
       switch (tag) {
-        case 0x20: break;
-        case 0x21:
+        case HP_CLASS_DUMP: break;
+        case HP_INSTANCE_DUMP:
           if ((s = instance_dump(c, q, pos)) != SIFT_OK) return s;
           break;
-        case 0x22: {
+        case HP_OBJ_ARRAY_DUMP: {
           uint32_t count = u4(q + I + 4);
           sift_out_varint(&c->o, BMD_OBJECT_ARRAY);
           if (!obj(c, id_at(c, q)) || !obj(c, id_at(c, q + I + 8))) return NOMEM(c);
@@ -426,14 +425,14 @@ static sift_Status heap_records (Cruncher *c, size_t from, size_t to, int pass) 
           c->counts->records[BMD_OBJECT_ARRAY]++;
           break;
         }
-        case 0x23:
+        case HP_PRIM_ARRAY_DUMP:
           sift_out_varint(&c->o, BMD_PRIMITIVE_ARRAY);
           if (!obj(c, id_at(c, q))) return NOMEM(c);
           sift_out_int32(&c->o, bmd_type_of(q[I + 8]));
           sift_out_int32(&c->o, (int32_t)u4(q + I + 4));
           c->counts->records[BMD_PRIMITIVE_ARRAY]++;
           break;
-        case 0xFE: case 0x90: case 0xC3:  /* heaps, unreachable, no-data arrays */
+        case HP_HEAP_DUMP_INFO: case HP_ROOT_UNREACHABLE: case HP_PRIM_ARRAY_NODATA:
           c->counts->dropped++;
           break;
         default:  /* a root */
@@ -462,17 +461,17 @@ static sift_Status pass (Cruncher *c, size_t data, int which) {
     q = c->p + pos + 9;
     if (len > c->n - pos - 9)
       return FAIL(c, SIFT_ETRUNC, "crunch: record 0x%02x at byte %zu needs %u bytes, %zu left", tag, pos, len, c->n - pos - 9);
-    if (tag == 0x0C || tag == 0x1C) {
+    if (tag == HP_TAG_HEAP_DUMP || tag == HP_TAG_HEAP_DUMP_SEGMENT) {
       if (which == 1) c->dumps++;
       if ((s = heap_records(c, pos + 9, pos + 9 + len, which)) != SIFT_OK) return s;
     }
     else if (which == 1) {
       switch (tag) {
-        case 0x01:
+        case HP_TAG_STRING:
           if (len < (uint32_t)c->idsize) return FAIL(c, SIFT_ETRUNC, "crunch: STRING at byte %zu is shorter than an id", pos);
           if ((s = string_record(c, q, len)) != SIFT_OK) return s;
           break;
-        case 0x02: {
+        case HP_TAG_LOAD_CLASS: {
           int made;
           uint32_t *v;
           if (len < 8 + 2 * (uint32_t)c->idsize) return FAIL(c, SIFT_ETRUNC, "crunch: LOAD_CLASS at byte %zu is cut short", pos);
@@ -482,7 +481,7 @@ static sift_Status pass (Cruncher *c, size_t data, int which) {
           *v = (uint32_t)c->nnames;
           break;
         }
-        case 0x03: case 0x2C: break;  /* UNLOAD_CLASS, HEAP_DUMP_END */
+        case HP_TAG_UNLOAD_CLASS: case HP_TAG_HEAP_DUMP_END: break;
         default:  /* kept as they are: their ids are not renumbered */
           sift_out_varint(&c->o, BMD_LEGACY);
           sift_out_int32(&c->o, tag);

@@ -18,25 +18,33 @@
 #include "core/reader.h"
 #include "hprof_build.h"
 
-/* top-level record tags */
-enum {
-  TAG_STRING = 0x01, TAG_LOAD_CLASS = 0x02, TAG_STACK_FRAME = 0x04,
-  TAG_STACK_TRACE = 0x05, TAG_START_THREAD = 0x0A, TAG_HEAP_DUMP = 0x0C,
-  TAG_HEAP_DUMP_SEGMENT = 0x1C, TAG_HEAP_DUMP_END = 0x2C
+/* the sub-record table of hprof.h */
+#define ROOT(name, ids, bytes, flags) {name, ids, bytes, HP_ROOT | (flags)}
+const hp_SubRecord hp_subrecords[256] = {
+  [HP_ROOT_UNKNOWN] = ROOT("unknown", 1, 0, 0),
+  [HP_ROOT_JNI_GLOBAL] = ROOT("jni_global", 2, 0, 0),
+  [HP_ROOT_JNI_LOCAL] = ROOT("jni_local", 1, 8, HP_THREAD | HP_FRAME),
+  [HP_ROOT_JAVA_FRAME] = ROOT("java_frame", 1, 8, HP_THREAD | HP_FRAME),
+  [HP_ROOT_NATIVE_STACK] = ROOT("native_stack", 1, 4, HP_THREAD),
+  [HP_ROOT_STICKY_CLASS] = ROOT("sticky_class", 1, 0, 0),
+  [HP_ROOT_THREAD_BLOCK] = ROOT("thread_block", 1, 4, HP_THREAD),
+  [HP_ROOT_MONITOR_USED] = ROOT("monitor_used", 1, 0, 0),
+  [HP_ROOT_THREAD_OBJECT] = ROOT("thread_object", 1, 8, HP_THREAD | HP_TRACE),
+  [HP_ROOT_INTERNED_STRING] = ROOT("interned_string", 1, 0, 0),
+  [HP_ROOT_FINALIZING] = ROOT("finalizing", 1, 0, 0),
+  [HP_ROOT_DEBUGGER] = ROOT("debugger", 1, 0, 0),
+  [HP_ROOT_REFERENCE_CLEANUP] = ROOT("reference_cleanup", 1, 0, 0),
+  [HP_ROOT_VM_INTERNAL] = ROOT("vm_internal", 1, 0, 0),
+  [HP_ROOT_JNI_MONITOR] = ROOT("jni_monitor", 1, 8, HP_THREAD),  /* u4 depth */
+  [HP_ROOT_UNREACHABLE] = ROOT("unreachable", 1, 0, 0),
+  [HP_CLASS_DUMP] = {"class", 0, 0, 0},
+  [HP_INSTANCE_DUMP] = {"instance", 0, 0, 0},
+  [HP_OBJ_ARRAY_DUMP] = {"object_array", 0, 0, 0},
+  [HP_PRIM_ARRAY_DUMP] = {"primitive_array", 0, 0, 0},
+  [HP_PRIM_ARRAY_NODATA] = {"primitive_array_nodata", 1, 9, 0},
+  [HP_HEAP_DUMP_INFO] = {"heap_dump_info", 1, 4, 0}
 };
-
-/* heap sub-record tags that are not objects */
-enum {
-  SUB_ROOT_UNKNOWN = 0xFF, SUB_ROOT_JNI_GLOBAL = 0x01,
-  SUB_ROOT_JNI_LOCAL = 0x02, SUB_ROOT_JAVA_FRAME = 0x03,
-  SUB_ROOT_NATIVE_STACK = 0x04, SUB_ROOT_STICKY_CLASS = 0x05,
-  SUB_ROOT_THREAD_BLOCK = 0x06, SUB_ROOT_MONITOR_USED = 0x07,
-  SUB_ROOT_THREAD_OBJECT = 0x08, SUB_ROOT_INTERNED_STRING = 0x89,
-  SUB_ROOT_FINALIZING = 0x8A, SUB_ROOT_DEBUGGER = 0x8B,
-  SUB_ROOT_REFERENCE_CLEANUP = 0x8C, SUB_ROOT_VM_INTERNAL = 0x8D,
-  SUB_ROOT_JNI_MONITOR = 0x8E, SUB_ROOT_UNREACHABLE = 0x90,
-  SUB_HEAP_DUMP_INFO = 0xFE
-};
+#undef ROOT
 
 
 /*
@@ -221,29 +229,7 @@ static sift_Status heap_records (Build *b, sift_Reader *r, int cut) {
     if (!sift_progress(b->pr, at)) return hpb_fail(b, SIFT_ECANCEL, "cancelled");
     tag = r->base[r->pos++];  /* a byte is left */
     switch (tag) {
-      case SUB_ROOT_UNKNOWN: case SUB_ROOT_STICKY_CLASS:
-      case SUB_ROOT_MONITOR_USED: case SUB_ROOT_INTERNED_STRING:
-      case SUB_ROOT_FINALIZING: case SUB_ROOT_DEBUGGER:
-      case SUB_ROOT_REFERENCE_CLEANUP: case SUB_ROOT_VM_INTERNAL:
-      case SUB_ROOT_UNREACHABLE:
-        ok = read_id(r, ids, &id);
-        if (ok) s = add_root(b, tag, id, 0, 0);
-        break;
-      case SUB_ROOT_JNI_GLOBAL:
-        ok = read_id(r, ids, &id) && read_id(r, ids, &other);
-        if (ok) s = add_root(b, tag, id, 0, 0);
-        break;
-      case SUB_ROOT_JNI_LOCAL: case SUB_ROOT_JAVA_FRAME:
-      case SUB_ROOT_THREAD_OBJECT: case SUB_ROOT_JNI_MONITOR:
-        ok = read_id(r, ids, &id) && sift_rd_u4be(r, &u4a)
-          && sift_rd_u4be(r, &u4b);
-        if (ok) s = add_root(b, tag, id, u4a, u4b);
-        break;
-      case SUB_ROOT_NATIVE_STACK: case SUB_ROOT_THREAD_BLOCK:
-        ok = read_id(r, ids, &id) && sift_rd_u4be(r, &u4a);
-        if (ok) s = add_root(b, tag, id, u4a, 0);
-        break;
-      case SUB_HEAP_DUMP_INFO:  /* u4 heap id, name string id */
+      case HP_HEAP_DUMP_INFO:  /* u4 heap id, name string id */
         ok = sift_rd_u4be(r, &u4a) && read_id(r, ids, &other);
         if (ok && u4a != b->heap) {  /* Dalvik repeats it every segment */
           hp_Switch sw;
@@ -288,9 +274,18 @@ static sift_Status heap_records (Build *b, sift_Reader *r, int cut) {
         isobj = 1;
         h->count[3] += ok;
         break;
-      default:
-        return hpb_fail(b, SIFT_EBADTAG, "unknown heap dump sub-record tag 0x%02X "
-                    "at byte %llu", tag, (unsigned long long)at);
+      default: {  /* a root: id (and another), u4 thread, u4 frame */
+        const hp_SubRecord *sr = &hp_subrecords[tag];
+        if (!(sr->flags & HP_ROOT))
+          return hpb_fail(b, SIFT_EBADTAG, "unknown heap dump sub-record tag 0x%02X "
+                      "at byte %llu", tag, (unsigned long long)at);
+        u4a = u4b = 0;
+        ok = read_id(r, ids, &id) && (sr->ids < 2 || read_id(r, ids, &other))
+          && (sr->bytes < 4 || sift_rd_u4be(r, &u4a))
+          && (sr->bytes < 8 || sift_rd_u4be(r, &u4b));
+        if (ok) s = add_root(b, tag, id, u4a, u4b);
+        break;
+      }
     }
     if (s != SIFT_OK) return s;
     if (!ok) {
@@ -338,18 +333,18 @@ typedef struct DumpCounter {
 
 /* returns the 0-based dump of a heap record with this tag, or -1 */
 static int64_t dump_of (DumpCounter *d, int tag) {
-  if (tag == TAG_HEAP_DUMP) {
+  if (tag == HP_TAG_HEAP_DUMP) {
     d->in_segments = 0;
     return (int64_t)d->ndumps++;
   }
-  if (tag == TAG_HEAP_DUMP_SEGMENT) {
+  if (tag == HP_TAG_HEAP_DUMP_SEGMENT) {
     if (!d->in_segments) {
       d->in_segments = 1;
       d->ndumps++;
     }
     return (int64_t)d->ndumps - 1;
   }
-  if (tag == TAG_HEAP_DUMP_END) d->in_segments = 0;
+  if (tag == HP_TAG_HEAP_DUMP_END) d->in_segments = 0;
   return -1;
 }
 
@@ -396,26 +391,26 @@ static sift_Status top_records (Build *b, sift_Reader *r) {
     }
     dump = dump_of(&dumps, tag);
     switch (tag) {
-      case TAG_STRING:
+      case HP_TAG_STRING:
         if (len >= (uint32_t)ids && !cut && read_id(r, ids, &id))
           s = add_idx(b, &h->strings, &h->nstrings, &b->capstrings, id, body);
         break;
-      case TAG_LOAD_CLASS:  /* u4 serial, class id, u4 stack, name id */
+      case HP_TAG_LOAD_CLASS:  /* u4 serial, class id, u4 stack, name id */
         if (!cut && len >= 8 + 2 * (uint32_t)ids && sift_rd_u4be(r, &serial)
             && read_id(r, ids, &id))
           s = add_idx(b, &h->loads, &h->nloads, &b->caploads, id, body);
         break;
-      case TAG_STACK_FRAME:  /* 4 ids (frame, method, signature, source),
+      case HP_TAG_STACK_FRAME:  /* 4 ids (frame, method, signature, source),
                                 u4 class serial, u4 line */
         if (!cut && len >= 8 + 4 * (uint32_t)ids && read_id(r, ids, &id))
           s = add_idx(b, &h->frames, &h->nframes, &b->capframes, id, body);
         break;
-      case TAG_STACK_TRACE:  /* u4 serial, u4 thread, u4 n, n frame ids */
+      case HP_TAG_STACK_TRACE:  /* u4 serial, u4 thread, u4 n, n frame ids */
         if (!cut && len >= 12 && sift_rd_u4be(r, &serial))
           s = add_idx(b, &h->traces, &h->ntraces, &b->captraces, serial,
                       body);
         break;
-      case TAG_START_THREAD:  /* u4 serial, id, u4 stack, 3 name ids */
+      case HP_TAG_START_THREAD:  /* u4 serial, id, u4 stack, 3 name ids */
         if (!cut && sift_rd_u4be(r, &serial) && read_id(r, ids, &id)
             && sift_rd_u4be(r, &u4) && read_id(r, ids, &id2)) {
           hp_Thread t;
@@ -426,10 +421,10 @@ static sift_Status top_records (Build *b, sift_Reader *r) {
           PUSH(h->threads, h->nthreads, b->capthreads, t);
         }
         break;
-      case TAG_HEAP_DUMP: case TAG_HEAP_DUMP_SEGMENT:
+      case HP_TAG_HEAP_DUMP: case HP_TAG_HEAP_DUMP_SEGMENT:
         if ((uint64_t)dump == h->dump) {
           sift_Reader sub = *r;
-          b->segmented = tag == TAG_HEAP_DUMP_SEGMENT;
+          b->segmented = tag == HP_TAG_HEAP_DUMP_SEGMENT;
           sub.size = (size_t)end;
           s = heap_records(b, &sub, cut);
           if (s == SIFT_ETRUNC) {
@@ -440,11 +435,11 @@ static sift_Status top_records (Build *b, sift_Reader *r) {
           }
         }
         break;
-      case TAG_HEAP_DUMP_END:
+      case HP_TAG_HEAP_DUMP_END:
         if (dumps.ndumps == h->dump + 1) b->ended = 1;
         break;
       default:
-        if (tag > TAG_HEAP_DUMP_END || tag == 0) h->unknown_records++;
+        if (tag > HP_TAG_HEAP_DUMP_END || tag == 0) h->unknown_records++;
         break;
     }
     if (s != SIFT_OK) return s;

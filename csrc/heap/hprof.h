@@ -22,11 +22,63 @@ enum {
   HP_BYTE = 8, HP_SHORT = 9, HP_INT = 10, HP_LONG = 11
 };
 
-/* heap sub-record tags that are objects (the byte at an object's offset) */
+/*
+** {======================================================
+** The format's tags: the one place they are spelled (HPROF.md). Every
+** reader and writer (hprof.c, crunch.c, bmd.c, the Lua bindings) names
+** them from here.
+** =======================================================
+*/
+
+/* top-level records: u1 tag, u4 time delta, u4 body length, body */
 enum {
-  HP_CLASS_DUMP = 0x20, HP_INSTANCE_DUMP = 0x21, HP_OBJ_ARRAY_DUMP = 0x22,
-  HP_PRIM_ARRAY_DUMP = 0x23, HP_PRIM_ARRAY_NODATA = 0xC3
+  HP_TAG_STRING = 0x01, HP_TAG_LOAD_CLASS = 0x02, HP_TAG_UNLOAD_CLASS = 0x03,
+  HP_TAG_STACK_FRAME = 0x04, HP_TAG_STACK_TRACE = 0x05,
+  HP_TAG_START_THREAD = 0x0A, HP_TAG_HEAP_DUMP = 0x0C,
+  HP_TAG_HEAP_DUMP_SEGMENT = 0x1C, HP_TAG_HEAP_DUMP_END = 0x2C
 };
+
+/* the sub-records of a heap dump's body: GC roots (1.0.2, then Android's
+   1.0.3 kinds), objects (the byte at an object's offset) and Android's
+   heap switch */
+enum {
+  HP_ROOT_UNKNOWN = 0xFF, HP_ROOT_JNI_GLOBAL = 0x01, HP_ROOT_JNI_LOCAL = 0x02,
+  HP_ROOT_JAVA_FRAME = 0x03, HP_ROOT_NATIVE_STACK = 0x04,
+  HP_ROOT_STICKY_CLASS = 0x05, HP_ROOT_THREAD_BLOCK = 0x06,
+  HP_ROOT_MONITOR_USED = 0x07, HP_ROOT_THREAD_OBJECT = 0x08,
+  HP_ROOT_INTERNED_STRING = 0x89, HP_ROOT_FINALIZING = 0x8A,
+  HP_ROOT_DEBUGGER = 0x8B, HP_ROOT_REFERENCE_CLEANUP = 0x8C,
+  HP_ROOT_VM_INTERNAL = 0x8D, HP_ROOT_JNI_MONITOR = 0x8E,
+  HP_ROOT_UNREACHABLE = 0x90,
+  HP_CLASS_DUMP = 0x20, HP_INSTANCE_DUMP = 0x21, HP_OBJ_ARRAY_DUMP = 0x22,
+  HP_PRIM_ARRAY_DUMP = 0x23, HP_PRIM_ARRAY_NODATA = 0xC3,
+  HP_HEAP_DUMP_INFO = 0xFE
+};
+
+/* what a sub-record's u4 fields are (hp_SubRecord.flags) */
+enum {
+  HP_ROOT = 1,        /* a GC root: its first id is the object held */
+  HP_THREAD = 2,      /* a u4 thread serial follows the ids */
+  HP_FRAME = 4,       /* ... then a u4 frame number (-1: none) */
+  HP_TRACE = 8        /* ... or a u4 stack trace serial */
+};
+
+/*
+** A sub-record tag's name and layout: after the tag, `ids` identifiers
+** then `bytes` more bytes (JNI_GLOBAL: the object and the reference;
+** HEAP_DUMP_INFO: u4 heap, then its name's string id). Objects but
+** PRIM_ARRAY_NODATA are sized by their content: ids = 0. A tag that is
+** not in the format has no name.
+*/
+typedef struct hp_SubRecord {
+  const char *name;   /* the root kinds' names are sift's API */
+  uint8_t ids, bytes;
+  uint8_t flags;
+} hp_SubRecord;
+
+extern const hp_SubRecord hp_subrecords[256];
+
+/* }====================================================== */
 
 /* the Android heaps objects are tagged with (HEAP_DUMP_INFO) */
 enum { HP_HEAP_DEFAULT = 0, HP_HEAP_APP = 'A', HP_HEAP_IMAGE = 'I',

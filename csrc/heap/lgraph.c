@@ -78,7 +78,7 @@ static int graph_flag (lua_State *L) {
     for (i = 0; i < g->nroots; i++) {
       const hp_Root *r = &g->h->roots[g->root_rec[i]];
       int hit = which == 3 ? g->root_obj[i] == (uint32_t)key
-        : r->thread == (uint64_t)key && strcmp(sift_root_name(r->kind), "java_frame") == 0;
+        : r->thread == (uint64_t)key && r->kind == HP_ROOT_JAVA_FRAME;
       if (!hit) continue;
       if ((g->root_obj_flags[i] ^ flags) & HG_NEVER) invalidate(g);
       g->root_obj_flags[i] = (uint8_t)flags;

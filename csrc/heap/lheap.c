@@ -59,25 +59,8 @@ static const char *kind_name (int kind) {
 }
 
 const char *sift_root_name (int kind) {
-  switch (kind) {
-    case 0xFF: return "unknown";
-    case 0x01: return "jni_global";
-    case 0x02: return "jni_local";
-    case 0x03: return "java_frame";
-    case 0x04: return "native_stack";
-    case 0x05: return "sticky_class";
-    case 0x06: return "thread_block";
-    case 0x07: return "monitor_used";
-    case 0x08: return "thread_object";
-    case 0x89: return "interned_string";
-    case 0x8A: return "finalizing";
-    case 0x8B: return "debugger";
-    case 0x8C: return "reference_cleanup";
-    case 0x8D: return "vm_internal";
-    case 0x8E: return "jni_monitor";
-    case 0x90: return "unreachable";
-    default: return "other";
-  }
+  const hp_SubRecord *sr = &hp_subrecords[kind & 0xFF];
+  return kind == (kind & 0xFF) && (sr->flags & HP_ROOT) ? sr->name : "other";
 }
 
 const char *sift_heap_name (uint32_t heap) {

@@ -299,11 +299,9 @@ static int heap_roots (lua_State *L) {
     lua_pushstring(L, sift_root_name(r->kind));
     lua_setfield(L, -2, "kind");
     SIFT_SETINT("id", r->id);
-    if (r->kind == 0x02 || r->kind == 0x03 || r->kind == 0x04
-        || r->kind == 0x06 || r->kind == 0x08 || r->kind == 0x8E)
-      SIFT_SETINT("thread", r->thread);
-    if (r->kind == 0x02 || r->kind == 0x03) SIFT_SETINT("frame", r->frame);
-    if (r->kind == 0x08) SIFT_SETINT("trace", r->frame);
+    if (hp_subrecords[r->kind].flags & HP_THREAD) SIFT_SETINT("thread", r->thread);
+    if (hp_subrecords[r->kind].flags & HP_FRAME) SIFT_SETINT("frame", r->frame);
+    if (hp_subrecords[r->kind].flags & HP_TRACE) SIFT_SETINT("trace", r->frame);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return 1;

@@ -41,12 +41,11 @@ static void push_step (lua_State *L, const hg_Graph *g, uint32_t p,
       const hp_Root *root = &g->h->roots[rec];
       lua_pushstring(L, sift_root_name(root->kind));
       lua_setfield(L, -2, "root");
-      if (root->kind == 0x02 || root->kind == 0x03 || root->kind == 0x04
-          || root->kind == 0x06 || root->kind == 0x08 || root->kind == 0x8E) {
+      if (hp_subrecords[root->kind].flags & HP_THREAD) {
         lua_pushinteger(L, root->thread);
         lua_setfield(L, -2, "thread");
       }
-      if (root->kind == 0x02 || root->kind == 0x03) {
+      if (hp_subrecords[root->kind].flags & HP_FRAME) {
         lua_pushinteger(L, (lua_Integer)(int32_t)root->frame);
         lua_setfield(L, -2, "frame");
       }

@@ -27,8 +27,11 @@
 
 /* the root kinds HprofGCRoots reads, in its order (others are no roots) */
 static const uint8_t ROOT_ORDER[] = {
-  0xFF, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,  /* HPROF 1.0.2 */
-  0x89, 0x8A, 0x8B, 0x8C, 0x8D, 0x8E                     /* 1.0.3 (Android) */
+  HP_ROOT_UNKNOWN, HP_ROOT_JNI_GLOBAL, HP_ROOT_JNI_LOCAL, HP_ROOT_JAVA_FRAME,
+  HP_ROOT_NATIVE_STACK, HP_ROOT_STICKY_CLASS, HP_ROOT_THREAD_BLOCK,
+  HP_ROOT_MONITOR_USED, HP_ROOT_THREAD_OBJECT,                  /* HPROF 1.0.2 */
+  HP_ROOT_INTERNED_STRING, HP_ROOT_FINALIZING, HP_ROOT_DEBUGGER,
+  HP_ROOT_REFERENCE_CLEANUP, HP_ROOT_VM_INTERNAL, HP_ROOT_JNI_MONITOR  /* 1.0.3 */
 };
 
 void hg_vv_free (hg_VisualVM *vv) {
