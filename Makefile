@@ -33,7 +33,7 @@ DEB_PACKAGES = lua5.4 liblua5.4-dev lua-busted lua-argparse lua-cjson \
                luarocks zlib1g-dev libbz2-dev pkg-config gcc make clang \
                libclang-rt-14-dev lua-readline openjdk-17-jdk-headless visualvm \
                lua-lpeg libsqlite3-dev ledger hledger beancount lua-http lua-socket lua-sec openssl \
-               python3-jsonschema chromium curl procps \
+               python3-jsonschema chromium curl procps lua-check \
                redis-server lua-redis postgresql-15 lua-dbi-postgresql dexdump findbugs
 
 CORE_SRC = $(wildcard csrc/*.c csrc/*/*.c)
@@ -48,7 +48,7 @@ FUZZ_TIME ?= 60
 SPEC_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;"
 RUN_ENV  = $(SPEC_ENV) LUA_CPATH="build/?.so;;" SIFT_CPATH="build/?.so"
 
-.PHONY: all build deps test check-warnings check-browser spec spec-asan fuzz fuzz-smoke \
+.PHONY: all build deps test check-warnings lint-lua check-browser spec spec-asan fuzz fuzz-smoke \
         demo bench install uninstall rock clean help
 
 all: build/sift/core.so
@@ -74,14 +74,19 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-# the full suite: zero warnings, specs, specs again under ASan/UBSan, fuzz
+# the full suite: zero warnings, luacheck, specs, specs again under ASan/UBSan, fuzz
 # smoke (the three builds side by side; the peers' cached outputs in build/
 # are made once, under a lock: helper.once)
 test: deps
 	@$(MAKE) --no-print-directory -j2 check-warnings build/sift/core.so build/asan/sift/core.so
+	@$(MAKE) --no-print-directory lint-lua
 	@$(MAKE) --no-print-directory spec
 	@$(MAKE) --no-print-directory spec-asan
 	@$(MAKE) --no-print-directory fuzz-smoke
+
+# luacheck over the Lua sources, the CLI and the specs (.luacheckrc): no warnings
+lint-lua:
+	luacheck --quiet --no-color lua bin/sift spec
 
 check-warnings:
 	@mkdir -p build
@@ -181,7 +186,8 @@ clean:
 help:
 	@echo "make            build build/sift/core.so"
 	@echo "make deps       install missing Debian packages (apt-get)"
-	@echo "make test       zero-warning build, specs, specs under ASan/UBSan, fuzz smoke"
+	@echo "make test       zero-warning build, luacheck, specs, specs under ASan/UBSan, fuzz smoke"
+	@echo "make lint-lua   luacheck over lua/, bin/sift and spec/ (.luacheckrc)"
 	@echo "make demo       run sift on the shared fixtures (or generated files)"
 	@echo "make bench      timings and throughput"
 	@echo "make fuzz       run every fuzz harness for FUZZ_TIME seconds (default 60)"

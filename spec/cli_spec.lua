@@ -468,9 +468,10 @@ describe("cut heap dumps and traces never look like success", function()
     local file = helper.tmpfile(sgml:sub(1, 1000))
     local gz = file .. ".gz"
     assert(os.execute(("gzip -c %s > %s"):format(helper.quote(file), helper.quote(gz))))
-    _, err, code = sift { "info", gz }
+    out, err, code = sift { "info", gz }
     assert.are.same({ 1, ("sift: %s: cut short: the body has no </OFX> end tag: the decompressed text ends at byte 1000\n")
       :format(gz) }, { code, err })
+    assert.matches("\n  problem +cut short: the body has no </OFX> end tag: the decompressed text ends at byte 1000\n$", out)
     os.remove(file)
     os.remove(gz)
   end)

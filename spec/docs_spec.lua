@@ -231,17 +231,17 @@ if arg[1] == "exit" then os.exit(tonumber(arg[2])) end
     -- (the specs' SIFT_CPATH, if any, is relative to the checkout)
     local cpath = os.getenv("SIFT_CPATH")
     local env = cpath and ("SIFT_CPATH=%s "):format(helper.quote((cpath:gsub("^([^/])", cwd .. "/%1")))) or ""
-    local function run(args)
-      local p = io.popen(("cd %s && %s%s/bin/sift run %s 2>&1"):format(dir, env, cwd, args))
-      local out = p:read("a")
-      local _, _, status = p:close()
+    local function sift_run(args)
+      local proc = io.popen(("cd %s && %s%s/bin/sift run %s 2>&1"):format(dir, env, cwd, args))
+      local out = proc:read("a")
+      local _, _, status = proc:close()
       return out, status
     end
     assert.are.same({ "s.lua\t3\ta|--json|b c\t3\ta\trun\tfunction\n", 0 },
-      { run("s.lua a --json 'b c'") })
-    assert.are.same({ "s.lua\t1\tfail\t1\tfail\trun\tfunction\nsift: s.lua:3: no luck\n", 1 }, { run("s.lua fail") })
-    assert.are.same({ "s.lua\t2\texit|7\t2\texit\trun\tfunction\n", 7 }, { run("s.lua exit 7") })
-    assert.are.same({ "sift: cannot open nothere.lua: No such file or directory\n", 1 }, { run("nothere.lua") })
+      { sift_run("s.lua a --json 'b c'") })
+    assert.are.same({ "s.lua\t1\tfail\t1\tfail\trun\tfunction\nsift: s.lua:3: no luck\n", 1 }, { sift_run("s.lua fail") })
+    assert.are.same({ "s.lua\t2\texit|7\t2\texit\trun\tfunction\n", 7 }, { sift_run("s.lua exit 7") })
+    assert.are.same({ "sift: cannot open nothere.lua: No such file or directory\n", 1 }, { sift_run("nothere.lua") })
     os.execute("rm -rf " .. dir)
   end)
 end)

@@ -75,10 +75,10 @@ function M.start()
   --- Run SQL in the PostgreSQL database of a URL (fresh()'s); its output.
   function e.psql(url, sql)
     local db = url:match("/([^/]*)$")
-    local done, out = sh(("%s/psql -h 127.0.0.1 -p %d -U sift -d %s -v ON_ERROR_STOP=1 -q -A -t -c %s"):format(
+    local done, answer = sh(("%s/psql -h 127.0.0.1 -p %d -U sift -d %s -v ON_ERROR_STOP=1 -q -A -t -c %s"):format(
       PG_BIN, e.pg_port, db, helper.quote(sql)))
-    assert(done, out)
-    return out
+    assert(done, answer)
+    return answer
   end
 
   function e.stop()

@@ -111,7 +111,8 @@ describe("examples", function()
     local out, code = run("leaks.lua", { dump })
     assert.are.equal(0, code, out)
     assert.matches("%d+ known library%-leak patterns apply to SDK 19 %(unknown%)", out)
-    assert.matches('2 APPLICATION LEAKS\n\nReferences underlined with "~~~" are likely causes%.\n\n378 bytes retained by leaking objects', out)
+    assert.matches('2 APPLICATION LEAKS\n\nReferences underlined with "~~~" are likely causes%.\n\n'
+      .. "378 bytes retained by leaking objects", out)
     assert.matches("key = b3abfae6%-2c53%-42e1%-b8c1%-96b0558dbeae", out)
   end)
 
@@ -182,6 +183,7 @@ describe("examples", function()
     local journal = helper.read(db .. ".beancount")
     assert.matches('fitid: "S00000001"', journal)
     out, code = run("finance.lua", { db, db .. ".sample.ofx" })  -- again: nothing new
+    assert.are.equal(0, code, out)
     assert.matches("1501 already there", out)
     os.execute("rm -f " .. helper.quote(db) .. "*")
   end)

@@ -390,10 +390,10 @@ describe("finance command line", function()
     assert.are.equal("Utilities", require("cjson").decode(out)[1].category)
     local junk = helper.tmpfile("PK\3\4 not a statement")
     out, err, status = helper.sift { "import", "--db", path, junk }
-    assert.are.same({ 1, "sift: " .. junk .. ": not an OFX statement (no <OFX> element)\n" }, { status, err })
+    assert.are.same({ 1, "", "sift: " .. junk .. ": not an OFX statement (no <OFX> element)\n" }, { status, out, err })
     os.remove(junk)
     out, err, status = helper.sift { "categorize", "--db", path, "--set", "99", "X" }
-    assert.are.same({ 1, "sift: no transaction 99\n" }, { status, err })
+    assert.are.same({ 1, "", "sift: no transaction 99\n" }, { status, out, err })
     out = helper.sift { "report", "--db", path, "--svg", path .. ".svg" }
     assert.matches("Expenses by category", out)
     assert.matches("Utilities", out)

@@ -460,9 +460,9 @@ for _, backend in ipairs(BACKENDS) do
       local groups_text = helper.sift(cli({ "fleet", "groups", "--json" }, data, opts))
       local groups = cjson.decode(groups_text)
       if helper.have_validator() then  -- (their JSON Schemas, docs/schema/fleet-*.schema.json)
-        for name, text in pairs { ["fleet-status.schema.json"] = status_text, ["fleet-groups.schema.json"] = groups_text } do
-          local valid, problems = helper.schema_problems(name, text)
-          assert(valid, name .. ": " .. problems .. "\n" .. text:sub(1, 400))
+        for name, json in pairs { ["fleet-status.schema.json"] = status_text, ["fleet-groups.schema.json"] = groups_text } do
+          local valid, problems = helper.schema_problems(name, json)
+          assert(valid, name .. ": " .. problems .. "\n" .. json:sub(1, 400))
         end
       end
       local damaged, expected = {}, { [sig] = 0 }
@@ -498,10 +498,11 @@ describe("sift fleet's analysis", function()
     local dump = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
     if not dump then return end
     local s = assert(fleet_mod.analyze(dump, "hprof")).summary
-    local cli = cjson.decode((helper.sift { "histogram", "--json", dump }))
+    local histogram = cjson.decode((helper.sift { "histogram", "--json", dump }))
     assert.are.equal(20, #s.histogram)
     for i, row in ipairs(s.histogram) do
-      assert.are.same({ cli.rows[i].class, cli.rows[i].count, cli.rows[i].shallow }, { row.class, row.count, row.shallow })
+      local cli_row = histogram.rows[i]
+      assert.are.same({ cli_row.class, cli_row.count, cli_row.shallow }, { row.class, row.count, row.shallow })
     end
   end)
 end)
@@ -521,13 +522,13 @@ describe("sift fleet migrate #heavy", function()
       assert.are.equal("schema up to date (0 migrations applied)\n", out)
       out, msg, code = helper.sift { "fleet", "status", "--json", "--redis", redis, "--postgres", postgres }
       assert.are.same({ { uploads = 0, queued = 0, running = 0, done = 0, done_with_warnings = 0, failed = 0,
-        failures = {}, warnings = {} }, 0 }, { cjson.decode(out), code })
+        failures = {}, warnings = {} }, "", 0 }, { cjson.decode(out), msg, code })
       assert.matches('"failures":[],', out, 1, true)  -- (arrays, even empty)
       assert.matches('"warnings":[]', out, 1, true)
       -- an engine that is not there: a message, not a traceback
       out, msg, code = helper.sift { "fleet", "status", "--redis", "redis://127.0.0.1:1", "--postgres", postgres }
       assert.matches("^sift: cannot reach Redis at 127.0.0.1:1", msg)
-      assert.are.equal(1, code)
+      assert.are.same({ "", 1 }, { out, code })
     end)
     engines.stop()
     assert(ok, err)

@@ -127,6 +127,10 @@ describe("the overview and the histogram of sift serve", function()
       assert.are.equal(view.total.reachable_bytes, reachable)
       local _, all = cli_histogram(path)
       assert.are.same({ all.count, all.shallow }, { view.total.count, view.total.shallow })
+      -- the total heap holds the class objects too, so it is no smaller than the reachable heap
+      assert.are.equal(view.total.shallow + view.total.class_objects, view.total.all)
+      assert.is_true(view.total.class_objects > 0 and view.total.reachable_bytes <= view.total.all,
+        ("reachable %d of %d"):format(view.total.reachable_bytes, view.total.all))
       -- a heap the dump lacks: 404 on the pages, a usage error naming its heaps in the CLI
       assert.are.equal(404, (get(url .. "histogram.json?heap=image")))
       local s, err = get(url .. "index.json?heap=image")

@@ -69,7 +69,8 @@ function writer:class(name, opts)
   return c
 end
 
-function writer:set_static(c, name, v)
+-- (called as w:set_static like the writer's other methods; the class holds its statics)
+function writer.set_static(_, c, name, v)
   for _, s in ipairs(c.statics) do
     if s[1] == name then s[3] = v return end
   end

@@ -78,7 +78,8 @@ end)
 -- work at once.
 local function job(sock, lpath, cpath, path, class, predicate, spill, together)
   package.path, package.cpath = lpath, cpath
-  local core, sift, leaks = require "sift.core", require "sift", require "sift.heap.leaks"
+  -- (a thread is a fresh Lua state: it requires its own modules)
+  local core, sift_mod, leaks_mod = require "sift.core", require "sift", require "sift.heap.leaks"
   sock:setmode("b", "b")
   if spill ~= "" then core.spill(spill, 4096) end
   if together == "1" then
@@ -86,13 +87,13 @@ local function job(sock, lpath, cpath, path, class, predicate, spill, together)
     sock:flush()
     assert(sock:read("*l") == "go")
   end
-  local heap = assert(sift.open(path))
+  local heap = assert(sift_mod.open(path))
   local parts = { ("reachable=%d"):format(heap:dominators().reachable) }
   for _, row in ipairs(heap:top(5)) do
     parts[#parts + 1] = ("0x%x %s %d"):format(row.object:id(), row.class, row.retained)
   end
   local test = assert(load("local obj = ... return " .. predicate))
-  local report = leaks.analyze(heap, { finder = leaks.where(test, class) })
+  local report = leaks_mod.analyze(heap, { finder = leaks_mod.where(test, class) })
   for _, g in ipairs(report.application_leaks) do
     parts[#parts + 1] = ("%s %d %d"):format(g.signature, #g.traces, g.retained)
   end

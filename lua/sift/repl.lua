@@ -38,7 +38,7 @@ function M.pretty(v, depth, is_id)
   if mt and mt.__tostring then return tostring(v) end
   if depth == 0 then return "{...}" end
   local parts, n = {}, 0
-  for i, x in ipairs(v) do
+  for _, x in ipairs(v) do
     n = n + 1
     if n > 12 then parts[#parts + 1] = format("... (%d in all)", #v) break end
     parts[#parts + 1] = M.pretty(x, depth - 1, is_id)
@@ -166,8 +166,8 @@ function M.help(v)
       local methods, fields = {}, {}
       for _, m in ipairs(hprof.method_names()) do methods[m] = true end
       for name in v:fields() do
-        fields[#fields + 1] = (methods[name] or hprof.Object[name] ~= nil) and format('%s (named like a method: obj:field("%s"))', name, name)
-          or name
+        local like_a_method = methods[name] or hprof.Object[name] ~= nil
+        fields[#fields + 1] = like_a_method and format('%s (named like a method: obj:field("%s"))', name, name) or name
       end
       lines[2] = "fields: " .. (#fields > 0 and concat(fields, ", ") or "none")
     end
@@ -245,9 +245,7 @@ function M.run(heap, opts)
     chunk = chunk and chunk .. "\n" .. line or line
     local fn, msg = load("return " .. chunk, "=repl", "t", env)
     if not fn then fn, msg = load(chunk, "=repl", "t", env) end
-    if not fn and msg:match("<eof>$") then
-      -- an unfinished statement: keep reading
-    else
+    if fn or not msg:match("<eof>$") then  -- (else an unfinished statement: keep reading)
       chunk = nil
       if not fn then
         err:write("syntax error: ", msg, "\n")

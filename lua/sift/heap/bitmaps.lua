@@ -74,7 +74,7 @@ end
 
 -- Bitmap$DumpData of the heap: mNativePtr -> its buffer (an Object), and
 -- the format's MIME type; nil when the dump has none
-local function dump_data(heap, cls)
+local function dump_data(cls)
   local data = cls:statics().dumpData
   if type(data) ~= "userdata" or not data:is_instance_of(M.CLASS .. "$DumpData") then return nil end
   local count, format = field(data, "count"), FORMATS[field(data, "format")]
@@ -147,7 +147,7 @@ function Heap:bitmaps(opts)
   if not cls then return out end
   local model = opts.model or self._model or "shark"
   self:dominators { model = model }
-  local data = dump_data(self, cls)
+  local data = dump_data(cls)
   for obj in cls:instances { subclasses = true } do out[#out + 1] = describe(self, obj, data, model) end
   table.sort(out, function(a, b)
     if (a.bytes or 0) ~= (b.bytes or 0) then return (a.bytes or 0) > (b.bytes or 0) end
@@ -164,7 +164,7 @@ function M.of(heap, obj, opts)
   if not (cls and obj:kind() == "instance" and obj:is_instance_of(cls)) then return nil end
   local model = opts.model or heap._model or "shark"
   heap:dominators { model = model }
-  return describe(heap, obj, dump_data(heap, cls), model)
+  return describe(heap, obj, dump_data(cls), model)
 end
 
 --- The picture as a PNG: drawn from the raw pixels, or the dump's own PNG.

@@ -46,8 +46,8 @@ function M.read_mapping(path)
   local current, n = nil, 0
   for line in f:lines() do
     n = n + 1
-    if line:match("^%s*#") or line:match("^%s*$") then -- comment or blank
-    elseif not line:match("^%s") then
+    -- (comments and blank lines are skipped)
+    if line:match("^[^#%s]") then
       local original, obfuscated = line:match("^(%S+) %-> (%S+):$")
       if not original then
         f:close()
@@ -56,7 +56,7 @@ function M.read_mapping(path)
       mapping.classes[obfuscated] = original
       current = {}
       mapping.fields[obfuscated] = current
-    elseif current and not line:find("(", 1, true) then
+    elseif current and line:match("^%s+[^#%s]") and not line:find("(", 1, true) then
       local original, obfuscated = line:match("^%s+%S+ (%S+) %-> (%S+)$")
       if original then current[obfuscated] = original end
     end
@@ -111,7 +111,7 @@ end
 -- @return heap, or nil, message, code
 function M.open_source(source, path, opts, fields)
   opts = opts or {}
-  local mapping, err, code = opts.mapping, nil, nil
+  local mapping, err, code = opts.mapping
   if type(mapping) == "string" then
     mapping, err, code = M.read_mapping(mapping)
     if not mapping then return nil, err, code end
@@ -426,7 +426,7 @@ end
 --- The kind a root of unknown kind most likely had, from what it is: a
 -- class object "sticky_class", a Thread "thread_object", else "unknown";
 -- and true (inferred).
-function Heap:infer_root(obj)
+function Heap:infer_root(obj) -- luacheck: no unused args (a method of the heap that needs only the object)
   if obj:as_class() then return "sticky_class", true end
   if obj:kind() == "instance" and obj:is_instance_of("java.lang.Thread") then return "thread_object", true end
   return "unknown", true

@@ -9,7 +9,7 @@ local size = require "sift.size"
 
 local M = {}
 
-local text, simple, root_description = fields.text, fields.simple, fields.root_description
+local simple, root_description = fields.simple, fields.root_description
 local format, concat = string.format, table.concat
 
 --- {======================================================
@@ -133,9 +133,9 @@ function M.to_json(report)
   for i, obj in ipairs(report.unreachable) do
     unreachable[i] = { class = obj:class_name(), id = format("0x%x", obj:id()) }
   end
-  local suspects
+  local suspect_rows
   if report.suspects then
-    suspects = array {}
+    suspect_rows = array {}
     for i, sus in ipairs(report.suspects) do
       local path = array {}
       for k, st in ipairs(sus.path or {}) do
@@ -147,7 +147,7 @@ function M.to_json(report)
         nested[j] = { kind = inner.kind, class = inner.class, id = format("0x%x", inner.object:id()),
           retained = inner.retained, share = inner.share, count = inner.count }
       end
-      suspects[i] = { kind = sus.kind, class = sus.class, id = format("0x%x", sus.object:id()), nested = nested,
+      suspect_rows[i] = { kind = sus.kind, class = sus.class, id = format("0x%x", sus.object:id()), nested = nested,
         retained = sus.retained, share = sus.share, count = sus.count,
         accumulation = { class = sus.accumulation.object:class_name(),
                          id = format("0x%x", sus.accumulation.object:id()), retained = sus.accumulation.retained },
@@ -157,7 +157,7 @@ function M.to_json(report)
   return { application_leaks = leaks_json(report.application_leaks),
            library_leaks = leaks_json(report.library_leaks),
            unclosed_resources = leaks_json(report.unclosed_resources or {}), unreachable = unreachable,
-           suspects = suspects, metadata = report.metadata }
+           suspects = suspect_rows, metadata = report.metadata }
 end
 
 --- The report as one self-contained HTML page: a section per leak, each

@@ -24,8 +24,7 @@ local M = {}
 
 local format, concat = string.format, table.concat
 local field_or_nil, text, FRAGMENTS = fields.field_or_nil, fields.text, fields.FRAGMENTS
-local running_services, activity_of, destroyed_activity =
-  fields.running_services, fields.activity_of, fields.destroyed_activity
+local running_services, destroyed_activity = fields.running_services, fields.destroyed_activity
 local simple = fields.simple
 
 --- The inspectors (sift.heap.inspectors), the suspects (sift.heap.suspects)
@@ -540,9 +539,9 @@ end
 function M.read_matchers(path)
   local f, err = io.open(path, "r")
   if not f then return nil, err end
-  local text = f:read("a")
+  local source = f:read("a")
   f:close()
-  local chunk, msg = load(text, "@" .. path, "t", {})
+  local chunk, msg = load(source, "@" .. path, "t", {})
   if not chunk then return nil, msg end
   local ok, value = pcall(chunk)
   if not ok then return nil, tostring(value) end

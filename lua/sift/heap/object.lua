@@ -43,8 +43,11 @@ function class_getters.fields(cls)
   for i, f in ipairs(raw(cls).fields) do
     local owner = heap:class_at(f.owner)
     local name = f.name or format("(field %d)", i)
-    local mapping = heap.mapping and heap.mapping.fields[heap.index:class_name(f.owner) and M.normalize(heap.index:class_name(f.owner)) or ""]
-    if mapping and mapping[name] then name = mapping[name] end
+    if heap.mapping then  -- (an obfuscated dump: the field's original name)
+      local owner_name = heap.index:class_name(f.owner)
+      local renames = heap.mapping.fields[owner_name and M.normalize(owner_name) or ""]
+      if renames and renames[name] then name = renames[name] end
+    end
     out[i] = { name = name, type = f.type, offset = f.offset, class = owner }
   end
   return out
@@ -479,7 +482,7 @@ function M.method_names()
 end
 
 function Object.__tostring(obj)
-  local heap, num, id, kind, cls, _, length, elem = facts(obj)
+  local heap, _, id, kind, cls, _, length = facts(obj)
   if kind == "class" then
     return format("class %s@0x%x", cls and heap:class_at(cls).name or "?", id)
   end

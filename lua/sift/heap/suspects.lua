@@ -4,11 +4,8 @@
 -- them.
 -- @module sift.heap.suspects
 
-local fields = require "sift.heap.fields"
-
 local M = {}
 
-local field_or_nil, text = fields.field_or_nil, fields.text
 local grouped = require("sift.size").grouped
 local format, concat = string.format, table.concat
 

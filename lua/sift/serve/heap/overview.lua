@@ -65,7 +65,14 @@ local function facts(ctx)
     lines[i] = { id = views.hex(r.object:id()), name = views.object_text(r.object), via = views.top_via(paths[i]),
       holds = views.top_holds(r) }
   end
-  heap._served_overview = { total = views.histogram_total(heap, ctx.model), reachable_bytes = heap:reachable_bytes(),
+  local total = views.histogram_total(heap, ctx.model)
+  total.class_objects = 0  -- (not rows of the histogram; the reachable heap counts them)
+  for cls in heap:classes() do
+    local obj = cls.object
+    if obj then total.class_objects = total.class_objects + heap:shallow(obj, ctx.model) end
+  end
+  total.all = total.shallow + total.class_objects
+  heap._served_overview = { total = total, reachable_bytes = heap:reachable_bytes(),
     heaps = views.heap_sizes(heap, ctx.model), top = views.top_json(rows), top_lines = lines }
   return heap._served_overview
 end
@@ -96,7 +103,8 @@ function M.overview(ctx)
     primitive_arrays = info.primitive_arrays, roots = info.roots, warnings = json.array(info.warnings or {}),
     reachable = summary.reachable, unreachable = summary.unreachable,
     unreachable_bytes = summary.unreachable_bytes, top = f.top, top_lines = f.top_lines,
-    total = { count = f.total.count, shallow = f.total.shallow, reachable_bytes = f.reachable_bytes },
+    total = { count = f.total.count, shallow = f.total.shallow, class_objects = f.total.class_objects,
+      all = f.total.all, reachable_bytes = f.reachable_bytes },
     heaps = f.heaps, heap = which }
   for _, h in ipairs(f.heaps) do
     if h.name == which then view.selected = h end
@@ -155,9 +163,11 @@ function M.overview(ctx)
     end
     local facts_list = { { "format", ("%s %s"):format(info.format, info.version or "") },
       { "file", ctx.entry.description },
-      { "total heap (shallow bytes of every instance and array)", f.total.shallow },
-      { "objects (instances and arrays)", f.total.count },
-      { "reachable heap (bytes the GC roots reach, class objects included)", f.reachable_bytes },
+      { "total heap (shallow bytes of every object: instances, arrays and class objects)", f.total.all },
+      { "instances and arrays: shallow bytes (sift histogram's total)", f.total.shallow },
+      { "instances and arrays", f.total.count },
+      { "class objects: shallow bytes", f.total.class_objects },
+      { "reachable heap (bytes of the objects the GC roots reach)", f.reachable_bytes },
       { "instances", info.instances }, { "classes", info.classes }, { "object arrays", info.object_arrays },
       { "primitive arrays", info.primitive_arrays }, { "reachable objects", summary.reachable },
       { "unreachable objects", summary.unreachable }, { "unreachable bytes", summary.unreachable_bytes } }
