@@ -177,7 +177,7 @@ describe("sift bitmaps", function()
     assert.are.same({ "0xb0f93f80", "0xb0f9e288" }, w.duplicate_bitmaps[1].bitmaps)
     assert.truthy(w.rules.duplicate_bitmaps:find("pixel buffer of every copy but one", 1, true))
     local text = helper.sift { "waste", "-q", path }
-    assert.truthy(text:find("duplicate bitmaps: 1 values held more than once, 36,864 bytes wasted in all", 1, true), text)
+    assert.truthy(text:find("duplicate bitmaps: 1 picture held more than once, 36,864 bytes wasted in all", 1, true), text)
     assert.truthy(text:find("       2       36,864  96x96 ARGB_8888  0xb0f93f80 0xb0f9e288", 1, true), text)
   end)
 

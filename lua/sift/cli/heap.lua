@@ -357,11 +357,11 @@ function commands.waste(args, out, err)
     out:write(("\n== %s (%d) ==\nwasted: %s\n"):format(title, #rows, report.rules[rule]))
   end
   out:write(("sizes: --model %s\n"):format(report.model))
-  for _, set in ipairs { { "duplicate_strings", "strings" }, { "duplicate_arrays", "arrays" },
-    { "duplicate_bitmaps", "bitmaps" } } do
+  for _, set in ipairs { { "duplicate_strings", "strings", "value" }, { "duplicate_arrays", "arrays", "value" },
+    { "duplicate_bitmaps", "bitmaps", "picture" } } do
     local t = report.totals[set[1]]
-    out:write(("duplicate %s: %s values held more than once, %s bytes wasted in all\n"):format(set[2],
-      group_digits(t.groups), group_digits(t.wasted)))
+    out:write(("duplicate %s: %s %s%s held more than once, %s bytes wasted in all\n"):format(set[2],
+      group_digits(t.groups), set[3], t.groups == 1 and "" or "s", group_digits(t.wasted)))
   end
   head("duplicate strings: count, distinct arrays, bytes wasted, value, held by", report.duplicate_strings,
     "duplicate_strings")
