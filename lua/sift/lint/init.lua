@@ -217,8 +217,10 @@ local function findings_of(cls, m, rule, name, r, out)
           closed = closed or facts.closed[k] or false
           gone = gone or facts.gone[k] or false
           if ids[k].kind == "open" and (not first or ids[k].at < ids[first].at) then first = k end
+          if ids[k].kind == "param" then first = nil; break end  -- (a wrapper of the caller's stream: the caller's)
         end
       end
+      if not first then goto next_id end
       local opened = ids[first].init or ids[first].at
       local wrapped = first ~= id and (", in a %s"):format(dotted(v.class)) or ""
       local reported = false
@@ -272,6 +274,7 @@ local function findings_of(cls, m, rule, name, r, out)
           e.line or "?", describe(e), wrapped))
       end
     end
+    ::next_id::
   end
 end
 

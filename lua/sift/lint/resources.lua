@@ -136,8 +136,8 @@ function M.analyse(cls, m, ctx)
   end
   local closing = false  -- whether the instruction being applied closed something
   -- what happens to every open value of mask: "close" or "pass" (passed on)
-  local function settle(s, mask, how)
-    if how == "close" and mask & ID_MASK ~= 0 then closing = true end
+  local function settle(s, mask, how, not_on_exception)
+    if how == "close" and mask & ID_MASK ~= 0 and not not_on_exception then closing = true end
     for id in bits(mask) do
       for _, k in ipairs(group(id)) do
         local v = s.st[k] or 0
@@ -163,9 +163,9 @@ function M.analyse(cls, m, ctx)
       for _, a in ipairs(args) do argmask = argmask | a end
       if id then
         local opened = false
-        local owned = 0  -- (what it wraps that this method opened: a parameter is the caller's)
+        local owned = 0  -- (what it wraps that is open: opened here, or a parameter, the caller's)
         for a in bits(argmask) do
-          if ids[a].kind == "open" and (s.st[a] or 0) & OPEN ~= 0 and a ~= id then owned = owned | (1 << (a - 1)) end
+          if (s.st[a] or 0) & OPEN ~= 0 and a ~= id then owned = owned | (1 << (a - 1)) end
         end
         if ctx.wrappers[ins.owner] and owned ~= 0 then
           for a in bits(owned) do
@@ -184,7 +184,7 @@ function M.analyse(cls, m, ctx)
       if argmask ~= 0 then  -- an object of another class keeps what it is given
         if summary then
           for k, a in ipairs(args) do
-            if a ~= 0 and summary.closes[k] then settle(s, a, "close")
+            if a ~= 0 and summary.closes[k] then settle(s, a, "close", not summary.always[k])
             elseif a ~= 0 and summary.stores[k] then settle(s, a, "pass") end
           end
         else
@@ -214,8 +214,8 @@ function M.analyse(cls, m, ctx)
     for k, a in ipairs(args) do
       if a ~= 0 then
         if summary then
-          if summary.closes[k] then
-            settle(s, a, "close")
+          if summary.closes[k] then  -- (a helper that closes on its normal path only has not, when it throws)
+            settle(s, a, "close", not summary.always[k])
             if facts then facts.released_at[i] = (facts.released_at[i] or 0) | a end
           elseif summary.stores[k] then settle(s, a, "pass") end
           if summary.returns[k] then result = result | a end
@@ -244,6 +244,9 @@ function M.analyse(cls, m, ctx)
       return false
     end
     if ctx.closers[ins.owner .. "." .. ins.name] then return false end
+    local summary = ins.desc and ctx.summary(ins.owner, ins.name, ins.desc)
+    if summary and next(summary.returns) then return false end  -- (a factory of wrappers: as a wrapper's constructor)
+    if ins.desc and bytecode.desc(ins.desc).ret_class == ins.owner then return false end  -- (fluent: derives a value)
     if ctx.use_types[ins.owner] or ctx.opens[ins.owner] then return true end
     if QUIET[ins.owner] then return false end
     if dex then return (s.locals[ins.var or -1] or 0) & ID_MASK ~= 0 end
@@ -467,10 +470,12 @@ function M.analyse(cls, m, ctx)
           local out = s
           if tested and tested ~= 0 and ((null_edge == "branch" and j == at[ins.branch]) or
               (null_edge == "next" and j == i + 1 and j ~= at[ins.branch or -1])) then
-            out = copy(s)  -- (the value tested is null on this edge: what it may hold was not opened here)
-            for id in bits(tested) do
-              local v = out.st[id] or 0
-              if v & OPEN ~= 0 then out.st[id] = (v & ~OPEN) | UNOPENED end
+            out = copy(s)  -- (the value tested is null on this edge: what it may hold was not opened here,
+            for id in bits(tested) do  -- nor a wrapper around it)
+              for _, k in ipairs(group(id)) do
+                local v = out.st[k] or 0
+                if v & OPEN ~= 0 then out.st[k] = (v & ~OPEN) | UNOPENED end
+              end
             end
           end
           if not states[j] then

@@ -63,6 +63,13 @@ M.CLOSERS = {
   ["org/apache/tools/ant/util/FileUtils.closeQuietly"] = true,
   ["okhttp3/internal/Util.closeQuietly"] = true,
   ["org/junit/platform/commons/util/ExceptionUtils.closeQuietly"] = true,
+  -- the JDK's XML parsers (Xerces) close the stream they parse when done, on success and on error
+  ["javax/xml/parsers/DocumentBuilder.parse"] = true,
+  ["javax/xml/parsers/SAXParser.parse"] = true,
+  -- OSGi: "the Framework must always close the specified InputStream object, even if an exception is thrown"
+  ["org/osgi/framework/Bundle.update"] = true,
+  ["org/osgi/framework/BundleContext.installBundle"] = true,
+  ["org/eclipse/osgi/framework/internal/core/AbstractBundle.update"] = true,
 }
 
 --- Library methods that take over the resources they are given and return

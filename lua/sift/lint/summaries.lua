@@ -1,7 +1,8 @@
 --- Summaries across methods: for each method of the classes read (those
 -- reported on and those only read for this, `--classpath`), what it does
--- with each parameter that is a resource (closes it on some path, passes
--- it on: stores it or hands it to a keeper, returns it), whether it
+-- with each parameter that is a resource (closes it on some path, and
+-- whether also when an exception leaves the method: `always`; passes it
+-- on: stores it or hands it to a keeper; returns it), whether it
 -- returns a resource it opened (a factory: its caller owns the result) and
 -- whether it returns one read from a field (an accessor: it opens nothing).
 -- Computed with the resource model itself, in rounds until nothing
@@ -16,15 +17,15 @@ local function same(a, b)
   if (a == nil) ~= (b == nil) then return false end
   if not a then return true end
   if a.fresh ~= b.fresh or a.kept ~= b.kept then return false end
-  for _, k in ipairs { "closes", "stores", "returns" } do
+  for _, k in ipairs { "closes", "always", "stores", "returns" } do
     for p, v in pairs(a[k]) do if b[k][p] ~= v then return false end end
     for p, v in pairs(b[k]) do if a[k][p] ~= v then return false end end
   end
   return true
 end
 
---- The summaries ("owner.name+desc" -> {closes, stores, returns: param
--- index -> true; fresh, kept}) of every method of classes, for the rule context
+--- The summaries ("owner.name+desc" -> {closes, always, stores, returns:
+-- param index -> true; fresh, kept}) of every method of classes, for the rule context
 -- ctx (sift.lint's); ctx.summaries is filled in as they are found.
 function M.compute(classes, ctx)
   ctx.summaries = {}
@@ -35,13 +36,19 @@ function M.compute(classes, ctx)
       for _, m in ipairs(cls.methods) do
         local r = m.code and resources.analyse(cls, m, ctx)
         if r then
-          local s = { closes = {}, stores = {}, returns = {}, fresh = r.facts.returns_fresh or false,
+          local s = { closes = {}, always = {}, stores = {}, returns = {}, fresh = r.facts.returns_fresh or false,
             kept = r.facts.returned & resources.FIELD ~= 0 }
           for id, v in ipairs(r.ids) do
             if v.kind == "param" then
-              local bit = 1 << (id - 1)
-              if r.facts.returned & bit ~= 0 then s.returns[v.param] = true
-              elseif r.facts.closed[id] then s.closes[v.param] = true
+              local returned, k = false, id  -- (itself, or a wrapper holding it, returned)
+              while k and not returned do
+                returned = r.facts.returned & (1 << (k - 1)) ~= 0
+                k = r.owner[k]
+              end
+              if returned then s.returns[v.param] = true
+              elseif r.facts.closed[id] then
+                s.closes[v.param] = true
+                s.always[v.param] = not r.facts.exc_open[id] or nil
               elseif r.facts.gone[id] then s.stores[v.param] = true end
             end
           end
