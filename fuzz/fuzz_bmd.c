@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   static FILE *sink;
-  char err[256];
+  sift_Error err;
   if (sink == NULL && (sink = fopen("/dev/null", "wb")) == NULL) return 0;
   if (size >= 13 && memcmp(data, "JAVA PROFILE ", 13) == 0) {
     static const char *const keep[] = { "com." };
@@ -28,20 +28,20 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
     opt.keep = keep;
     opt.nkeep = 1;
     opt.keep_primitives = size % 2;
-    bmd_crunch(data, size, sink, &opt, &counts, NULL, err, sizeof err);
+    bmd_crunch(data, size, sink, &opt, &counts, NULL, &err);
   }
   else {
     bmd_File b;
     bmd_Dict *d = bmd_dict_new();
     uint64_t added;
-    if (d) bmd_dict_add_file(d, data, size, &added, err, sizeof err);
-    if (bmd_open(&b, data, size, NULL, err, sizeof err) == SIFT_OK) {
+    if (d) bmd_dict_add_file(d, data, size, &added, &err);
+    if (bmd_open(&b, data, size, NULL, &err) == SIFT_OK) {
       bmd_DecrunchOptions opt;
       bmd_DecrunchStats st;
       opt.dict = d;
       opt.nodata = 1;
       opt.plain_names = size % 2;
-      bmd_decrunch(&b, sink, &opt, &st, NULL, err, sizeof err);
+      bmd_decrunch(&b, sink, &opt, &st, NULL, &err);
     }
     bmd_close(&b);
     bmd_dict_free(d);

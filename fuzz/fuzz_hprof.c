@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   size_t n;
   hp_Heap h;
   hp_Options opt;
-  char err[256];
+  sift_Error err;
   sift_Status s;
   if (size == 0) return 0;
   opt.dump = data[0] % 3;
@@ -106,12 +106,12 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
     memcpy(buf + sizeof header - 1, data + 1, size - 1);
   }
   memset(&h, 0, sizeof h);
-  s = hp_build(&h, buf, n, &opt, NULL, err, sizeof err);
+  s = hp_build(&h, buf, n, &opt, NULL, &err);
   if (s == SIFT_OK) {
     read_everything(&h);
     walk_graph(&h);
   }
-  else assert(memchr(err, '\0', sizeof err) != NULL && err[0] != '\0');
+  else assert(memchr(err.msg, '\0', sizeof err.msg) != NULL && err.msg[0] != '\0');
   hp_free(&h);
   free(buf);
   return 0;

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   sift_Reader r;
   size_t nops, i;
-  char msg[200];
+  sift_Error e;
   if (size == 0) return 0;
   nops = data[0] % 64;
   if (nops > size - 1) nops = size - 1;
@@ -55,8 +55,8 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
     if (!ok) {
       assert(r.pos == before);
       assert(r.status != SIFT_OK);
-      sift_rd_message(&r, msg, sizeof msg);
-      assert(strlen(msg) > 0 && strlen(msg) < sizeof msg);
+      sift_rd_error(&r, &e, "");
+      assert(strlen(e.msg) > 0 && strlen(e.msg) < sizeof e.msg);
     }
   }
   return 0;

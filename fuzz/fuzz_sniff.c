@@ -29,18 +29,18 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   int i, cancel_half = size > 0 && (data[size - 1] & 1);
   sift_progress_init(&pr, progress, &cancel_half, size);
   s = sift_sniff(data, size, &out, &pr, scratch);
-  assert(memchr(out.message, '\0', sizeof out.message) != NULL);
+  assert(memchr(out.error.msg, '\0', sizeof out.error.msg) != NULL);
   switch (s) {
     case SIFT_OK:
       assert(out.format != NULL);
       assert(out.nfacts >= 0 && out.nfacts <= SIFT_SNIFF_MAXFACTS);
       for (i = 0; i < out.nfacts; i++)
         assert(memchr(out.facts[i].s, '\0', sizeof out.facts[i].s) != NULL);
-      if (out.status != SIFT_OK) assert(out.message[0] != '\0');
+      if (out.status != SIFT_OK) assert(out.error.msg[0] != '\0');
       break;
     case SIFT_EUNKNOWN: case SIFT_EEMPTY: case SIFT_ECORRUPT:
     case SIFT_ETRUNC:
-      assert(out.format == NULL && out.message[0] != '\0');
+      assert(out.format == NULL && out.error.msg[0] != '\0');
       break;
     case SIFT_ECANCEL:
       assert(cancel_half);

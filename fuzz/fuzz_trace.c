@@ -87,7 +87,7 @@ static void check (const mt_Trace *t) {
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   mt_Trace t;
-  char err[256];
+  sift_Error err;
   unsigned char *buf = NULL;
   const unsigned char *p = data;
   size_t n = size;
@@ -100,12 +100,12 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
     memcpy(buf + sizeof header - 1, data, size);
     p = buf;
   }
-  s = mt_build(&t, p, n, 0, NULL, err, sizeof err);
+  s = mt_build(&t, p, n, 0, NULL, &err);
   if (s == SIFT_OK) {
     check(&t);
     check_records(&t);
   }
-  else assert(memchr(err, '\0', sizeof err) != NULL && err[0] != '\0');
+  else assert(memchr(err.msg, '\0', sizeof err.msg) != NULL && err.msg[0] != '\0');
   mt_free(&t);
   free(buf);
   return 0;

@@ -1,11 +1,12 @@
 /*
 ** common.c
-** Error-code names, the progress throttle shared by every pass, and
-** giving back pages of a mapping.
+** Error-code names and messages, the progress throttle shared by every
+** pass, and giving back pages of a mapping.
 */
 
 #define _DEFAULT_SOURCE  /* madvise */
 
+#include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -29,6 +30,21 @@ const char *sift_status_code (sift_Status s) {
     case SIFT_ETOOBIG: return "too_big";
   }
   return "error";
+}
+
+
+sift_Status sift_vfail (sift_Error *e, sift_Status s, const char *fmt,
+                        va_list ap) {
+  vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+  return s;
+}
+
+sift_Status sift_fail (sift_Error *e, sift_Status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sift_vfail(e, s, fmt, ap);
+  va_end(ap);
+  return s;
 }
 
 

@@ -1,13 +1,14 @@
 /*
 ** common.h
 ** Shared definitions of the sift.core C module: version, the export
-** macro, error codes and the progress mechanism.
+** macro, error codes and messages, and the progress mechanism.
 ** Nothing here depends on a particular decoder.
 */
 
 #if !defined(sift_common_h)
 #define sift_common_h
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +42,29 @@ typedef enum sift_Status {
 } sift_Status;
 
 const char *sift_status_code (sift_Status s);
+
+/* printf-style arguments the compiler checks (gcc, clang) */
+#if defined(__GNUC__)
+#define SIFT_PRINTF(fmt, first) __attribute__((format(printf, fmt, first)))
+#else
+#define SIFT_PRINTF(fmt, first)
+#endif
+
+/*
+** Why a decoder stopped: the message of the `nil, message, code` the Lua
+** binding returns (the code is the sift_Status returned beside it). Every
+** decoder (hprof, bmd, crunch, trace, sniff, the reader) writes its
+** failure into the caller's sift_Error through sift_fail.
+*/
+typedef struct sift_Error {
+  char msg[256];
+} sift_Error;
+
+/* format e's message and return s */
+sift_Status sift_fail (sift_Error *e, sift_Status s, const char *fmt, ...)
+  SIFT_PRINTF(3, 4);
+sift_Status sift_vfail (sift_Error *e, sift_Status s, const char *fmt,
+                        va_list ap) SIFT_PRINTF(3, 0);
 
 
 /*

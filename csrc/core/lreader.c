@@ -24,9 +24,8 @@ static sift_Reader *checkreader (lua_State *L) {
 
 /* the failure the reader recorded, as nil, message, code */
 static int readfail (lua_State *L, const sift_Reader *r) {
-  char msg[200];
-  sift_rd_message(r, msg, sizeof msg);
-  return sift_pushfail(L, r->status, "%s", msg);
+  sift_Error e;
+  return sift_pushfail(L, sift_rd_error(r, &e, ""), "%s", e.msg);
 }
 
 

@@ -34,7 +34,7 @@ static int sniff (lua_State *L) {
   if (s != SIFT_OK) {
     if (s == SIFT_ECANCEL)
       return sift_pushfail(L, s, "cancelled");
-    return sift_pushfail(L, s, "%s", out.message);
+    return sift_pushfail(L, s, "%s", out.error.msg);
   }
   lua_createtable(L, 0, out.nfacts + 5);
   setstring(L, "format", out.format);
@@ -46,7 +46,7 @@ static int sniff (lua_State *L) {
     lua_setfield(L, -2, out.facts[i].key);
   }
   if (out.status != SIFT_OK) {
-    setstring(L, "problem", out.message);
+    setstring(L, "problem", out.error.msg);
     setstring(L, "problem_code", sift_status_code(out.status));
   }
   return 1;

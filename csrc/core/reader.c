@@ -4,7 +4,6 @@
 ** integers, byte runs, strings, and the wording of failures.
 */
 
-#include <stdio.h>
 #include <string.h>
 
 #include "reader.h"
@@ -22,36 +21,33 @@ void sift_reader_init (sift_Reader *r, const void *base, size_t size) {
 }
 
 
-void sift_rd_message (const sift_Reader *r, char *buf, size_t bufsize) {
+sift_Status sift_rd_error (const sift_Reader *r, sift_Error *e,
+                           const char *prefix) {
   unsigned long long at = (unsigned long long)r->at;
   unsigned long long left = (unsigned long long)(r->size - r->at);
   const char *what = r->what ? r->what : "data";
   switch (r->status) {
     case SIFT_OK:
-      snprintf(buf, bufsize, "no error");
-      break;
+      return sift_fail(e, r->status, "%sno error", prefix);
     case SIFT_ETRUNC:
       if (r->need == UINT64_MAX)  /* a count whose byte size overflows */
-        snprintf(buf, bufsize, "truncated %s at byte %llu: needs more than "
-                 "2^64 bytes, %llu left", what, at, left);
-      else if (r->need > 0)
-        snprintf(buf, bufsize, "truncated %s at byte %llu: needs %llu "
-                 "byte%s, %llu left", what, at,
-                 (unsigned long long)r->need, r->need == 1 ? "" : "s", left);
-      else if (strcmp(what, "string") == 0)
-        snprintf(buf, bufsize, "unterminated string at byte %llu: no NUL in "
-                 "the %llu byte%s left", at, left, left == 1 ? "" : "s");
-      else
-        snprintf(buf, bufsize, "truncated %s at byte %llu: input ends after "
-                 "%llu byte%s", what, at, left, left == 1 ? "" : "s");
-      break;
+        return sift_fail(e, r->status, "%struncated %s at byte %llu: needs "
+                         "more than 2^64 bytes, %llu left", prefix, what, at, left);
+      if (r->need > 0)
+        return sift_fail(e, r->status, "%struncated %s at byte %llu: needs "
+                         "%llu byte%s, %llu left", prefix, what, at,
+                         (unsigned long long)r->need, r->need == 1 ? "" : "s", left);
+      if (strcmp(what, "string") == 0)
+        return sift_fail(e, r->status, "%sunterminated string at byte %llu: "
+                         "no NUL in the %llu byte%s left", prefix, at, left,
+                         left == 1 ? "" : "s");
+      return sift_fail(e, r->status, "%struncated %s at byte %llu: input ends "
+                       "after %llu byte%s", prefix, what, at, left, left == 1 ? "" : "s");
     case SIFT_EVARINT:
-      snprintf(buf, bufsize, "bad %s at byte %llu: does not fit in 64 bits",
-               what, at);
-      break;
+      return sift_fail(e, r->status, "%sbad %s at byte %llu: does not fit in "
+                       "64 bits", prefix, what, at);
     default:
-      snprintf(buf, bufsize, "bad %s at byte %llu", what, at);
-      break;
+      return sift_fail(e, r->status, "%sbad %s at byte %llu", prefix, what, at);
   }
 }
 

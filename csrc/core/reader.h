@@ -39,9 +39,10 @@ static inline int sift_rd_fail (sift_Reader *r, sift_Status s,
   return 0;
 }
 
-/* human-readable description of the last failure, e.g.
-   "truncated u4 at byte 17: needs 4 bytes, 2 left" */
-void sift_rd_message (const sift_Reader *r, char *buf, size_t bufsize);
+/* the last failure into e, after prefix (e.g. "bmd: "): "truncated u4 at
+   byte 17: needs 4 bytes, 2 left"; returns its status */
+sift_Status sift_rd_error (const sift_Reader *r, sift_Error *e,
+                           const char *prefix);
 
 static inline size_t sift_rd_left (const sift_Reader *r) {
   return r->size - r->pos;

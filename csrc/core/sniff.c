@@ -76,20 +76,20 @@ void sn_valuefact (sift_Sniff *o, const char *key, const char *s,
 void sn_problem (sift_Sniff *o, sift_Status s, const char *fmt, ...) {
   va_list ap;
   if (o->status != SIFT_OK) return;
-  o->status = s;
   va_start(ap, fmt);
-  vsnprintf(o->message, sizeof o->message, fmt, ap);
+  o->status = sift_vfail(&o->error, s, fmt, ap);
   va_end(ap);
 }
 
 /* not recognised: say why */
 static sift_Status unknown (sift_Sniff *o, sift_Status s, const char *fmt,
+                            ...) SIFT_PRINTF(3, 4);
+static sift_Status unknown (sift_Sniff *o, sift_Status s, const char *fmt,
                             ...) {
   va_list ap;
   o->format = NULL;
-  o->status = s;
   va_start(ap, fmt);
-  vsnprintf(o->message, sizeof o->message, fmt, ap);
+  o->status = sift_vfail(&o->error, s, fmt, ap);
   va_end(ap);
   return s;
 }
@@ -140,7 +140,7 @@ static void sniff_hprof (const unsigned char *p, size_t n, sift_Sniff *o) {
   size_t len;
   uint32_t idsize;
   uint64_t stamp;
-  char msg[160];
+  sift_Error e;
   o->format = "hprof";
   sift_reader_init(&r, p, n < 64 ? n : 64);  /* the NUL comes by byte 19 */
   if (!sift_rd_cstring(&r, &text, &len)) {
@@ -156,8 +156,8 @@ static void sniff_hprof (const unsigned char *p, size_t n, sift_Sniff *o) {
             "(sift reads 1.0.1, 1.0.2 and 1.0.3)", version);
   r.size = n;
   if (!sift_rd_u4be(&r, &idsize) || !sift_rd_u8be(&r, &stamp)) {
-    sift_rd_message(&r, msg, sizeof msg);
-    sn_problem(o, SIFT_ETRUNC, "HPROF header: %s", msg);
+    sift_rd_error(&r, &e, "HPROF header: ");
+    sn_problem(o, SIFT_ETRUNC, "%s", e.msg);
     return;
   }
   sn_intfact(o, "id_size", idsize);
@@ -191,15 +191,15 @@ static void sniff_bmd (const unsigned char *p, size_t n, sift_Sniff *o) {
   sift_Reader r;
   uint64_t version, len;
   const unsigned char *meta;
-  char msg[160];
+  sift_Error e;
   sift_reader_init(&r, p, n);
   o->format = "bmd";
   sift_rd_varint(&r, &version);  /* both checked by looks_bmd */
   sift_rd_varint(&r, &len);
   sn_intfact(o, "version", (int64_t)version);
   if (!sift_rd_bytes(&r, len, &meta)) {
-    sift_rd_message(&r, msg, sizeof msg);
-    sn_problem(o, SIFT_ETRUNC, "BMD header: %s", msg);
+    sift_rd_error(&r, &e, "BMD header: ");
+    sn_problem(o, SIFT_ETRUNC, "%s", e.msg);
     return;
   }
   sn_strfact(o, "hprof_header", (const char *)meta, (size_t)len);
@@ -467,7 +467,7 @@ sift_Status sift_sniff (const unsigned char *p, size_t n, sift_Sniff *out,
   sift_Compression c = sift_compression(p, n);
   sift_Status s;
   size_t inner;
-  char err[200];
+  sift_Error err;
   memset(out, 0, sizeof *out);
   if (c == SIFT_PLAIN || scratch == NULL) {
     s = sniff_plain(p, n, out, pr, 1);
@@ -476,21 +476,20 @@ sift_Status sift_sniff (const unsigned char *p, size_t n, sift_Sniff *out,
                      sift_compression_name(c));
     return s;
   }
-  s = sift_inflate_head(c, p, n, scratch, SIFT_SNIFF_HEAD, &inner, err,
-                        sizeof err);
-  if (s != SIFT_OK) return unknown(out, s, "%s", err);
+  s = sift_inflate_head(c, p, n, scratch, SIFT_SNIFF_HEAD, &inner, err.msg,
+                        sizeof err.msg);
+  if (s != SIFT_OK) return unknown(out, s, "%s", err.msg);
   s = sniff_plain(scratch, inner, out, NULL, inner < SIFT_SNIFF_HEAD);
   out->compression = sift_compression_name(c);
   if (s == SIFT_EUNKNOWN || s == SIFT_EEMPTY) {
-    memcpy(err, out->message, sizeof err);
-    err[sizeof err - 1] = '\0';
+    err = out->error;
     return unknown(out, SIFT_EUNKNOWN, "%s-compressed data, and inside: %s",
-                   out->compression, err);
+                   out->compression, err.msg);
   }
   /* a header cut off by the head's end is not a problem of the file */
   if (inner == SIFT_SNIFF_HEAD && out->status == SIFT_ETRUNC) {
     out->status = SIFT_OK;
-    out->message[0] = '\0';
+    out->error.msg[0] = '\0';
   }
   return s;
 }

@@ -36,7 +36,7 @@ typedef struct sift_Sniff {
   /* a recognised file with something wrong (SIFT_OK: nothing), or why
      the input was not recognised */
   sift_Status status;
-  char message[256];
+  sift_Error error;         /* its message */
 } sift_Sniff;
 
 /*

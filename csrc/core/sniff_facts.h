@@ -17,7 +17,8 @@ void sn_strfact (sift_Sniff *o, const char *key, const char *s, size_t len);
 /* a decimal text becomes an integer fact, anything else a string fact */
 void sn_valuefact (sift_Sniff *o, const char *key, const char *s, size_t len);
 /* set the problem of a recognised file (the first one found wins) */
-void sn_problem (sift_Sniff *o, sift_Status s, const char *fmt, ...);
+void sn_problem (sift_Sniff *o, sift_Status s, const char *fmt, ...)
+  SIFT_PRINTF(3, 4);
 int sn_hasprefix (const unsigned char *p, size_t n, const char *prefix);
 
 typedef struct Lines {

@@ -98,7 +98,7 @@ static int binary_header (sift_Reader *r, TraceHeader *h, sift_Sniff *o) {
   uint32_t magic;
   uint64_t start;
   size_t at = r->pos;
-  char msg[160];
+  sift_Error e;
   if (!sift_rd_u4le(r, &magic) || magic != 0x574f4c53u) {  /* "SLOW" */
     sn_problem(o, SIFT_EHEADER, "no 'SLOW' binary trace header at byte %zu",
             at);
@@ -107,8 +107,8 @@ static int binary_header (sift_Reader *r, TraceHeader *h, sift_Sniff *o) {
   if (!sift_rd_u2le(r, &version) || !sift_rd_u2le(r, &offset)
       || !sift_rd_u8le(r, &start)
       || ((version & 0x0f) >= 3 && !sift_rd_u2le(r, &recsize))) {
-    sift_rd_message(r, msg, sizeof msg);
-    sn_problem(o, SIFT_ETRUNC, "trace binary header: %s", msg);
+    sift_rd_error(r, &e, "trace binary header: ");
+    sn_problem(o, SIFT_ETRUNC, "%s", e.msg);
     return 0;
   }
   h->version = version;
@@ -184,7 +184,7 @@ sift_Status sn_streaming_trace (const unsigned char *p, size_t n,
   TraceHeader h;
   int64_t methods = 0, threads = 0, records = 0, version;
   int summary = 0;
-  char msg[160];
+  sift_Error e;
   o->format = "trace";
   o->variant = "streaming";
   sift_reader_init(&r, p, n);
@@ -251,8 +251,7 @@ sift_Status sn_streaming_trace (const unsigned char *p, size_t n,
     }
   }
   if (r.status != SIFT_OK) {
-    sift_rd_message(&r, msg, sizeof msg);
-    sn_problem(o, r.status, "streaming trace: %s", msg);
+    sn_problem(o, sift_rd_error(&r, &e, "streaming trace: "), "%s", e.msg);
   }
   if (!sift_progress(pr, n)) return SIFT_ECANCEL;
   sn_intfact(o, "records", records);

@@ -24,8 +24,7 @@ typedef struct Walk {
   int pass;
   bmd_File *b;
   sift_Reader r;
-  char *err;
-  size_t errsize;
+  sift_Error *err;
   /* decrunching: NULL while checking */
   sift_Out *o;                /* the HPROF file */
   sift_Out *seg;              /* the heap dump segment being built */
@@ -44,19 +43,12 @@ typedef struct Walk {
 /* where the heap pass writes a value (nowhere in the other walks) */
 #define HEAP_OUT(w) ((w)->pass == HEAP ? (w)->seg : NULL)
 
-static sift_Status fail (Walk *w, sift_Status s, const char *fmt, size_t at) {
-  char what[160];
-  snprintf(what, sizeof what, fmt, (unsigned long long)at);
-  snprintf(w->err, w->errsize, "bmd: %s", what);
-  return s;
-}
+/* the walk's failure: "bmd: " and the message (fmt a literal) */
+#define FAIL(w, s, ...) sift_fail((w)->err, (s), "bmd: " __VA_ARGS__)
 
 /* a failed read: the reader's own message ("truncated varint at byte 9...") */
 static sift_Status rd_failed (Walk *w) {
-  char msg[200];
-  sift_rd_message(&w->r, msg, sizeof msg);
-  snprintf(w->err, w->errsize, "bmd: %s", msg);
-  return w->r.status;
+  return sift_rd_error(&w->r, w->err, "bmd: ");
 }
 
 #define TRY(x) do { if (!(x)) return rd_failed(w); } while (0)
@@ -74,11 +66,7 @@ static sift_Status rd_u31 (Walk *w, const char *what, uint32_t *v) {
   size_t at = w->r.pos;
   int32_t x;
   TRY(rd_int32(w, &x));
-  if (x < 0) {
-    char fmt[80];
-    snprintf(fmt, sizeof fmt, "negative %s at byte %%llu", what);
-    return fail(w, SIFT_ECORRUPT, fmt, at);
-  }
+  if (x < 0) return FAIL(w, SIFT_ECORRUPT, "negative %s at byte %zu", what, at);
   *v = (uint32_t)x;
   return SIFT_OK;
 }
@@ -88,11 +76,8 @@ static sift_Status rd_count (Walk *w, const char *what, size_t min, uint32_t *v)
   size_t at = w->r.pos;
   sift_Status s;
   if ((s = rd_u31(w, what, v)) != SIFT_OK) return s;
-  if (min > 0 && *v > sift_rd_left(&w->r) / min) {
-    char fmt[120];
-    snprintf(fmt, sizeof fmt, "%s of %u at byte %%llu is more than the file holds", what, *v);
-    return fail(w, SIFT_ETRUNC, fmt, at);
-  }
+  if (min > 0 && *v > sift_rd_left(&w->r) / min)
+    return FAIL(w, SIFT_ETRUNC, "%s of %u at byte %zu is more than the file holds", what, *v, at);
   return SIFT_OK;
 }
 
@@ -105,7 +90,7 @@ static sift_Status rd_type (Walk *w, int *t) {
   size_t at = w->r.pos;
   int32_t x;
   TRY(rd_int32(w, &x));
-  if (x < 0 || x > 8) return fail(w, SIFT_ECORRUPT, "type code out of 0..8 at byte %llu", at);
+  if (x < 0 || x > 8) return FAIL(w, SIFT_ECORRUPT, "type code out of 0..8 at byte %zu", at);
   *t = x;
   return SIFT_OK;
 }
@@ -151,11 +136,11 @@ static sift_Status chain_size (Walk *w, const bmd_Class *k, uint32_t *size, size
   uint64_t sum = 0;
   size_t steps = 0, f;
   for (; k != NULL; k = k->super ? find_class(b, k->super) : NULL) {
-    if (++steps > b->nclasses) return fail(w, SIFT_ECORRUPT, "the class chain of the record at byte %llu loops", at);
+    if (++steps > b->nclasses) return FAIL(w, SIFT_ECORRUPT, "the class chain of the record at byte %zu loops", at);
     for (f = 0; f < k->nfields; f++) sum += (uint64_t)hprof_size(b->ftype[k->fields + f]);
     sum += k->discarded;
   }
-  if (sum > UINT32_MAX) return fail(w, SIFT_ECORRUPT, "instances of the class at byte %llu are over 4 GiB", at);
+  if (sum > UINT32_MAX) return FAIL(w, SIFT_ECORRUPT, "instances of the class at byte %zu are over 4 GiB", at);
   *size = (uint32_t)sum;
   return SIFT_OK;
 }
@@ -269,13 +254,13 @@ static sift_Status class_record (Walk *w, size_t at) {
   if (w->pass == CHECK) {  /* learn the class */
     uint32_t *slot;
     int made;
-    if (id == 0) return fail(w, SIFT_ECORRUPT, "class id 0 at byte %llu", at);
-    if ((slot = sift_idmap_put(&b->byid, id, &made)) == NULL) return fail(w, SIFT_ENOMEM, "out of memory (byte %llu)", at);
-    if (!made) return fail(w, SIFT_ECORRUPT, "class defined twice at byte %llu", at);
+    if (id == 0) return FAIL(w, SIFT_ECORRUPT, "class id 0 at byte %zu", at);
+    if ((slot = sift_idmap_put(&b->byid, id, &made)) == NULL) return FAIL(w, SIFT_ENOMEM, "out of memory (byte %zu)", at);
+    if (!made) return FAIL(w, SIFT_ECORRUPT, "class defined twice at byte %zu", at);
     if (b->nclasses == b->classcap) {
       size_t cap = b->classcap ? b->classcap * 2 : 256;
       bmd_Class *c = (bmd_Class *)realloc(b->classes, cap * sizeof *c);
-      if (c == NULL) return fail(w, SIFT_ENOMEM, "out of memory (byte %llu)", at);
+      if (c == NULL) return FAIL(w, SIFT_ENOMEM, "out of memory (byte %zu)", at);
       b->classes = c;
       b->classcap = cap;
     }
@@ -305,7 +290,7 @@ static sift_Status class_record (Walk *w, size_t at) {
   }
   /* constants: pool index, type, value */
   if ((s = rd_count(w, "constant count", 3, &n)) != SIFT_OK) return s;
-  if (n > 0xFFFF) return fail(w, SIFT_ECORRUPT, "more constants than HPROF holds in the class at byte %llu", at);
+  if (n > 0xFFFF) return FAIL(w, SIFT_ECORRUPT, "more constants than HPROF holds in the class at byte %zu", at);
   if (w->pass == HEAP) sift_out_u2be(w->seg, n);
   for (k = 0; k < n; k++) {
     uint32_t index;
@@ -318,7 +303,7 @@ static sift_Status class_record (Walk *w, size_t at) {
   }
   /* statics: name, type, value */
   if ((s = rd_count(w, "static field count", 3, &n)) != SIFT_OK) return s;
-  if (n > 0xFFFF) return fail(w, SIFT_ECORRUPT, "more static fields than HPROF holds in the class at byte %llu", at);
+  if (n > 0xFFFF) return FAIL(w, SIFT_ECORRUPT, "more static fields than HPROF holds in the class at byte %zu", at);
   if (w->pass == HEAP) sift_out_u2be(w->seg, n);
   for (k = 0; k < n; k++) {
     uint32_t fname;
@@ -341,7 +326,7 @@ static sift_Status class_record (Walk *w, size_t at) {
       if (ft) b->ftype = ft;
       fn = (uint32_t *)realloc(b->fname, cap * sizeof *fn);
       if (fn) b->fname = fn;
-      if (ft == NULL || fn == NULL) return fail(w, SIFT_ENOMEM, "out of memory (byte %llu)", at);
+      if (ft == NULL || fn == NULL) return FAIL(w, SIFT_ENOMEM, "out of memory (byte %zu)", at);
       b->fieldcap = cap;
     }
     kl->fields = (uint32_t)b->nfields;
@@ -359,7 +344,7 @@ static sift_Status class_record (Walk *w, size_t at) {
   if (w->pass == CHECK) {
     kl->discarded = size;
     if ((uint64_t)n + size / 4 + size % 4 > 0xFFFF)
-      return fail(w, SIFT_ECORRUPT, "more instance fields than HPROF holds in the class at byte %llu", at);
+      return FAIL(w, SIFT_ECORRUPT, "more instance fields than HPROF holds in the class at byte %zu", at);
     return SIFT_OK;
   }
   if (w->pass != HEAP) return SIFT_OK;
@@ -384,7 +369,7 @@ static sift_Status instance_record (Walk *w, size_t at) {
   sift_Status s;
   if ((s = rd_u31(w, "object id", &id)) != SIFT_OK || (s = rd_u31(w, "class id", &cls)) != SIFT_OK) return s;
   if ((k = find_class(b, cls)) == NULL)
-    return fail(w, SIFT_ECORRUPT, "instance at byte %llu: its class is not defined before it", at);
+    return FAIL(w, SIFT_ECORRUPT, "instance at byte %zu: its class is not defined before it", at);
   if ((s = chain_size(w, k, &size, at)) != SIFT_OK) return s;
   if (w->pass == HEAP) {
     sift_out_u1(w->seg, HP_INSTANCE_DUMP);
@@ -423,7 +408,7 @@ static sift_Status array_record (Walk *w, int tag) {
     return SIFT_OK;
   }
   if ((s = rd_type(w, &t)) != SIFT_OK || (s = rd_u31(w, "element count", &n)) != SIFT_OK) return s;
-  if (t == 0) return fail(w, SIFT_ECORRUPT, "primitive array of objects before byte %llu", w->r.pos);
+  if (t == 0) return FAIL(w, SIFT_ECORRUPT, "primitive array of objects before byte %zu", w->r.pos);
   if (w->pass == CHECK) w->b->counts.zeros += (uint64_t)n * (uint64_t)hprof_size(t);
   if (w->pass == HEAP) {
     /* the contents are gone: zeros (none for a no-data record); a big
@@ -434,7 +419,7 @@ static sift_Status array_record (Walk *w, int tag) {
       flush_segment(w);
       if (14 + bytes > SEGMENT_BYTES) {
         if (14 + bytes > UINT32_MAX)
-          return fail(w, SIFT_EUNSUPPORTED, "a primitive array before byte %llu is over the 4 GiB an HPROF record holds", w->r.pos);
+          return FAIL(w, SIFT_EUNSUPPORTED, "a primitive array before byte %zu is over the 4 GiB an HPROF record holds", w->r.pos);
         top_record(w, HP_TAG_HEAP_DUMP_SEGMENT, (uint32_t)(14 + bytes));
         dst = w->o;
       }
@@ -535,7 +520,7 @@ static sift_Status record (Walk *w) {
       return SIFT_OK;
     case BMD_LEGACY:
       if ((s = rd_u31(w, "HPROF tag", &htag)) != SIFT_OK || (s = rd_count(w, "record length", 1, &n)) != SIFT_OK) return s;
-      if (htag > 0xFF) return fail(w, SIFT_ECORRUPT, "legacy record with an HPROF tag over 0xFF at byte %llu", at);
+      if (htag > 0xFF) return FAIL(w, SIFT_ECORRUPT, "legacy record with an HPROF tag over 0xFF at byte %zu", at);
       TRY(sift_rd_bytes(&w->r, n, &q));
       if (w->pass == CHECK) b->counts.legacy_tags[htag]++;
       else if (w->pass == HEAP) {}
@@ -546,7 +531,7 @@ static sift_Status record (Walk *w) {
       }
       return SIFT_OK;
     default:
-      return fail(w, SIFT_EBADTAG, "unknown record tag at byte %llu (records have no length: nothing after it can be read)", at);
+      return FAIL(w, SIFT_EBADTAG, "unknown record tag at byte %zu (records have no length: nothing after it can be read)", at);
   }
 }
 
@@ -557,14 +542,14 @@ static sift_Status walk (Walk *w) {
   while (sift_rd_left(&w->r) > 0) {
     if ((s = record(w)) != SIFT_OK) return s;
     if (w->pass == HEAP && w->seg->n >= SEGMENT_BYTES) flush_segment(w);
-    if (w->o && w->o->failed) return fail(w, SIFT_EIO, "cannot write the output (after byte %llu)", w->r.pos);
-    if (!sift_progress(w->pr, w->base + w->r.pos)) return fail(w, SIFT_ECANCEL, "cancelled at byte %llu", w->r.pos);
+    if (w->o && w->o->failed) return FAIL(w, SIFT_EIO, "cannot write the output (after byte %zu)", w->r.pos);
+    if (!sift_progress(w->pr, w->base + w->r.pos)) return FAIL(w, SIFT_ECANCEL, "cancelled at byte %zu", w->r.pos);
   }
   return SIFT_OK;
 }
 
 sift_Status bmd_open (bmd_File *b, const unsigned char *p, size_t n,
-                      sift_Progress *pr, char *err, size_t errsize) {
+                      sift_Progress *pr, sift_Error *err) {
   Walk w;
   int32_t version;
   uint32_t len;
@@ -576,11 +561,10 @@ sift_Status bmd_open (bmd_File *b, const unsigned char *p, size_t n,
   b->n = n;
   w.b = b;
   w.err = err;
-  w.errsize = errsize;
   w.pr = pr;
   sift_reader_init(&w.r, p, n);
   if (!rd_int32(&w, &version)) return rd_failed(&w);
-  if (version != 1) return fail(&w, SIFT_EUNSUPPORTED, "version %llu is not BMD 1 (byte 0)", (size_t)(uint32_t)version);
+  if (version != 1) return FAIL(&w, SIFT_EUNSUPPORTED, "version %lu is not BMD 1 (byte 0)", (unsigned long)(uint32_t)version);
   if ((s = rd_count(&w, "header length", 1, &len)) != SIFT_OK) return s;
   if (!sift_rd_bytes(&w.r, len, &b->meta)) return rd_failed(&w);
   b->metalen = len;
@@ -590,7 +574,7 @@ sift_Status bmd_open (bmd_File *b, const unsigned char *p, size_t n,
   for (k = 0; k < b->nclasses; k++) {  /* no class chain may loop */
     uint32_t size;
     if ((s = chain_size(&w, &b->classes[k], &size, b->data)) != SIFT_OK)
-      return fail(&w, SIFT_ECORRUPT, "the superclass chain of a class loops (records from byte %llu)", b->data);
+      return FAIL(&w, SIFT_ECORRUPT, "the superclass chain of a class loops (records from byte %zu)", b->data);
   }
   return SIFT_OK;
 }
@@ -606,7 +590,7 @@ void bmd_close (bmd_File *b) {
 sift_Status bmd_decrunch (const bmd_File *b, FILE *out,
                           const bmd_DecrunchOptions *opt,
                           bmd_DecrunchStats *st, sift_Progress *pr,
-                          char *err, size_t errsize) {
+                          sift_Error *err) {
   Walk w;
   sift_Out o, seg;
   sift_Status s;
@@ -614,7 +598,6 @@ sift_Status bmd_decrunch (const bmd_File *b, FILE *out,
   memset(st, 0, sizeof *st);
   w.b = (bmd_File *)(uintptr_t)b;  /* the walk reads it only, with output on */
   w.err = err;
-  w.errsize = errsize;
   w.o = &o;
   w.seg = &seg;
   w.opt = opt;
@@ -627,11 +610,10 @@ sift_Status bmd_decrunch (const bmd_File *b, FILE *out,
      becomes at most 8) plus those zeros */
   if (opt->max_out > 0 && !opt->nodata
       && b->counts.zeros + 8 * (uint64_t)b->n > opt->max_out) {
-    snprintf(err, errsize, "decrunching would write up to %llu bytes (%llu of them zeros for primitive "
-             "arrays BMD does not hold), over the %llu allowed (--max-output): nothing written",
-             (unsigned long long)(b->counts.zeros + 8 * (uint64_t)b->n),
-             (unsigned long long)b->counts.zeros, (unsigned long long)opt->max_out);
-    return SIFT_ETOOBIG;
+    return sift_fail(err, SIFT_ETOOBIG, "decrunching would write up to %llu bytes (%llu of them zeros for "
+                     "primitive arrays BMD does not hold), over the %llu allowed (--max-output): nothing written",
+                     (unsigned long long)(b->counts.zeros + 8 * (uint64_t)b->n),
+                     (unsigned long long)b->counts.zeros, (unsigned long long)opt->max_out);
   }
   sift_out_init(&o, out);
   sift_out_init(&seg, NULL);
@@ -652,7 +634,7 @@ sift_Status bmd_decrunch (const bmd_File *b, FILE *out,
   if (s == SIFT_OK) {
     flush_segment(&w);
     top_record(&w, HP_TAG_HEAP_DUMP_END, 0);
-    if (!sift_out_flush(&o)) s = fail(&w, SIFT_EIO, "cannot write the output (%llu bytes written)", (size_t)o.flushed);
+    if (!sift_out_flush(&o)) s = FAIL(&w, SIFT_EIO, "cannot write the output (%zu bytes written)", (size_t)o.flushed);
   }
   st->bytes_out = sift_out_size(&o);
   sift_out_free(&o);

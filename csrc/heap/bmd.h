@@ -62,7 +62,7 @@ typedef struct bmd_CrunchOptions {
 */
 sift_Status bmd_crunch (const unsigned char *p, size_t n, FILE *out,
                         const bmd_CrunchOptions *opt, bmd_Counts *counts,
-                        sift_Progress *pr, char *err, size_t errsize);
+                        sift_Progress *pr, sift_Error *err);
 
 
 /*
@@ -98,7 +98,7 @@ typedef struct bmd_File {
 } bmd_File;
 
 sift_Status bmd_open (bmd_File *b, const unsigned char *p, size_t n,
-                      sift_Progress *pr, char *err, size_t errsize);
+                      sift_Progress *pr, sift_Error *err);
 void bmd_close (bmd_File *b);
 
 /* recovered names: hash and byte length -> text (dict.c) */
@@ -133,7 +133,7 @@ typedef struct bmd_DecrunchStats {
 sift_Status bmd_decrunch (const bmd_File *b, FILE *out,
                           const bmd_DecrunchOptions *opt,
                           bmd_DecrunchStats *st, sift_Progress *pr,
-                          char *err, size_t errsize);
+                          sift_Error *err);
 
 /* }====================================================== */
 

@@ -62,11 +62,10 @@ typedef struct Cruncher {
   size_t scratchcap;
   sift_Progress *pr;
   uint64_t done;          /* bytes of both passes */
-  char *err;
-  size_t errsize;
+  sift_Error *err;
 } Cruncher;
 
-#define FAIL(c, s, ...) (snprintf((c)->err, (c)->errsize, __VA_ARGS__), (s))
+#define FAIL(c, s, ...) sift_fail((c)->err, (s), __VA_ARGS__)
 #define NOMEM(c) FAIL(c, SIFT_ENOMEM, "crunch: out of memory")
 
 static int grow (void **arr, size_t *cap, size_t need, size_t size) {
@@ -500,7 +499,7 @@ static sift_Status pass (Cruncher *c, size_t data, int which) {
 
 sift_Status bmd_crunch (const unsigned char *p, size_t n, FILE *out,
                         const bmd_CrunchOptions *opt, bmd_Counts *counts,
-                        sift_Progress *pr, char *err, size_t errsize) {
+                        sift_Progress *pr, sift_Error *err) {
   Cruncher c;
   const unsigned char *nul = n > 0 ? (const unsigned char *)memchr(p, 0, n < 64 ? n : 64) : NULL;
   size_t hlen, data, k;
@@ -514,7 +513,6 @@ sift_Status bmd_crunch (const unsigned char *p, size_t n, FILE *out,
   c.next_obj = c.next_str = 1;
   c.pr = pr;
   c.err = err;
-  c.errsize = errsize;
   if (nul == NULL || !starts(p, n, "JAVA PROFILE "))
     return FAIL(&c, SIFT_EUNKNOWN, "crunch: not an HPROF file (byte 0)");
   hlen = (size_t)(nul - p);

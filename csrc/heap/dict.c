@@ -179,10 +179,10 @@ static int add_dex (bmd_Dict *d, const unsigned char *p, size_t n, uint64_t *add
 
 /* a zip (jar, apk): class and dex entries, and the class entries' names */
 static sift_Status add_zip (bmd_Dict *d, const unsigned char *p, size_t n, uint64_t *added,
-                            char *err, size_t errsize) {
+                            sift_Error *err) {
   sift_Zip z;
   sift_ZipEntry e;
-  sift_Status st = sift_zip_open(&z, p, n, err, errsize);
+  sift_Status st = sift_zip_open(&z, p, n, err->msg, sizeof err->msg);
   if (st != SIFT_OK) return st;
   while (sift_zip_next(&z, &e)) {
     const unsigned char *body;
@@ -203,8 +203,7 @@ static sift_Status add_zip (bmd_Dict *d, const unsigned char *p, size_t n, uint6
   }
   return SIFT_OK;
 nomem:
-  snprintf(err, errsize, "out of memory");
-  return SIFT_ENOMEM;
+  return sift_fail(err, SIFT_ENOMEM, "out of memory");
 }
 
 int bmd_dict_add_string (bmd_Dict *d, const unsigned char *s, size_t n) {
@@ -219,21 +218,15 @@ static int cmp_entry (const void *a, const void *b) {
 }
 
 sift_Status bmd_dict_add_file (bmd_Dict *d, const unsigned char *p, size_t n,
-                               uint64_t *added, char *err, size_t errsize) {
+                               uint64_t *added, sift_Error *err) {
   int ok = 1;
   sift_Status s = SIFT_OK;
   *added = 0;
-  if (n >= 4 && le4(p) == 0x04034b50u) s = add_zip(d, p, n, added, err, errsize);
+  if (n >= 4 && le4(p) == 0x04034b50u) s = add_zip(d, p, n, added, err);
   else if (n >= 4 && memcmp(p, "dex\n", 4) == 0) ok = add_dex(d, p, n, added);
   else if (n >= 4 && le4(p) == 0xBEBAFECAu) ok = add_class(d, p, n, added);
-  else {
-    snprintf(err, errsize, "not a jar, apk, dex or class file");
-    return SIFT_EUNKNOWN;
-  }
-  if (!ok) {
-    snprintf(err, errsize, "out of memory");
-    s = SIFT_ENOMEM;
-  }
+  else return sift_fail(err, SIFT_EUNKNOWN, "not a jar, apk, dex or class file");
+  if (!ok) s = sift_fail(err, SIFT_ENOMEM, "out of memory");
   bmd_dict_sort(d);
   return s;
 }

@@ -20,7 +20,7 @@ int bmd_dict_add_string (bmd_Dict *d, const unsigned char *s, size_t n);
 /* the strings of a jar or apk (zip), dex or class file; *added counts
    the strings found */
 sift_Status bmd_dict_add_file (bmd_Dict *d, const unsigned char *p, size_t n,
-                               uint64_t *added, char *err, size_t errsize);
+                               uint64_t *added, sift_Error *err);
 
 /* ready for bmd_dict_find after strings were added one by one */
 void bmd_dict_sort (bmd_Dict *d);

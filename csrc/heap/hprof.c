@@ -71,16 +71,8 @@ static int read_id (sift_Reader *r, int idsize, uint64_t *v) {
 }
 
 
-sift_Status hpb_fail (Build *b, sift_Status s, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(b->err, b->errsize, fmt, ap);
-  va_end(ap);
-  return s;
-}
-
 sift_Status hpb_nomem (Build *b) {
-  return hpb_fail(b, SIFT_ENOMEM, "not enough memory to index the dump");
+  return sift_fail(b->err, SIFT_ENOMEM, "not enough memory to index the dump");
 }
 
 void hpb_warn (hp_Heap *h, const char *fmt, ...) {
@@ -89,14 +81,6 @@ void hpb_warn (hp_Heap *h, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(h->warn[h->nwarn++], sizeof h->warn[0], fmt, ap);
   va_end(ap);
-}
-
-/* the reader's failure as an error message */
-static sift_Status readfail (Build *b, const sift_Reader *r,
-                             const char *where) {
-  char msg[200];
-  sift_rd_message(r, msg, sizeof msg);
-  return hpb_fail(b, r->status, "%s: %s", where, msg);
 }
 
 /* }====================================================== */
@@ -226,7 +210,7 @@ static sift_Status heap_records (Build *b, sift_Reader *r, int cut) {
     uint8_t tag, t;
     int ok = 1, isobj = 0;
     sift_Status s = SIFT_OK;
-    if (!sift_progress(b->pr, at)) return hpb_fail(b, SIFT_ECANCEL, "cancelled");
+    if (!sift_progress(b->pr, at)) return sift_fail(b->err, SIFT_ECANCEL, "cancelled");
     tag = r->base[r->pos++];  /* a byte is left */
     switch (tag) {
       case HP_HEAP_DUMP_INFO:  /* u4 heap id, name string id */
@@ -277,7 +261,7 @@ static sift_Status heap_records (Build *b, sift_Reader *r, int cut) {
       default: {  /* a root: id (and another), u4 thread, u4 frame */
         const hp_SubRecord *sr = &hp_subrecords[tag];
         if (!(sr->flags & HP_ROOT))
-          return hpb_fail(b, SIFT_EBADTAG, "unknown heap dump sub-record tag 0x%02X "
+          return sift_fail(b->err, SIFT_EBADTAG, "unknown heap dump sub-record tag 0x%02X "
                       "at byte %llu", tag, (unsigned long long)at);
         u4a = u4b = 0;
         ok = read_id(r, ids, &id) && (sr->ids < 2 || read_id(r, ids, &other))
@@ -295,10 +279,10 @@ static sift_Status heap_records (Build *b, sift_Reader *r, int cut) {
         return SIFT_ETRUNC;
       }
       if (r->status == SIFT_ECORRUPT)
-        return hpb_fail(b, SIFT_ECORRUPT, "bad %s at byte %llu in the heap "
+        return sift_fail(b->err, SIFT_ECORRUPT, "bad %s at byte %llu in the heap "
                     "sub-record (tag 0x%02X) at byte %llu", r->what,
                     (unsigned long long)r->at, tag, (unsigned long long)at);
-      return hpb_fail(b, SIFT_ECORRUPT, "heap sub-record (tag 0x%02X) at byte "
+      return sift_fail(b->err, SIFT_ECORRUPT, "heap sub-record (tag 0x%02X) at byte "
                   "%llu runs past the end of its record at byte %llu", tag,
                   (unsigned long long)at, (unsigned long long)r->size);
     }
@@ -466,32 +450,32 @@ static sift_Status build (Build *bp, const unsigned char *p, size_t n,
   h->n = n;
   sift_reader_init(&r, p, n);
   if (n < 13 || memcmp(p, "JAVA PROFILE ", 13) != 0)
-    return hpb_fail(bp, SIFT_EHEADER, "not an HPROF file: no 'JAVA PROFILE' "
+    return sift_fail(bp->err, SIFT_EHEADER, "not an HPROF file: no 'JAVA PROFILE' "
                 "header at byte 0");
   if (!sift_rd_cstring(&r, &text, &len) || len > 18)
-    return hpb_fail(bp, SIFT_EHEADER, "bad HPROF header at byte 0");
+    return sift_fail(bp->err, SIFT_EHEADER, "bad HPROF header at byte 0");
   memcpy(h->version, text + 13, len - 13);
   if (strcmp(h->version, "1.0.1") != 0 && strcmp(h->version, "1.0.2") != 0
       && strcmp(h->version, "1.0.3") != 0)
-    return hpb_fail(bp, SIFT_EUNSUPPORTED, "unknown HPROF version '%s' at byte "
+    return sift_fail(bp->err, SIFT_EUNSUPPORTED, "unknown HPROF version '%s' at byte "
                 "13 (sift reads 1.0.1, 1.0.2 and 1.0.3)", h->version);
   if (!sift_rd_u4be(&r, &idsize) || !sift_rd_u8be(&r, &h->timestamp))
-    return readfail(bp, &r, "HPROF header");
+    return sift_rd_error(&r, bp->err, "HPROF header: ");
   if (idsize != 4 && idsize != 8)
-    return hpb_fail(bp, SIFT_EHEADER, "bad HPROF identifier size %lu at byte 19 "
+    return sift_fail(bp->err, SIFT_EHEADER, "bad HPROF identifier size %lu at byte 19 "
                 "(must be 4 or 8)", (unsigned long)idsize);
   h->idsize = (int)idsize;
   h->header_size = r.pos;
   h->ndumps = count_dumps(p, n, r.pos);
   if (opt->dump < 0 || (uint64_t)opt->dump > h->ndumps
       || (opt->dump > 0 && h->ndumps == 0))
-    return hpb_fail(bp, SIFT_EUNSUPPORTED, "no heap dump %lld: the file has %llu",
+    return sift_fail(bp->err, SIFT_EUNSUPPORTED, "no heap dump %lld: the file has %llu",
                 (long long)opt->dump, (unsigned long long)h->ndumps);
   h->dump = opt->dump > 0 ? (uint64_t)opt->dump - 1
           : h->ndumps > 0 ? h->ndumps - 1 : 0;
   s = top_records(bp, &r);
   if (s != SIFT_OK) return s;
-  if (!sift_progress(pr, n)) return hpb_fail(bp, SIFT_ECANCEL, "cancelled");
+  if (!sift_progress(pr, n)) return sift_fail(bp->err, SIFT_ECANCEL, "cancelled");
   s = hpb_sort_objects(bp);
   if (s != SIFT_OK) return s;
   if (h->duplicates)
@@ -517,14 +501,13 @@ static sift_Status build (Build *bp, const unsigned char *p, size_t n,
 
 sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
                       const hp_Options *opt, sift_Progress *pr,
-                      char *err, size_t errsize) {
+                      sift_Error *err) {
   Build b;
   sift_Status s;
   memset(&b, 0, sizeof b);
   b.h = h;
   b.pr = pr;
   b.err = err;
-  b.errsize = errsize;
   s = build(&b, p, n, opt);
   sift_big_free(b.named);
   return s;

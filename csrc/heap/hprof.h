@@ -205,7 +205,7 @@ typedef struct hp_Options {
 */
 sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
                       const hp_Options *opt, sift_Progress *pr,
-                      char *err, size_t errsize);
+                      sift_Error *err);
 
 void hp_free (hp_Heap *h);
 

@@ -29,8 +29,7 @@
 typedef struct Build {
   hp_Heap *h;
   sift_Progress *pr;
-  char *err;
-  size_t errsize;
+  sift_Error *err;
   uint64_t capobjs, capclasses, capstrings, capframes, captraces, caploads,
            caproots, capthreads, capheaps;  /* capacities of the arrays */
   uint32_t heap;          /* current Android heap */
@@ -53,11 +52,10 @@ static inline uint64_t hpb_hash_id (uint64_t id) {
   return id;
 }
 
-/* set the build's error message and return s */
-sift_Status hpb_fail (Build *b, sift_Status s, const char *fmt, ...);
+/* the build's failure for lack of memory (b->err; sift_fail for others) */
 sift_Status hpb_nomem (Build *b);
 /* add a warning to the heap (up to HP_MAXWARN) */
-void hpb_warn (hp_Heap *h, const char *fmt, ...);
+void hpb_warn (hp_Heap *h, const char *fmt, ...) SIFT_PRINTF(2, 3);
 
 /* hprof_index.c: the passes after the walk */
 int hpb_sort_idx (hp_Idx *v, uint64_t n);  /* 0: out of memory */

@@ -81,7 +81,7 @@ static int bmd_crunch_lua (lua_State *L) {
   sift_Progress pr;
   sift_LuaProgress lp;
   sift_Status s;
-  char err[256];
+  sift_Error err;
   FILE *f;
   memset(&opt, 0, sizeof opt);
   if (!lua_isnoneornil(L, 3)) {
@@ -108,13 +108,12 @@ static int bmd_crunch_lua (lua_State *L) {
   sift_progress_lua(L, 4, &lp, &pr, 2 * (uint64_t)n);
   if ((f = open_part(L, path)) == NULL)
     return sift_pushfail(L, SIFT_EIO, "%s: %s", path, strerror(errno));
-  s = bmd_crunch(p, n, f, &opt, &counts, &pr, err, sizeof err);
+  s = bmd_crunch(p, n, f, &opt, &counts, &pr, &err);
   if (!close_part(L, path, f, s == SIFT_OK) && s == SIFT_OK) {
-    s = SIFT_EIO;
-    snprintf(err, sizeof err, "%s: cannot write: %s", path, strerror(errno));
+    s = sift_fail(&err, SIFT_EIO, "%s: cannot write: %s", path, strerror(errno));
   }
   sift_progress_rethrow(&lp);
-  if (s != SIFT_OK) return sift_pushfail(L, s, "%s", err);
+  if (s != SIFT_OK) return sift_pushfail(L, s, "%s", err.msg);
   push_counts(L, &counts);
   return 1;
 }
@@ -131,13 +130,13 @@ static int bmd_info_lua (lua_State *L) {
   sift_Progress pr;
   sift_LuaProgress lp;
   sift_Status s;
-  char err[256];
+  sift_Error err;
   sift_progress_lua(L, 2, &lp, &pr, n);
-  s = bmd_open(&b, p, n, &pr, err, sizeof err);
+  s = bmd_open(&b, p, n, &pr, &err);
   if (s != SIFT_OK) {
     bmd_close(&b);
     sift_progress_rethrow(&lp);
-    return sift_pushfail(L, s, "%s", err);
+    return sift_pushfail(L, s, "%s", err.msg);
   }
   push_counts(L, &b.counts);
   lua_pushlstring(L, (const char *)b.meta, b.metalen);
@@ -173,9 +172,9 @@ static int dict_add (lua_State *L) {
   const sift_Map *map;
   const unsigned char *p = sift_checksource(L, 2, &n, &map);
   uint64_t added;
-  char err[200];
-  sift_Status s = bmd_dict_add_file(*d, p, n, &added, err, sizeof err);
-  if (s != SIFT_OK) return sift_pushfail(L, s, "%s", err);
+  sift_Error err;
+  sift_Status s = bmd_dict_add_file(*d, p, n, &added, &err);
+  if (s != SIFT_OK) return sift_pushfail(L, s, "%s", err.msg);
   lua_pushinteger(L, (lua_Integer)added);
   return 1;
 }
@@ -251,7 +250,7 @@ static int bmd_decrunch_lua (lua_State *L) {
   sift_Progress pr;
   sift_LuaProgress lp;
   sift_Status s;
-  char err[256];
+  sift_Error err;
   FILE *f;
   memset(&opt, 0, sizeof opt);
   if (!lua_isnoneornil(L, 3)) {
@@ -266,10 +265,10 @@ static int bmd_decrunch_lua (lua_State *L) {
     lua_pop(L, 4);
   }
   sift_progress_lua(L, 4, &lp, &pr, 3 * (uint64_t)n);  /* a checking walk, two writing walks */
-  if ((s = bmd_open(&b, p, n, &pr, err, sizeof err)) != SIFT_OK) {
+  if ((s = bmd_open(&b, p, n, &pr, &err)) != SIFT_OK) {
     bmd_close(&b);
     sift_progress_rethrow(&lp);
-    return sift_pushfail(L, s, "%s", err);
+    return sift_pushfail(L, s, "%s", err.msg);
   }
   if (!opt.nodata) {  /* room for what is to come, told before writing */
     uint64_t need = b.counts.zeros + 8 * (uint64_t)n, room = free_bytes(path ? path : "/tmp/x");
@@ -285,22 +284,21 @@ static int bmd_decrunch_lua (lua_State *L) {
     bmd_close(&b);
     return sift_pushfail(L, SIFT_EIO, "%s: %s", path ? path : "temporary file", strerror(errno));
   }
-  s = bmd_decrunch(&b, f, &opt, &st, &pr, err, sizeof err);
+  s = bmd_decrunch(&b, f, &opt, &st, &pr, &err);
   bmd_close(&b);
   if (path == NULL) {
     if (s != SIFT_OK) {
       fclose(f);
       sift_progress_rethrow(&lp);
-      return sift_pushfail(L, s, "%s", err);
+      return sift_pushfail(L, s, "%s", err.msg);
     }
     if (sift_push_tmpmap(L, f) != 1) return 3;
   }
   else if (!close_part(L, path, f, s == SIFT_OK) && s == SIFT_OK) {
-    s = SIFT_EIO;
-    snprintf(err, sizeof err, "%s: cannot write: %s", path, strerror(errno));
+    s = sift_fail(&err, SIFT_EIO, "%s: cannot write: %s", path, strerror(errno));
   }
   sift_progress_rethrow(&lp);
-  if (s != SIFT_OK) return sift_pushfail(L, s, "%s", err);
+  if (s != SIFT_OK) return sift_pushfail(L, s, "%s", err.msg);
   lua_createtable(L, 0, 4);
   SETINT("recovered", st.recovered);
   SETINT("placeholders", st.placeholders);

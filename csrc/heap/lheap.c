@@ -101,7 +101,7 @@ static int heap_open (lua_State *L) {
   sift_Progress progress;
   sift_LuaProgress lp;
   LHeap *lh;
-  char err[256];
+  sift_Error err;
   sift_Status s;
   luaL_argcheck(L, dump >= 0, 2, "dump numbers start at 1");
   sift_progress_lua(L, 3, &lp, &progress, n);
@@ -112,12 +112,12 @@ static int heap_open (lua_State *L) {
   lua_setiuservalue(L, -2, 1);
   opt.dump = dump;
   lh->built = 1;  /* from here __gc frees what hp_build allocated */
-  s = hp_build(&lh->h, p, n, &opt, &progress, err, sizeof err);
+  s = hp_build(&lh->h, p, n, &opt, &progress, &err);
   if (s != SIFT_OK) {
     hp_free(&lh->h);
     lh->built = 0;
     sift_progress_rethrow(&lp);
-    return sift_pushfail(L, s, "%s", err);
+    return sift_pushfail(L, s, "%s", err.msg);
   }
   return 1;
 }

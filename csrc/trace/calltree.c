@@ -354,8 +354,6 @@ static sift_Status step (mt_Trace *t, Actives *x, uint32_t i, Run *r,
 sift_Status mtb_call_trees (Ctx *c, sift_Progress *progress) {
   mt_Trace *t = c->t;
   const unsigned char *p = t->p;
-  char *err = c->err;
-  size_t errsize = c->errsize;
   sift_Status s;
   uint64_t done = 0;
   size_t dropped = 0;  /* pages before this offset are given back */
@@ -398,8 +396,8 @@ sift_Status mtb_call_trees (Ctx *c, sift_Progress *progress) {
   }
   s = SIFT_OK;
 out:
-  if (s == SIFT_ENOMEM) snprintf(err, errsize, "trace: out of memory");
-  if (s == SIFT_ECANCEL) snprintf(err, errsize, "trace: cancelled");
+  if (s == SIFT_ENOMEM) sift_fail(c->err, s, "trace: out of memory");
+  if (s == SIFT_ECANCEL) sift_fail(c->err, s, "trace: cancelled");
   for (i = 0; runs && i < t->nthreads; i++) free(runs[i].f);
   free(runs);
   free(slot);

@@ -37,7 +37,7 @@ static int trace_open (lua_State *L) {
   sift_Progress progress;
   sift_LuaProgress lp;
   LTrace *lt;
-  char err[256];
+  sift_Error err;
   sift_Status s;
   sift_progress_lua(L, 2, &lp, &progress, 0);
   lt = (LTrace *)lua_newuserdatauv(L, sizeof(LTrace), 1);
@@ -46,12 +46,12 @@ static int trace_open (lua_State *L) {
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
   lt->built = 1;
-  s = mt_build(&lt->t, p, n, map != NULL, &progress, err, sizeof err);
+  s = mt_build(&lt->t, p, n, map != NULL, &progress, &err);
   if (s != SIFT_OK) {
     mt_free(&lt->t);
     lt->built = 0;
     sift_progress_rethrow(&lp);
-    return sift_pushfail(L, s, "%s", err);
+    return sift_pushfail(L, s, "%s", err.msg);
   }
   return 1;
 }

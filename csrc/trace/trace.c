@@ -15,13 +15,6 @@
 #include "trace_build.h"
 
 
-sift_Status mtb_fail (Ctx *c, sift_Status s, const char *fmt, size_t at,
-                      const char *what) {
-  snprintf(c->err, c->errsize, fmt, what, at);
-  return s;
-}
-
-
 int mtb_grow (void **arr, uint32_t *cap, size_t size) {
   uint32_t ncap = *cap ? *cap * 2 : 64;
   void *p;
@@ -79,10 +72,10 @@ static sift_Status add_method (Ctx *c, const char *s, size_t len, size_t at) {
   const char *tab = (const char *)memchr(s, '\t', len);
   uint64_t id;
   if (tab == NULL || memchr(tab + 1, '\t', len - (size_t)(tab + 1 - s)) == NULL)
-    return mtb_fail(c, SIFT_EHEADER, "%s at byte %zu: a method line needs tab-separated "
-                "id, class and name", at, "trace");
+    return sift_fail(c->err, SIFT_EHEADER, "trace at byte %zu: a method line needs tab-separated "
+                "id, class and name", at);
   if (!parse_id(s, (size_t)(tab - s), &id))
-    return mtb_fail(c, SIFT_EHEADER, "%s at byte %zu: bad method id", at, "trace");
+    return sift_fail(c->err, SIFT_EHEADER, "trace at byte %zu: bad method id", at);
   if (!GROW(t->methods, t->nmethods, t->methodcap)) return SIFT_ENOMEM;
   t->methods[t->nmethods].id = id & ~(uint64_t)3;
   t->methods[t->nmethods].line = tab + 1;
@@ -139,14 +132,14 @@ static sift_Status text_block (Ctx *c, size_t from, size_t end, size_t *used) {
       uint64_t tid = 0;
       size_t i;
       if (tab == NULL)
-        return mtb_fail(c, SIFT_EHEADER, "%s at byte %zu: a thread line needs a tab "
-                    "between id and name", at, "trace");
+        return sift_fail(c->err, SIFT_EHEADER, "trace at byte %zu: a thread line needs a tab "
+                    "between id and name", at);
       for (i = 0; s + i < tab && i < 10; i++) {
         if (s[i] < '0' || s[i] > '9')
-          return mtb_fail(c, SIFT_EHEADER, "%s at byte %zu: bad thread id", at, "trace");
+          return sift_fail(c->err, SIFT_EHEADER, "trace at byte %zu: bad thread id", at);
         tid = tid * 10 + (uint64_t)(s[i] - '0');
       }
-      if (tid > 0xFFFF) return mtb_fail(c, SIFT_EHEADER, "%s at byte %zu: thread id over 65535", at, "trace");
+      if (tid > 0xFFFF) return sift_fail(c->err, SIFT_EHEADER, "trace at byte %zu: thread id over 65535", at);
       if ((st = mtb_add_thread(c, (uint32_t)tid, tab + 1, len - (size_t)(tab + 1 - s))) != SIFT_OK)
         return st;
     }
@@ -174,26 +167,24 @@ static sift_Status binary_header (Ctx *c, size_t at) {
   const unsigned char *p = t->p + at;
   unsigned version;
   if (t->n - at < 16 || memcmp(p, "SLOW", 4) != 0)
-    return mtb_fail(c, SIFT_EHEADER, "%s: no 'SLOW' binary header at byte %zu", at, "trace");
+    return sift_fail(c->err, SIFT_EHEADER, "trace: no 'SLOW' binary header at byte %zu", at);
   version = u2le(p + 4);
   t->streaming = (version & 0xF0) == 0xF0;
   t->version = (int)(version & 0x0F);
   if (version > 0xFF || t->version < 1 || t->version > 3) {
-    snprintf(c->err, c->errsize, "trace: binary version %u at byte %zu is not read "
-             "(sift reads 1-3 and streaming 0xF2/0xF3)", version, at + 4);
-    return SIFT_EUNSUPPORTED;
+    return sift_fail(c->err, SIFT_EUNSUPPORTED, "trace: binary version %u at byte %zu is not read "
+                     "(sift reads 1-3 and streaming 0xF2/0xF3)", version, at + 4);
   }
   t->start_us = (uint64_t)u4le(p + 8) | (uint64_t)u4le(p + 12) << 32;
   t->data = at + u2le(p + 6);
   if (t->version >= 3) {
-    if (t->n - at < 18) return mtb_fail(c, SIFT_ETRUNC, "%s: header ends at byte %zu", t->n, "trace");
+    if (t->n - at < 18) return sift_fail(c->err, SIFT_ETRUNC, "trace: header ends at byte %zu", t->n);
     t->recsize = u2le(p + 16);
   }
   else t->recsize = t->version == 1 ? 9 : 10;
   if (t->recsize < (t->version == 1 ? 9u : 10u) || t->data > t->n) {
-    snprintf(c->err, c->errsize, "trace: bad binary header at byte %zu: data offset %u, "
-             "record size %u", at, u2le(p + 6), t->recsize);
-    return SIFT_EHEADER;
+    return sift_fail(c->err, SIFT_EHEADER, "trace: bad binary header at byte %zu: data offset %u, "
+                     "record size %u", at, u2le(p + 6), t->recsize);
   }
   return SIFT_OK;
 }
@@ -211,20 +202,20 @@ static sift_Status walk_streaming (Ctx *c) {
   while (pos < t->n) {
     const unsigned char *r = t->p + pos;
     dropped = drop_behind(t, dropped, pos);
-    if (t->n - pos < 2) return mtb_fail(c, SIFT_ETRUNC, "%s: record cut short at byte %zu", pos, "trace");
+    if (t->n - pos < 2) return sift_fail(c->err, SIFT_ETRUNC, "trace: record cut short at byte %zu", pos);
     if (u2le(r) != 0) {
       if (t->n - pos < t->recsize)
-        return mtb_fail(c, SIFT_ETRUNC, "%s: record cut short at byte %zu", pos, "trace");
+        return sift_fail(c->err, SIFT_ETRUNC, "trace: record cut short at byte %zu", pos);
       k++;
       pos += t->recsize;
       continue;
     }
-    if (t->n - pos < 3) return mtb_fail(c, SIFT_ETRUNC, "%s: record cut short at byte %zu", pos, "trace");
+    if (t->n - pos < 3) return sift_fail(c->err, SIFT_ETRUNC, "trace: record cut short at byte %zu", pos);
     switch (r[2]) {
       case 1: {  /* new method: u2 length, the method line */
         size_t len;
         if (t->n - pos < 5 || t->n - pos - 5 < (len = u2le(r + 3)))
-          return mtb_fail(c, SIFT_ETRUNC, "%s: method record cut short at byte %zu", pos, "trace");
+          return sift_fail(c->err, SIFT_ETRUNC, "trace: method record cut short at byte %zu", pos);
         {
           size_t l = len;
           if (l > 0 && r[5 + l - 1] == '\n') l--;
@@ -236,7 +227,7 @@ static sift_Status walk_streaming (Ctx *c) {
       case 2: {  /* new thread: u2 tid, u2 length, the name */
         size_t len;
         if (t->n - pos < 7 || t->n - pos - 7 < (len = u2le(r + 5)))
-          return mtb_fail(c, SIFT_ETRUNC, "%s: thread record cut short at byte %zu", pos, "trace");
+          return sift_fail(c->err, SIFT_ETRUNC, "trace: thread record cut short at byte %zu", pos);
         if ((st = mtb_add_thread(c, u2le(r + 3), (const char *)r + 7, len)) != SIFT_OK)
           return st;
         pos += 7 + len;
@@ -245,15 +236,14 @@ static sift_Status walk_streaming (Ctx *c) {
       case 3: {  /* summary: u4 length, a text block */
         size_t len;
         if (t->n - pos < 7 || t->n - pos - 7 < (len = u4le(r + 3)))
-          return mtb_fail(c, SIFT_ETRUNC, "%s: summary record cut short at byte %zu", pos, "trace");
+          return sift_fail(c->err, SIFT_ETRUNC, "trace: summary record cut short at byte %zu", pos);
         if ((st = text_block(c, pos + 7, pos + 7 + len, &used)) != SIFT_OK) return st;
         pos += 7 + len;
         break;
       }
       default:
-        snprintf(c->err, c->errsize, "trace: unknown streaming record opcode %u at byte %zu",
-                 r[2], pos + 2);
-        return SIFT_EBADTAG;
+        return sift_fail(c->err, SIFT_EBADTAG, "trace: unknown streaming record opcode %u at byte %zu",
+                         r[2], pos + 2);
     }
   }
   t->records = k;
@@ -287,7 +277,7 @@ const mt_Method *mt_find_method (const mt_Trace *t, uint64_t id) {
 
 
 sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n, int mapped,
-                      sift_Progress *progress, char *err, size_t errsize) {
+                      sift_Progress *progress, sift_Error *err) {
   Ctx c;
   sift_Status s;
   memset(t, 0, sizeof *t);
@@ -296,39 +286,36 @@ sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n, int mapped,
   t->mapped = mapped;
   c.t = t;
   c.err = err;
-  c.errsize = errsize;
   /* the text block and the binary header */
   if (n >= 8 && memcmp(p, "*version", 8) == 0) {
     size_t used;
     if ((s = text_block(&c, 0, n, &used)) != SIFT_OK) return s;
-    if (used == 0) return mtb_fail(&c, SIFT_ETRUNC, "%s: the text header has no '*end' line (%zu bytes)", n, "trace");
+    if (used == 0) return sift_fail(c.err, SIFT_ETRUNC, "trace: the text header has no '*end' line (%zu bytes)", n);
     if ((s = binary_header(&c, used)) != SIFT_OK) return s;
-    if (t->streaming) return mtb_fail(&c, SIFT_EHEADER, "%s: streaming header after a text block at byte %zu", used, "trace");
+    if (t->streaming) return sift_fail(c.err, SIFT_EHEADER, "trace: streaming header after a text block at byte %zu", used);
   }
   else if (n >= 4 && memcmp(p, "SLOW", 4) == 0) {
     if ((s = binary_header(&c, 0)) != SIFT_OK) return s;
-    if (!t->streaming) return mtb_fail(&c, SIFT_EHEADER, "%s: regular trace data without its text header (byte %zu)", 0, "trace");
+    if (!t->streaming) return sift_fail(c.err, SIFT_EHEADER, "trace: regular trace data without its text header (byte 0)");
   }
-  else return mtb_fail(&c, SIFT_EUNKNOWN, "%s: not an Android method trace (byte %zu)", 0, "trace");
+  else return sift_fail(c.err, SIFT_EUNKNOWN, "trace: not an Android method trace (byte 0)");
   if (t->dual && t->recsize < (unsigned)(t->version == 1 ? 13 : 14))
     t->dual = 0;  /* a dual clock needs room for the second time */
   /* the records' offsets */
   if (t->streaming) {
     if ((s = walk_streaming(&c)) != SIFT_OK) return s;
     drop_all(t);
-    if (t->header == NULL) return mtb_fail(&c, SIFT_ETRUNC, "%s: streaming trace has no summary (ends at byte %zu)", n, "trace");
+    if (t->header == NULL) return sift_fail(c.err, SIFT_ETRUNC, "trace: streaming trace has no summary (ends at byte %zu)", n);
   }
   else {
     if ((n - t->data) % t->recsize != 0)
-      return mtb_fail(&c, SIFT_ETRUNC, "%s: the last record is cut short at byte %zu",
-                  t->data + (n - t->data) / t->recsize * t->recsize, "trace");
+      return sift_fail(c.err, SIFT_ETRUNC, "trace: the last record is cut short at byte %zu",
+                       t->data + (n - t->data) / t->recsize * t->recsize);
     t->records = (n - t->data) / t->recsize;
   }
   if (t->nmethods > 1) qsort(t->methods, t->nmethods, sizeof *t->methods, mtb_cmp_method);
-  if (n > UINT32_MAX) {
-    snprintf(err, errsize, "trace: files over 4 GiB are not read yet (%zu bytes)", n);
-    return SIFT_EUNSUPPORTED;
-  }
+  if (n > UINT32_MAX)
+    return sift_fail(err, SIFT_EUNSUPPORTED, "trace: files over 4 GiB are not read yet (%zu bytes)", n);
   return mtb_call_trees(&c, progress);
 }
 

@@ -93,7 +93,7 @@ typedef struct mt_Trace {
 
 /* mapped: p is a read-only file mapping (see sift_drop_pages) */
 sift_Status mt_build (mt_Trace *t, const unsigned char *p, size_t n, int mapped,
-                      sift_Progress *progress, char *err, size_t errsize);
+                      sift_Progress *progress, sift_Error *err);
 void mt_free (mt_Trace *t);
 
 /* the method whose id is id, or NULL */

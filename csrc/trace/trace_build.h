@@ -18,14 +18,8 @@
 
 typedef struct Ctx {
   mt_Trace *t;
-  char *err;
-  size_t errsize;
+  sift_Error *err;
 } Ctx;
-
-/* set the error message (fmt takes `what`, then the byte offset) and
-   return s */
-sift_Status mtb_fail (Ctx *c, sift_Status s, const char *fmt, size_t at,
-                      const char *what);
 
 /* grow an array to hold one more element; 0 when memory runs out */
 #define GROW(arr, count, cap) \
