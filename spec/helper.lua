@@ -372,11 +372,14 @@ function helper.lines(s)
   return t
 end
 
---- Run fn(get, post, server) against a `sift serve` listening in this
--- process (opts for sift.serve.new), driven by lua-http's client in the
--- same cqueues loop. get(path, headers) and post(path, body, headers)
--- give the status, the body (decoded when it is JSON) and the headers.
-function helper.with_server(opts, fn)
+--- A `sift serve` listening in this process (opts for sift.serve.new),
+-- driven by lua-http's client in the same cqueues loop, for the `it`s of a
+-- describe to share (setup/teardown). get(path, headers) and post(path,
+-- body, headers) give the status, the body (decoded when it is JSON) and
+-- the headers; run(fn) runs fn(get, post, server) as a coroutine of the
+-- server's loop (for clients at once), stepping the loop until it returns;
+-- stop() closes the server.
+function helper.start_server(opts)
   require("sift.paths").older_lua()
   local cqueues, request, cjson = require "cqueues", require "http.request", require "cjson"
   local server = assert(require("sift.serve").new(opts))
@@ -398,16 +401,32 @@ function helper.with_server(opts, fn)
   local function get(path, headers) return call("GET", path, nil, headers) end
   local function post(path, body, headers) return call("POST", path, body, headers) end
   local cq = cqueues.new()
-  local failure
   cq:wrap(function() server:run() end)
-  cq:wrap(function()
-    local ok, err = pcall(fn, get, post, server)
-    if not ok then failure = err end
-    server.http:close()
-  end)
-  assert(cq:loop())
-  server:close()
-  if failure then error(failure, 0) end
+  local s = {}
+  function s.run(fn)
+    local results
+    cq:wrap(function() results = table.pack(pcall(fn, get, post, server)) end)
+    while not results do assert(cq:step()) end
+    if not results[1] then error(results[2], 0) end
+    return table.unpack(results, 2, results.n)
+  end
+  function s.get(path, headers) return s.run(function() return get(path, headers) end) end
+  function s.post(path, body, headers) return s.run(function() return post(path, body, headers) end) end
+  function s.stop()
+    s.run(function() server.http:close() end)
+    assert(cq:loop())
+    server:close()
+  end
+  return s
+end
+
+--- Run fn(get, post, server) against a server of helper.start_server's,
+-- then stop it.
+function helper.with_server(opts, fn)
+  local s = helper.start_server(opts)
+  local ok, err = pcall(s.run, fn)
+  s.stop()
+  if not ok then error(err, 0) end
 end
 
 return helper

@@ -8,6 +8,7 @@ require("sift.paths").older_lua()
 local cqueues = require "cqueues"
 local cjson = require "cjson"
 local serve = require "sift.serve"
+local sift = require "sift"
 local helper = require "spec.helper"
 
 local ANDROID = "hprof/android/ahat/test-dump.hprof"
@@ -26,134 +27,230 @@ local function cli_json(args)
   return cjson.decode(out)
 end
 
-describe("sift serve", function()
-  it("serves heap, BMD, trace and OFX pages whose JSON is the CLI's", function()
+-- one server over five files, shared by the `it`s below
+describe("sift serve over an Android, a JVM and a BMD heap, a trace and a statement", function()
+  local server, by_name
+  local HEAPS = { ANDROID, JVM, BMD }
+
+  setup(function()
     local files = {}
     for _, rel in ipairs { ANDROID, JVM, BMD, TRACE, OFX } do
-      local path = helper.fixture(rel)
-      if not path then return end
-      files[#files + 1] = path
+      files[#files + 1] = helper.fixture(rel)
     end
-    with_server({ files = files, data = tmpdir() }, function(get)
-      local status, index = get("/index.json")
-      assert.are.equal(200, status)
-      assert.are.equal(5, #index.files)
-      local by_name = {}
-      for _, f in ipairs(index.files) do by_name[f.name] = f end
-      -- a page a file does not have is 404 at once, not a waiting page while the file opens
-      local s_no, no_page = get(by_name["firefox-art-trace-streaming.trace"].url .. "histogram", { accept = "text/html" })
-      assert.are.equal(404, s_no)
-      assert.truthy(no_page:find('no page &quot;histogram&quot; for a trace file', 1, true), no_page)
-      -- heaps: the histogram is sift histogram's, with retained bytes added
-      for _, rel in ipairs { ANDROID, JVM, BMD } do
-        local f = by_name[rel:match("[^/]+$")]
-        local s, view = get(f.url .. "histogram.json?sort=shallow")
-        assert.are.equal(200, s)
-        local cli = cli_json { "histogram", "--json", "-q", "--top", "0", helper.fixture(rel) }
-        assert.are.same({ cli.instances, cli.classes, #cli.rows }, { view.instances, view.classes, #view.rows })
-        for i = 1, 5 do
-          assert.are.same({ cli.rows[i].class, cli.rows[i].count, cli.rows[i].shallow },
-            { view.rows[i].class, view.rows[i].count, view.rows[i].shallow })
-          assert.is_true(view.rows[i].retained >= 0)
-        end
-        -- the overview's largest retainers are sift top's
-        local _, overview = get(f.url .. "index.json")
-        local top = cli_json { "top", "--json", "-q", "-n", "10", helper.fixture(rel) }
-        assert.are.same(top, overview.top)
-        -- the object page of the largest retainer: its path is sift path's
-        local id = overview.top[1].id
-        local _, obj = get(f.url .. "object/" .. id .. ".json")
-        assert.are.same({ id, top[1].retained }, { obj.id, obj.retained })
-        local paths = cli_json { "path", "--json", "-q", "--retained", "--limit", "0", "--class", obj.class, helper.fixture(rel) }
-        local mine
-        for _, p in ipairs(paths) do if p.id == id then mine = p end end
-        if mine then assert.are.same(mine.path, obj.path) end
-        -- the dominator tree's children of it add up to less than it retains
-        local _, tree = get(f.url .. "dominators.json?of=" .. id)
-        local sum = 0
-        for _, c in ipairs(tree.children) do sum = sum + c.retained end
-        assert.is_true(sum <= obj.retained)
-        -- the class page, paged
-        local _, cls = get(f.url .. "class.json?name=java.lang.String&page=2")
-        assert.are.same({ "java.lang.String", 2 }, { cls.name, cls.page })
-        assert.is_true(#cls.rows > 0 and cls.instances > 100)
-        -- leaks: sift leaks's JSON
-        local _, leaks = get(f.url .. "leaks.json")
-        assert.are.same(cli_json { "leaks", "--json", "-q", helper.fixture(rel) }.application_leaks, leaks.application_leaks)
-        -- the reports beyond the trace: the CLI's JSON, and a page each
-        for _, report in ipairs { "waste", "threads", "loaders" } do
-          local status, view = get(f.url .. report .. ".json")
-          assert.are.equal(200, status, report .. ": " .. cjson.encode(view))
-          assert.are.same(cli_json { report, "--json", "-q", helper.fixture(rel) }, view)
-          local page_status, page = get(f.url .. report, { accept = "text/html" })
-          assert.are.equal(200, page_status)
-          assert.truthy(page:find("<header>", 1, true) and (page:find("<table", 1, true) or page:find("no threads", 1, true)
-            or page:find('<p class="muted empty"', 1, true)),
-            report)
-          if report == "waste" then  -- each report under its rule, as the CLI prints it
-            assert.truthy(page:find("<h2>Duplicate arrays</h2><p class=rule>wasted: freed if deduplicated: every copy "
-              .. "but one of a primitive array", 1, true), page)
-          end
-        end
-      end
-      -- the JVM dump's planted leak is in the histogram, filtered by name
-      local _, leaky = get(by_name["leaky_jdk17_all.hprof"].url .. "histogram.json?filter=LeakyApp")
-      assert.is_true(#leaky.rows > 0)
-      for _, r in ipairs(leaky.rows) do assert.truthy(r.class:find("LeakyApp", 1, true)) end
-      -- the trace: sift profile's methods; flame graph and icicle as SVG
-      local t = by_name["firefox-art-trace-streaming.trace"]
-      local _, profile = get(t.url .. "profile.json?clock=wall")
-      local cli = cli_json { "profile", "--json", "--clock", "wall", helper.fixture(TRACE) }
-      assert.are.same({ cli.records, #cli.methods, cli.methods[1] }, { profile.records, #profile.methods, profile.methods[1] })
-      local _, trace_view = get(t.url .. "index.json")
-      local s, svg, h = get(t.url .. "flame.svg?icicle=1&thread=" .. trace_view.threads[1].tid)
-      assert.are.equal(200, s)
-      assert.are.equal("image/svg+xml", h:get("content-type"))
-      assert.truthy(type(svg) == "string" and svg:find("<svg", 1, true))
-      assert.are.equal(404, (get(t.url .. "flame.json?thread=no-such-thread")))
-      -- play mode: the steps of sift calls, filtered by package as substrings
-      local tid = trace_view.threads[1].tid
-      local _, play = get(t.url .. "play.json?thread=" .. tid)
-      local listing = helper.sift { "calls", "--thread", tostring(tid), helper.fixture(TRACE) }
-      local lines = 0
-      for _ in listing:gmatch("[^\n]+") do lines = lines + 1 end
-      assert.are.equal(lines, #play.steps)
-      assert.are.same({ 1, "com.android.internal.os.ZygoteInit.main" }, { play.steps[1].depth, play.steps[1].call })
-      local _, only = get(t.url .. "play.json?include=mozilla.gecko&thread=" .. tid)
-      assert.is_true(#only.steps > 0 and #only.steps < #play.steps)
-      for _, st in ipairs(only.steps) do
-        if st.call then assert.truthy(st.call:find("mozilla.gecko", 1, true), st.call) end
-      end
-      -- the call tree: each node's time covers its children's
-      local _, tree = get(t.url .. "calltree.json?clock=wall")
-      local sums, open = {}, {}
-      for i, n in ipairs(tree.nodes) do
-        open[n.depth] = i
-        sums[i] = 0
-        if n.depth > 0 then sums[open[n.depth - 1]] = sums[open[n.depth - 1]] + n.value end
-      end
-      for i, n in ipairs(tree.nodes) do assert.is_true(sums[i] <= n.value, n.name) end
-      assert.are.same({ 0, tree.total }, { tree.nodes[1].depth, tree.nodes[1].value })
-      assert.is_true(#tree.nodes > 100)
-      local _, page_play = get(t.url .. "play?thread=" .. tid)
-      assert.truthy(page_play:find('<script type="application/json" id="steps">', 1, true))
-      local _, page = get(t.url .. "flame")
-      assert.truthy(page:find('<div id="flame"><svg', 1, true))
-      -- the statement: sift ofx's JSON
-      local _, ofx = get(by_name["bank_medium.ofx"].url .. "index.json")
-      local cli_ofx = cli_json { "ofx", "--json", helper.fixture(OFX) }
-      assert.are.same(cli_ofx.statements, ofx.statements)
-      -- errors: clean, in the format asked for
-      local s0, none = get("/f/0000000000000000/.json")
-      assert.are.same({ 404, "no such file here" }, { s0, none.error })
-      local s404, missing = get(by_name["test-dump.hprof"].url .. "object/0x1.json")
-      assert.are.same({ 404, "no object 0x1 in this dump" }, { s404, missing.error })
-      local s2, html = get(by_name["test-dump.hprof"].url .. "nosuchpage")
-      assert.are.equal(404, s2)
-      assert.truthy(html:find('id="error"', 1, true))
-    end)
+    if #files < 5 then return end
+    server = helper.start_server { files = files, data = tmpdir() }
+    local _, index = server.get("/index.json")
+    by_name = {}
+    for _, f in ipairs(index.files) do by_name[f.name] = f end
   end)
 
+  teardown(function()
+    if server then server.stop() end
+  end)
+
+  local function file(rel) return by_name[rel:match("[^/]+$")] end
+
+  it("lists the five files in its index, each with its format", function()
+    if not server then return pending("no fixtures") end
+    local status, index = server.get("/index.json")
+    local listed = {}
+    for _, f in ipairs(index.files) do listed[#listed + 1] = f.name .. " " .. f.format end
+    table.sort(listed)
+    assert.are.same({ 200, { "bank_medium.ofx ofx", "firefox-art-trace-streaming.trace trace",
+      "jdk17-sample.id4.bmd bmd", "leaky_jdk17_all.hprof hprof", "test-dump.hprof hprof" } }, { status, listed })
+  end)
+
+  it("answers a page a file does not have with 404 at once, not a waiting page while the file opens", function()
+    if not server then return pending("no fixtures") end
+    local status, page = server.get(file(TRACE).url .. "histogram", { accept = "text/html" })
+    assert.are.equal(404, status)
+    assert.truthy(page:find('no page &quot;histogram&quot; for a trace file', 1, true), page)
+  end)
+
+  for _, rel in ipairs(HEAPS) do
+    local name = rel:match("[^/]+$")
+
+    it(name .. ": the histogram is sift histogram's, with each class's retained bytes (heap:retained_by_class)",
+      function()
+      if not server then return pending("no fixtures") end
+      local status, view = server.get(file(rel).url .. "histogram.json?sort=shallow")
+      assert.are.equal(200, status)
+      local cli = cli_json { "histogram", "--json", "-q", "--top", "0", helper.fixture(rel) }
+      assert.are.same({ cli.instances, cli.classes, #cli.rows }, { view.instances, view.classes, #view.rows })
+      local heap <close> = assert(sift.open(helper.fixture(rel)))
+      local retained = {}  -- (classes that share a name: one row)
+      for _, r in ipairs(heap:retained_by_class()) do retained[r.class] = (retained[r.class] or 0) + r.retained end
+      for i = 1, 5 do
+        assert.are.same({ cli.rows[i].class, cli.rows[i].count, cli.rows[i].shallow, retained[cli.rows[i].class] or 0 },
+          { view.rows[i].class, view.rows[i].count, view.rows[i].shallow, view.rows[i].retained })
+      end
+    end)
+
+    it(name .. ": the overview's largest retainers are sift top's; the largest instance's page has its retained "
+      .. "size and sift path's path", function()
+      if not server then return pending("no fixtures") end
+      local _, overview = server.get(file(rel).url .. "index.json")
+      local top = cli_json { "top", "--json", "-q", "-n", "10", helper.fixture(rel) }
+      assert.are.same(top, overview.top)
+      local largest  -- (the largest that is not a class object: sift path lists instances)
+      for _, row in ipairs(top) do
+        if row.class ~= "java.lang.Class" then largest = row break end
+      end
+      local _, obj = server.get(file(rel).url .. "object/" .. largest.id .. ".json")
+      assert.are.same({ largest.id, largest.class, largest.retained }, { obj.id, obj.class, obj.retained })
+      local paths = cli_json { "path", "--json", "-q", "--retained", "--limit", "0", "--class", obj.class,
+        helper.fixture(rel) }
+      local mine
+      for _, p in ipairs(paths) do if p.id == largest.id then mine = p end end
+      assert.are.same(assert(mine, "sift path lists " .. largest.id).path, obj.path)
+    end)
+
+    it(name .. ": the largest retainer retains its own bytes and its dominator-tree children's", function()
+      if not server then return pending("no fixtures") end
+      local _, overview = server.get(file(rel).url .. "index.json")
+      local id = overview.top[1].id
+      local _, obj = server.get(file(rel).url .. "object/" .. id .. ".json")
+      local _, tree = server.get(file(rel).url .. "dominators.json?of=" .. id)
+      local sum = obj.shallow
+      for _, c in ipairs(tree.children) do sum = sum + c.retained end
+      assert.are.same({ overview.top[1].retained, obj.retained }, { obj.retained, sum })
+    end)
+
+    it(name .. ": the class page of java.lang.String, page 2 of its instances", function()
+      if not server then return pending("no fixtures") end
+      local _, cls = server.get(file(rel).url .. "class.json?name=java.lang.String&page=2")
+      local count
+      for _, r in ipairs(cli_json { "histogram", "--json", "-q", "--top", "0", helper.fixture(rel) }.rows) do
+        if r.class == "java.lang.String" then count = r.count end
+      end
+      assert.are.same({ "java.lang.String", 2, count, math.min(cls.per_page, count - cls.per_page) },
+        { cls.name, cls.page, cls.instances, #cls.rows })
+    end)
+
+    it(name .. ": its leaks are sift leaks's", function()
+      if not server then return pending("no fixtures") end
+      local _, leaks = server.get(file(rel).url .. "leaks.json")
+      assert.are.same(cli_json { "leaks", "--json", "-q", helper.fixture(rel) }.application_leaks, leaks.application_leaks)
+    end)
+
+    it(name .. ": waste, threads and loaders are the CLI's JSON, with a page each", function()
+      if not server then return pending("no fixtures") end
+      local f = file(rel)
+      for _, report in ipairs { "waste", "threads", "loaders" } do
+        local status, view = server.get(f.url .. report .. ".json")
+        assert.are.equal(200, status, report .. ": " .. cjson.encode(view))
+        assert.are.same(cli_json { report, "--json", "-q", helper.fixture(rel) }, view)
+        local page_status, page = server.get(f.url .. report, { accept = "text/html" })
+        assert.are.equal(200, page_status)
+        assert.truthy(page:find("<header>", 1, true) and (page:find("<table", 1, true) or page:find("no threads", 1, true)
+          or page:find('<p class="muted empty"', 1, true)),
+          report)
+        if report == "waste" then  -- each report under its rule, as the CLI prints it
+          assert.truthy(page:find("<h2>Duplicate arrays</h2><p class=rule>wasted: freed if deduplicated: every copy "
+            .. "but one of a primitive array", 1, true), page)
+        end
+      end
+    end)
+  end
+
+  it("filters the JVM dump's histogram by name: the CLI's rows of the planted leak's classes", function()
+    if not server then return pending("no fixtures") end
+    local _, leaky = server.get(file(JVM).url .. "histogram.json?filter=LeakyApp&sort=shallow")
+    local want, got = {}, {}
+    for _, r in ipairs(cli_json { "histogram", "--json", "-q", "--top", "0", helper.fixture(JVM) }.rows) do
+      if r.class:find("LeakyApp", 1, true) then want[#want + 1] = ("%s %d %d"):format(r.class, r.count, r.shallow) end
+    end
+    for _, r in ipairs(leaky.rows) do got[#got + 1] = ("%s %d %d"):format(r.class, r.count, r.shallow) end
+    table.sort(want)
+    table.sort(got)
+    assert.are.same(want, got)
+  end)
+
+  it("gives the trace's methods as sift profile does", function()
+    if not server then return pending("no fixtures") end
+    local _, profile = server.get(file(TRACE).url .. "profile.json?clock=wall")
+    local cli = cli_json { "profile", "--json", "--clock", "wall", helper.fixture(TRACE) }
+    assert.are.same({ cli.records, #cli.methods, cli.methods[1] }, { profile.records, #profile.methods, profile.methods[1] })
+  end)
+
+  it("draws the trace's icicle as SVG, on its page too; an unknown thread is 404", function()
+    if not server then return pending("no fixtures") end
+    local t = file(TRACE)
+    local _, trace_view = server.get(t.url .. "index.json")
+    local status, svg, h = server.get(t.url .. "flame.svg?icicle=1&thread=" .. trace_view.threads[1].tid)
+    assert.are.same({ 200, "image/svg+xml", "string" }, { status, h:get("content-type"), type(svg) })
+    assert.truthy(svg:find("<svg", 1, true))
+    assert.are.equal(404, (server.get(t.url .. "flame.json?thread=no-such-thread")))
+    local _, page = server.get(t.url .. "flame")
+    assert.truthy(page:find('<div id="flame"><svg', 1, true))
+  end)
+
+  it("plays the steps of sift calls, filtered by package as sift calls --include does", function()
+    if not server then return pending("no fixtures") end
+    local t = file(TRACE)
+    local _, trace_view = server.get(t.url .. "index.json")
+    local tid = trace_view.threads[1].tid
+    local _, play = server.get(t.url .. "play.json?thread=" .. tid)
+    local listing = helper.lines(helper.sift { "calls", "--thread", tostring(tid), helper.fixture(TRACE) })
+    assert.are.equal(#listing, #play.steps)
+    assert.are.same({ 1, "com.android.internal.os.ZygoteInit.main" }, { play.steps[1].depth, play.steps[1].call })
+    local _, only = server.get(t.url .. "play.json?include=mozilla.gecko&thread=" .. tid)
+    local only_listing = helper.lines(helper.sift { "calls", "--thread", tostring(tid), "--include", "mozilla%.gecko",
+      helper.fixture(TRACE) })
+    assert.are.equal(#only_listing, #only.steps)
+    for _, st in ipairs(only.steps) do
+      if st.call then assert.truthy(st.call:find("mozilla.gecko", 1, true), st.call) end
+    end
+    local _, page = server.get(t.url .. "play?thread=" .. tid)
+    assert.truthy(page:find('<script type="application/json" id="steps">', 1, true))
+  end)
+
+  it("builds the wall-clock call tree of sift fold's stacks, nodes under 0.1 % left out", function()
+    if not server then return pending("no fixtures") end
+    local _, tree = server.get(file(TRACE).url .. "calltree.json?clock=wall")
+    -- the stacks' prefixes, each with the time under it
+    local sums, total = {}, 0
+    for _, line in ipairs(helper.lines(helper.sift { "fold", "--clock", "wall", "-q", helper.fixture(TRACE) })) do
+      local stack, value = line:match("^(.*) (%d+)$")
+      total = total + tonumber(value)
+      local prefix
+      for frame in stack:gmatch("[^;]+") do
+        prefix = prefix and (prefix .. ";" .. frame) or frame
+        sums[prefix] = (sums[prefix] or 0) + tonumber(value)
+      end
+    end
+    local kept = 1  -- (the root)
+    for _, sum in pairs(sums) do if sum >= 0.001 * total then kept = kept + 1 end end
+    assert.are.same({ total, kept, 0, total }, { tree.total, #tree.nodes, tree.nodes[1].depth, tree.nodes[1].value })
+    -- each node's time covers its children's
+    local child_sums, open = {}, {}
+    for i, n in ipairs(tree.nodes) do
+      open[n.depth] = i
+      child_sums[i] = 0
+      if n.depth > 0 then child_sums[open[n.depth - 1]] = child_sums[open[n.depth - 1]] + n.value end
+    end
+    for i, n in ipairs(tree.nodes) do assert.is_true(child_sums[i] <= n.value, n.name) end
+  end)
+
+  it("gives the statement as sift ofx does", function()
+    if not server then return pending("no fixtures") end
+    local _, ofx = server.get(file(OFX).url .. "index.json")
+    assert.are.same(cli_json { "ofx", "--json", helper.fixture(OFX) }.statements, ofx.statements)
+  end)
+
+  it("answers what it has not cleanly, in the format asked for", function()
+    if not server then return pending("no fixtures") end
+    local s0, none = server.get("/f/0000000000000000/.json")
+    assert.are.same({ 404, "no such file here" }, { s0, none.error })
+    local s404, missing = server.get(file(ANDROID).url .. "object/0x1.json")
+    assert.are.same({ 404, "no object 0x1 in this dump" }, { s404, missing.error })
+    local s2, html = server.get(file(ANDROID).url .. "nosuchpage")
+    assert.are.equal(404, s2)
+    assert.truthy(html:find('id="error"', 1, true))
+  end)
+end)
+
+describe("sift serve", function()
   it("takes uploads by SHA-256, once, and refuses what it should, deleting it", function()
     local jvm = helper.fixture(JVM)
     if not jvm then return end
@@ -189,7 +286,13 @@ describe("sift serve", function()
       local s3, cut = post("/upload?name=cut.hprof", bytes:sub(1, #bytes // 2), json_h)
       assert.are.equal(201, s3)
       local _, overview = get(cut.url .. "index.json")
-      assert.is_true(#overview.warnings > 0)
+      local cut_file = helper.tmpfile(bytes:sub(1, #bytes // 2))  -- (the CLI's warnings on the same bytes)
+      local _, cli_err = helper.sift { "histogram", "-q", cut_file }
+      local warned = {}
+      for w in cli_err:gmatch("sift: [^\n]-: warning: ([^\n]+)") do warned[#warned + 1] = w end
+      os.remove(cut_file)
+      assert.are.equal(2, #warned)
+      assert.are.same(warned, overview.warnings)
       -- refused, and nothing left behind
       local before = #files_in(data)
       assert.are.equal(415, (post("/upload?name=notes.txt", "just some text\n", json_h)))
@@ -197,7 +300,10 @@ describe("sift serve", function()
       local s4, big = post("/upload", ("\0"):rep(65 << 20), json_h)
       assert.are.same({ 413, true }, { s4, big.error:find("limit", 1, true) ~= nil })
       local s5, bomb = post("/upload?name=bomb.hprof.gz", helper.read(gz), json_h)
-      assert.are.equal(415, s5)  -- zeros are not a dump: refused before inflating
+      -- zeros are not a dump: refused before inflating
+      assert.are.same({ 415, "not a heap dump, a method trace or an OFX statement: gzip-compressed data, and inside: "
+        .. "not a recognised dump (HPROF, BMD, Android trace or OFX): starts with bytes 00 00 00 00 00 00 00 00" },
+        { s5, bomb.error })
       local hprof_gz = tmpdir() .. "/dump.hprof.gz"
       local f = assert(io.open(hprof_gz:gsub("%.gz$", ""), "wb"))
       f:write(bytes:sub(1, 31), ("\0"):rep(200 << 20))  -- an HPROF header, then 200 MB of zeros
@@ -356,12 +462,11 @@ describe("sift serve", function()
       local s, waiting = get(url .. "histogram")  -- a browser's first visit
       assert.are.equal(200, s)
       assert.truthy(waiting:find('<p id="progress">', 1, true) and waiting:find(url .. "progress.json", 1, true))
-      local seen, state = {}, nil
+      local state
       local deadline = cqueues.monotime() + 300  -- (a busy machine under ASan is slow: minutes, not seconds)
       repeat
         local _, p = get(url .. "progress.json")
         state = p.state
-        if p.label then seen[p.label] = true end
         if state ~= "ready" then cqueues.sleep(0.05) end
       until state == "ready" or cqueues.monotime() > deadline
       assert.are.equal("ready", state)

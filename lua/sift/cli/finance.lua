@@ -357,7 +357,7 @@ function commands.fetch(args, out, err)
     log = logfile and function(text)
       logfile:write(os.date("!%Y-%m-%dT%H:%M:%SZ "), request.redact(text, password), "\n\n")
     end,
-    max_response = max_response, warn = function(msg) err:write("sift: warning: ", msg, "\n") end }
+    max_response = max_response, warn = function(warning) err:write("sift: warning: ", warning, "\n") end }
   local status = EXIT_OK
   if args.what == "accounts" then
     local accounts, e = direct.accounts(profile, password, opts)

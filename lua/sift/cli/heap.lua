@@ -11,7 +11,8 @@ local M = { define = {}, commands = {} }
 local commands = M.commands
 
 local EXIT_OK, EXIT_BAD_INPUT, EXIT_USAGE, printable, with_progress, say_failure, open_heap, group_digits, budget_option =
-  common.EXIT_OK, common.EXIT_BAD_INPUT, common.EXIT_USAGE, common.printable, common.with_progress, common.say_failure, common.open_heap, common.group_digits, common.budget_option
+  common.EXIT_OK, common.EXIT_BAD_INPUT, common.EXIT_USAGE, common.printable, common.with_progress, common.say_failure,
+  common.open_heap, common.group_digits, common.budget_option
 
 local object_text, short, ref_label, root_text, merged_json, top_rows =
   views.object_text, views.short, views.ref_label, views.root_text, views.merged_json, views.top_rows

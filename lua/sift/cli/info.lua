@@ -9,7 +9,8 @@ local common = require "sift.cli.common"
 local M = { define = {}, commands = {} }
 local commands = M.commands
 
-local EXIT_OK, EXIT_BAD_INPUT, printable, with_progress, open_heap = common.EXIT_OK, common.EXIT_BAD_INPUT, common.printable, common.with_progress, common.open_heap
+local EXIT_OK, EXIT_BAD_INPUT = common.EXIT_OK, common.EXIT_BAD_INPUT
+local printable, with_progress, open_heap = common.printable, common.with_progress, common.open_heap
 
 function M.define.info(parser)
   local info = parser:command("info", "Detect the format of each FILE and print the facts of its header.")
@@ -69,11 +70,6 @@ local function ordered_facts(info)
     return a < b
   end)
   return keys
-end
-
--- text copied from a file: control bytes shown as escapes
-local function printable(v)
-  return (tostring(v):gsub("%c", function(c) return ("\\x%02x"):format(c:byte()) end))
 end
 
 -- a table fact on one line: "a=1, b=2" (keys sorted), or a list

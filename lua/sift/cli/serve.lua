@@ -39,7 +39,8 @@ function M.define.serve(parser)
     .. "each in a thread of its own; the others wait, and pages of open files answer meanwhile.", "2"):convert(tonumber)
   serve:flag("--ingest", "Take dumps and traces from devices at POST /ingest (with X-Sift-App, -Version, "
     .. "-Device, -OS, -Time, -Tags), queue them for workers and show the leak groups at /fleet.")
-  serve:option("--workers", "With --ingest: run this many sift worker processes (on --data, or on --redis and --postgres).", "0"):convert(tonumber)
+  serve:option("--workers", "With --ingest: run this many sift worker processes (on --data, or on --redis and "
+    .. "--postgres).", "0"):convert(tonumber)
   require("sift.cli.fleet").engine_options(serve)
   serve:option("--db", "A finance store (sift import): a page with its report and chart.")
   serve:option("--model", "Size model for heaps: shark, jvm or visualvm.", "shark")
@@ -87,10 +88,10 @@ function M.commands.serve(args, out, err)
     err:write("sift: ", common.printable(msg), "\n")
     return common.EXIT_USAGE
   end
-  local ok, why = pcall(server.listen, server)
-  if not ok then
+  local listening, failure = pcall(server.listen, server)
+  if not listening then
     err:write("sift: cannot listen on ", args.bind, ":", tostring(args.port), ": ",
-      tostring(why):gsub("^.-:%d+: ", ""), "\n")
+      tostring(failure):gsub("^.-:%d+: ", ""), "\n")
     return common.EXIT_USAGE
   end
   if args.ingest and args.workers > 0 then  -- the workers: this program again, as `sift worker`

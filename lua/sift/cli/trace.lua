@@ -10,7 +10,8 @@ local M = { define = {}, commands = {} }
 local commands = M.commands
 
 local EXIT_OK, EXIT_BAD_INPUT, printable, with_progress, say_failure, group_digits, try, open_output, budget_option =
-  common.EXIT_OK, common.EXIT_BAD_INPUT, common.printable, common.with_progress, common.say_failure, common.group_digits, common.try, common.open_output, common.budget_option
+  common.EXIT_OK, common.EXIT_BAD_INPUT, common.printable, common.with_progress, common.say_failure, common.group_digits,
+  common.try, common.open_output, common.budget_option
 
 local function trace_options(cmd)
   cmd:argument("file", "An Android method trace (regular or streaming .trace).")

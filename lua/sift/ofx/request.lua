@@ -84,7 +84,7 @@ end
 
 -- the text of a request: v1 SGML (leaf end tags when the profile says
 -- close_leaves) or v2 XML, newlines unless the profile says none
-local function text(profile, ofx)
+local function request_text(profile, ofx)
   return writer.write(ofx, { version = profile.version or "102", close_leaves = profile.close_leaves,
     newline = profile.newlines == false and "" or "\r\n" })
 end
@@ -97,7 +97,7 @@ function M.accounts(profile, password, now)
     N("SIGNUPMSGSRQV1", { N("ACCTINFOTRNRQ", { L("TRNUID", M.uuid()),
       N("ACCTINFORQ", { L("DTACCTUP", "19691231") }) }) }),
   })
-  return text(profile, ofx)
+  return request_text(profile, ofx)
 end
 
 --- The request for the statements of several accounts, grouped by
@@ -113,7 +113,7 @@ function M.statements(profile, password, accounts, range, now)
   for _, set in ipairs(order) do
     if sets[set] then children[#children + 1] = N(set, sets[set]) end
   end
-  return text(profile, N("OFX", children))
+  return request_text(profile, N("OFX", children))
 end
 
 -- {======================================================

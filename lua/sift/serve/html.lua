@@ -55,7 +55,8 @@ body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#222}
 header{background:#263238;color:#fff;padding:8px 16px}header a{color:#cfd8dc;margin-right:14px}
 main{padding:12px 16px}h1{font-size:20px}h2{font-size:16px;margin-top:22px}
 table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 10px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}.n{white-space:nowrap}code,.mono{font-family:ui-monospace,monospace;font-size:13px}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}.n{white-space:nowrap}
+code,.mono{font-family:ui-monospace,monospace;font-size:13px}
 .muted{color:#777}.err{color:#b00020}.bar{background:#90caf9;height:10px;display:inline-block}
 form.inline{display:inline}input[type=text]{width:22em}
 .LEAKING{color:#b00}.NOT_LEAKING{color:#070}.UNKNOWN{color:#555}.suspect{text-decoration:underline wavy #b00}

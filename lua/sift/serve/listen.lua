@@ -138,10 +138,9 @@ end
 
 -- one request on a connection: true when the connection may carry another
 local function exchange(self, conn, peer)
-  local stream, err, code = conn:get_next_incoming_stream(self.opts.idle_timeout)
+  local stream = conn:get_next_incoming_stream(self.opts.idle_timeout)
   if not stream then return false end  -- (idle past its time, or the client went)
-  local headers
-  headers, err, code = stream:get_headers(self.opts.header_timeout)
+  local headers, err, code = stream:get_headers(self.opts.header_timeout)
   local problem
   if not headers then
     problem = head_failure(err, code, conn.socket, self.opts.max_header_bytes)

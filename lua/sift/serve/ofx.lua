@@ -5,7 +5,7 @@
 local ofx = require "sift.ofx"
 local html = require "sift.serve.html"
 
-local esc, num = html.escape, html.num
+local esc = html.escape
 
 local M = {}
 
@@ -28,7 +28,8 @@ function M.overview(ctx)
       local rows = {}
       for k, t in ipairs(st.transactions) do
         if k > 1000 then break end
-        rows[k] = { esc(t.posted), esc(t.amount), esc(t.type), esc(t.payee or t.name), esc(t.memo), ('<span class="mono">%s</span>'):format(esc(t.fitid)) }
+        rows[k] = { esc(t.posted), esc(t.amount), esc(t.type), esc(t.payee or t.name), esc(t.memo),
+          ('<span class="mono">%s</span>'):format(esc(t.fitid)) }
       end
       parts[#parts + 1] = html.table({ "posted", "#amount", "type", "payee", "memo", "fitid" }, rows, "transactions-" .. i)
     end

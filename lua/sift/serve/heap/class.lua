@@ -151,8 +151,8 @@ function M.class(ctx)
     retained = cls.object and heap:retained(cls.object) or nil,
     sort = sort, page = page, pages = pages, per_page = PAGE, rows = strip(rows),
   }
-  local base, why = ctx.server:baseline()
-  if ctx.server.opts.baseline and not base then return nil, 422, why end
+  local base, no_base = ctx.server:baseline()
+  if ctx.server.opts.baseline and not base then return nil, 422, no_base end
   if base then view.baseline = views.class_delta(base, heap, cls.name, ctx.model) end
   return view, function()
     local chain = {}

@@ -1,7 +1,6 @@
 --- The leaks page: `sift leaks --suspects` inside the site.
 -- @module sift.serve.heap.leaks
 
-local json = require "sift.json"
 local views = require "sift.heap.views"
 local html = require "sift.serve.html"
 local common = require "sift.serve.heap.common"
