@@ -164,7 +164,8 @@ local function context(rule, by_name)
   for class in pairs(use_types) do param_types[class] = true end
   local ctx = { rule = rule, types = types, wrappers = wrappers, opens = opens, opens_named = opens_named,
     interesting = interesting, interesting_new = interesting_new, use_types = use_types, param_types = param_types,
-    release = rule.release, closers = M.rules_data.CLOSERS, takers = M.rules_data.TAKERS, summaries = {} }
+    release = rule.release, closers = M.rules_data.CLOSERS, takers = M.rules_data.TAKERS, parts = M.rules_data.PARTS,
+    summaries = {} }
   function ctx.summary(owner, name, desc)
     local cls = owner
     for _ = 1, 32 do

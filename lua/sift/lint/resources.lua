@@ -224,7 +224,9 @@ function M.analyse(cls, m, ctx)
         end
       end
     end
-    if recv ~= 0 and cd.ret_class == ins.owner then result = result | recv end  -- (returns itself: append)
+    if recv ~= 0 and (cd.ret_class == ins.owner or ctx.parts[key]) then  -- (returns itself, append; or a part of it)
+      result = result | recv
+    end
     if ctx.opener(ins, summary) then
       local id = new_id(i, "open", cd.ret_class)
       if id then

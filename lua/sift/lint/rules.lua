@@ -72,6 +72,15 @@ M.CLOSERS = {
   ["org/eclipse/osgi/framework/internal/core/AbstractBundle.update"] = true,
 }
 
+--- Calls on a resource that return a part of it: closing either closes
+-- both (a socket's streams, a file stream's channel), passing either on
+-- passes both.
+M.PARTS = {
+  ["java/net/Socket.getInputStream"] = true, ["java/net/Socket.getOutputStream"] = true,
+  ["java/net/Socket.getChannel"] = true, ["java/io/FileInputStream.getChannel"] = true,
+  ["java/io/FileOutputStream.getChannel"] = true, ["java/io/RandomAccessFile.getChannel"] = true,
+}
+
 --- Library methods that take over the resources they are given and return
 -- them (Guava's Closer closes all it registered when it is closed).
 M.TAKERS = {
