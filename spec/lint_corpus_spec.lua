@@ -57,7 +57,8 @@ describe("sift lint on the corpus of Debian jars", function()
         if j.verdict then t.first_right, first_right = t.first_right + 1, first_right + 1 end
         if found[key(j.class, j.method, j.desc, j.criterion, j.pc)] then
           t.reported, reported = t.reported + 1, reported + 1
-          if j.verdict then t.right, right = t.right + 1, right + 1 end
+          if j.verdict then t.right, right = t.right + 1, right + 1
+          else print(("lint corpus: judged false, still reported: #%d %s.%s %s"):format(j.n, j.class, j.method, j.criterion)) end
         elseif j.verdict then
           missed[#missed + 1] = ("%s.%s%s %s at pc %d"):format(j.class, j.method, j.desc, j.criterion, j.pc)
         end

@@ -245,9 +245,10 @@ function M.analyse(cls, m, ctx)
     if ins.name == "<init>" and (ctx.wrappers[ins.owner] or not (ctx.opens[ins.owner] or ctx.opens_named[ins.owner])) then
       return false
     end
-    if ctx.closers[ins.owner .. "." .. ins.name] then return false end
+    if ctx.closers[ins.owner .. "." .. ins.name] or ctx.quiet[ins.owner .. "." .. ins.name] then return false end
     local summary = ins.desc and ctx.summary(ins.owner, ins.name, ins.desc)
     if summary and next(summary.returns) then return false end  -- (a factory of wrappers: as a wrapper's constructor)
+    if summary and next(summary.always) then return false end  -- (a closing helper: as a known closer, quiet)
     if ins.desc and bytecode.desc(ins.desc).ret_class == ins.owner then return false end  -- (fluent: derives a value)
     if ctx.use_types[ins.owner] or ctx.opens[ins.owner] then return true end
     if QUIET[ins.owner] then return false end

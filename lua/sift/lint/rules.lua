@@ -79,6 +79,16 @@ M.PARTS = {
   ["java/net/Socket.getInputStream"] = true, ["java/net/Socket.getOutputStream"] = true,
   ["java/net/Socket.getChannel"] = true, ["java/io/FileInputStream.getChannel"] = true,
   ["java/io/FileOutputStream.getChannel"] = true, ["java/io/RandomAccessFile.getChannel"] = true,
+  ["java/util/stream/Stream.iterator"] = true, ["java/util/stream/BaseStream.iterator"] = true,
+}
+
+--- Calls on a resource that do not throw while it is open (they declare
+-- no exception and read what is already in memory).
+M.QUIET = {
+  ["java/util/zip/ZipFile.entries"] = true, ["java/util/zip/ZipFile.getEntry"] = true,
+  ["java/util/zip/ZipFile.size"] = true, ["java/util/zip/ZipFile.getName"] = true,
+  ["java/util/jar/JarFile.entries"] = true, ["java/util/jar/JarFile.getEntry"] = true,
+  ["java/util/jar/JarFile.getJarEntry"] = true,
 }
 
 --- Library methods that take over the resources they are given and return
