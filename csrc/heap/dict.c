@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "core/search.h"
 #include "core/zip.h"
 #include "dict.h"
 #include "jstring.h"
@@ -238,12 +239,8 @@ void bmd_dict_sort (bmd_Dict *d) {
 const unsigned char *bmd_dict_find (const bmd_Dict *d, int32_t hash,
                                     uint32_t len, size_t *textlen) {
   size_t lo = 0, hi = d->ne;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    const Entry *e = &d->e[mid];
-    if (e->hash < hash || (e->hash == hash && e->len < len)) lo = mid + 1;
-    else hi = mid;
-  }
+  SIFT_LOWER_BOUND(lo, hi, mid, d->e[mid].hash < hash
+                   || (d->e[mid].hash == hash && d->e[mid].len < len));
   if (lo < d->ne && d->e[lo].hash == hash && d->e[lo].len == len) {
     *textlen = d->e[lo].n;
     return d->arena + d->e[lo].off;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/search.h"
 #include "graph.h"
 
 
@@ -159,11 +160,7 @@ uint32_t hg_find (const hg_Graph *g, uint64_t id) {
   if (b >= g->nbuckets) return HG_NONE;
   lo = g->bucket[b];
   hi = g->bucket[b + 1];
-  while (lo < hi) {
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (h->keys32[mid] < key) lo = mid + 1;
-    else hi = mid;
-  }
+  SIFT_LOWER_BOUND(lo, hi, mid, h->keys32[mid] < key);
   return lo < g->bucket[b + 1] && h->keys32[lo] == key ? (uint32_t)lo : HG_NONE;
 }
 
@@ -225,11 +222,7 @@ static int resolve (const hg_Iter *it, uint64_t id, int kind, uint64_t index,
 /* the first of a loader's (loader, class) pairs */
 static uint64_t first_defined (const hg_Graph *g, uint32_t loader) {
   uint64_t lo = 0, hi = g->ndefined;
-  while (lo < hi) {
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (g->defined_by[mid] < loader) lo = mid + 1;
-    else hi = mid;
-  }
+  SIFT_LOWER_BOUND(lo, hi, mid, g->defined_by[mid] < loader);
   return lo;
 }
 

@@ -107,32 +107,10 @@ static sift_Status add_root (Build *b, int kind, uint64_t id,
 
 /* remember a class id an instance names (consecutive repeats are cheap) */
 static sift_Status name_class (Build *b, uint64_t id) {
-  uint64_t slot;
+  int made;
   if (id == b->last_named || id == 0) return SIFT_OK;
   b->last_named = id;
-  if (2 * (b->nnamed + 1) > b->named_mask + 1) {  /* grow to keep it sparse */
-    uint64_t size = b->named ? 2 * (b->named_mask + 1) : 1024, i;
-    uint64_t *old = b->named, oldsize = b->named ? b->named_mask + 1 : 0;
-    b->named = (uint64_t *)sift_big_alloc((size) * sizeof(uint64_t));
-    if (b->named == NULL) {
-      b->named = old;
-      return hpb_nomem(b);
-    }
-    b->named_mask = size - 1;
-    for (i = 0; i < oldsize; i++)
-      if (old[i]) {
-        slot = hpb_hash_id(old[i]) & b->named_mask;
-        while (b->named[slot]) slot = (slot + 1) & b->named_mask;
-        b->named[slot] = old[i];
-      }
-    sift_big_free(old);
-  }
-  for (slot = hpb_hash_id(id) & b->named_mask; b->named[slot];
-       slot = (slot + 1) & b->named_mask)
-    if (b->named[slot] == id) return SIFT_OK;
-  b->named[slot] = id;
-  b->nnamed++;
-  return SIFT_OK;
+  return sift_idmap_put(&b->named, id, &made) ? SIFT_OK : hpb_nomem(b);
 }
 
 static inline sift_Status add_object (Build *b, uint64_t id, uint64_t off) {
@@ -509,7 +487,7 @@ sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
   b.pr = pr;
   b.err = err;
   s = build(&b, p, n, opt);
-  sift_big_free(b.named);
+  sift_idmap_free(&b.named);
   return s;
 }
 
@@ -521,7 +499,7 @@ void hp_free (hp_Heap *h) {
   sift_big_free(h->offs);
   sift_big_free(h->heaps);
   sift_big_free(h->classes);
-  sift_big_free(h->class_hash);
+  sift_idmap_free(&h->class_index);
   sift_big_free(h->fields);
   sift_big_free(h->strings);
   sift_big_free(h->frames);

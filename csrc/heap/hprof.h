@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core/common.h"
+#include "core/idmap.h"
 
 /* basic types of HPROF fields and array elements */
 enum {
@@ -160,12 +161,11 @@ typedef struct hp_Heap {
   /* Android heap tags: objects from heaps[i].off on are in heaps[i].heap */
   hp_Switch *heaps;
   uint64_t nheaps;
-  /* classes sorted by id, and their flattened instance fields; a hash
-     from class id to index (open addressing, 2^k slots, -1 empty) */
+  /* classes sorted by id, and their flattened instance fields; class id
+     -> index + 1 (the first class of an id; none for id 0) */
   hp_Class *classes;
   uint64_t nclasses;
-  int32_t *class_hash;
-  uint64_t class_mask;
+  sift_IdMap class_index;
   hp_Field *fields;
   uint64_t nfields;
   /* strings and stack frames: id -> record body offset */

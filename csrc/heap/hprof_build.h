@@ -10,6 +10,7 @@
 #define sift_hprof_build_h
 
 #include "core/big.h"
+#include "core/idmap.h"
 #include "hprof.h"
 
 /* a growable array: push one element, doubling the capacity */
@@ -34,22 +35,15 @@ typedef struct Build {
            caproots, capthreads, capheaps;  /* capacities of the arrays */
   uint32_t heap;          /* current Android heap */
   int segmented, ended;   /* the dump is segments; its HEAP_DUMP_END came */
-  /* the class ids instances name (a set: open addressing, 0 = empty) */
-  uint64_t *named, nnamed, named_mask, last_named;
+  /* the class ids instances name (the values are unused) */
+  sift_IdMap named;
+  uint64_t last_named;
 } Build;
 
 /* a u4 big-endian at p */
 static inline uint32_t hpb_u4_at (const unsigned char *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8
        | p[3];
-}
-
-/* a 64-bit mix of the id bits, so aligned addresses spread over slots */
-static inline uint64_t hpb_hash_id (uint64_t id) {
-  id ^= id >> 33;
-  id *= UINT64_C(0xff51afd7ed558ccd);
-  id ^= id >> 33;
-  return id;
 }
 
 /* the build's failure for lack of memory (b->err; sift_fail for others) */

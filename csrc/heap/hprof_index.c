@@ -1,7 +1,7 @@
 /*
 ** hprof_index.c
 ** The HPROF index once the records are walked (hprof.c): object ids sorted
-** (radix) and deduplicated, the class hash, superclass chains flattened
+** (radix) and deduplicated, the class index, superclass chains flattened
 ** into each class's field list; then the lookups every reader of the
 ** index uses: ids to object numbers, strings, objects' facts.
 */
@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/search.h"
+#include "core/sort.h"
 #include "hprof_build.h"
 
 /*
@@ -17,39 +19,25 @@
 ** =======================================================
 */
 
-/* sort (id, off) pairs by id: LSD radix sort on the bytes that differ */
+/* sort (id, off) pairs by id: a radix sort on the bits that differ (ids
+   share their low bits, the alignment, and their bits above the highest
+   where the smallest and the largest differ) */
 int hpb_sort_idx (hp_Idx *v, uint64_t n) {
-  uint64_t i, min = UINT64_MAX, max = 0, count[256], common = 0;
-  hp_Idx *tmp, *src = v, *dst;
-  int sorted = 1, byte, shift = 0;
+  uint64_t i, min = UINT64_MAX, max = 0, common = 0;
+  hp_Idx *tmp;
+  int sorted = 1, lo = 0, hi = 64;
   for (i = 0; i < n; i++) {
     if (v[i].id < min) min = v[i].id;
     if (v[i].id > max) max = v[i].id;
     if (i > 0 && v[i].id < v[i - 1].id) sorted = 0;
   }
   if (sorted) return 1;
-  for (i = 0; i < n; i++) common |= v[i].id - min;  /* the shared alignment */
-  while (shift < 63 && !(common >> shift & 1)) shift++;
+  for (i = 0; i < n; i++) common |= v[i].id - min;
+  while (lo < 63 && !(common >> lo & 1)) lo++;
+  while (hi > lo && !((min ^ max) >> (hi - 1) & 1)) hi--;
   tmp = (hp_Idx *)sift_big_alloc(n * sizeof *tmp);
   if (tmp == NULL) return 0;
-  dst = tmp;
-  for (byte = 0; byte < 8 && ((max - min) >> shift >> (8 * byte)) > 0;
-       byte++) {
-    uint64_t sum = 0;
-    int d;
-    memset(count, 0, sizeof count);
-    for (i = 0; i < n; i++)
-      count[((src[i].id - min) >> shift >> (8 * byte)) & 0xff]++;
-    for (d = 0; d < 256; d++) {
-      uint64_t c = count[d];
-      count[d] = sum;
-      sum += c;
-    }
-    for (i = 0; i < n; i++)
-      dst[count[((src[i].id - min) >> shift >> (8 * byte)) & 0xff]++] = src[i];
-    { hp_Idx *x = src; src = dst; dst = x; }
-  }
-  if (src != v) memcpy(v, src, n * sizeof *v);
+  sift_radix_sort(v, n, sizeof *v, lo, hi, tmp);
   sift_big_free(tmp);
   return 1;
 }
@@ -65,11 +53,7 @@ uint64_t hpb_dedup_idx (hp_Idx *v, uint64_t *n) {
 
 const hp_Idx *hp_find_idx (const hp_Idx *v, uint64_t n, uint64_t id) {
   uint64_t lo = 0, hi = n;
-  while (lo < hi) {
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (v[mid].id < id) lo = mid + 1;
-    else hi = mid;
-  }
+  SIFT_LOWER_BOUND(lo, hi, mid, v[mid].id < id);
   return lo < n && v[lo].id == id ? &v[lo] : NULL;
 }
 
@@ -80,18 +64,10 @@ int64_t hp_find (const hp_Heap *h, uint64_t id) {
     if (id < h->id_base || (d & ((UINT64_C(1) << h->id_shift) - 1)) != 0
         || (key = d >> h->id_shift) > UINT32_MAX)
       return -1;
-    while (lo < hi) {
-      uint64_t mid = lo + (hi - lo) / 2;
-      if (h->keys32[mid] < key) lo = mid + 1;
-      else hi = mid;
-    }
+    SIFT_LOWER_BOUND(lo, hi, mid, h->keys32[mid] < key);
     return lo < h->nobjs && h->keys32[lo] == key ? (int64_t)lo : -1;
   }
-  while (lo < hi) {
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (h->keys64[mid] < id) lo = mid + 1;
-    else hi = mid;
-  }
+  SIFT_LOWER_BOUND(lo, hi, mid, h->keys64[mid] < id);
   return lo < h->nobjs && h->keys64[lo] == id ? (int64_t)lo : -1;
 }
 
@@ -107,27 +83,6 @@ static void merge (const uint64_t *a, uint64_t na, const uint64_t *b,
   while (i < na && j < nb) out[k++] = b[j] < a[i] ? b[j++] : a[i++];
   while (i < na) out[k++] = a[i++];
   while (j < nb) out[k++] = b[j++];
-}
-
-/* LSD radix sort on the high 32 bits (the keys), 8 bits a pass */
-static void radix_words (uint64_t *w, uint64_t n, uint64_t *tmp) {
-  uint64_t i, *src = w, *dst = tmp;
-  int pass;
-  for (pass = 4; pass < 8; pass++) {
-    uint64_t count[256], sum = 0, *x;
-    int d;
-    memset(count, 0, sizeof count);
-    for (i = 0; i < n; i++) count[(src[i] >> (8 * pass)) & 0xff]++;
-    if (count[(src[0] >> (8 * pass)) & 0xff] == n) continue;  /* one digit */
-    for (d = 0; d < 256; d++) {
-      uint64_t c = count[d];
-      count[d] = sum;
-      sum += c;
-    }
-    for (i = 0; i < n; i++) dst[count[(src[i] >> (8 * pass)) & 0xff]++] = src[i];
-    x = src; src = dst; dst = x;
-  }
-  if (src != w) memcpy(w, src, n * sizeof(uint64_t));
 }
 
 #define MAXRUNS 32
@@ -153,7 +108,7 @@ static int sort_words (uint64_t *w, uint64_t n) {
   tmp = (uint64_t *)sift_big_alloc(n * sizeof(uint64_t));
   if (tmp == NULL) return 0;
   if (nruns > MAXRUNS || r > n / 8) {
-    radix_words(w, n, tmp);
+    sift_radix_sort(w, n, sizeof *w, 32, 64, tmp);  /* by key, stable */
     sift_big_free(tmp);
     return 1;
   }
@@ -276,29 +231,21 @@ sift_Status hpb_sort_objects (Build *b) {
 }
 
 int64_t hp_find_class (const hp_Heap *h, uint64_t id) {
-  uint64_t slot;
-  if (h->class_hash == NULL) return -1;
-  for (slot = hpb_hash_id(id) & h->class_mask; h->class_hash[slot] >= 0;
-       slot = (slot + 1) & h->class_mask)
-    if (h->classes[h->class_hash[slot]].id == id)
-      return h->class_hash[slot];
-  return -1;
+  const uint32_t *v = sift_idmap_get(&h->class_index, id);
+  return v ? (int64_t)*v - 1 : -1;
 }
 
-/* the class hash: at least twice as many slots as classes */
-static sift_Status hash_classes (Build *b) {
+/* the class index: id -> number + 1 */
+static sift_Status index_classes (Build *b) {
   hp_Heap *h = b->h;
-  uint64_t size = 16, i;
-  while (size < 2 * h->nclasses) size *= 2;
-  if (h->nclasses > INT32_MAX) return hpb_nomem(b);
-  h->class_hash = (int32_t *)sift_big_alloc(size * sizeof(int32_t));
-  if (h->class_hash == NULL) return hpb_nomem(b);
-  memset(h->class_hash, 0xff, size * sizeof(int32_t));  /* all -1 */
-  h->class_mask = size - 1;
+  uint64_t i;
+  int made;
+  if (h->nclasses >= UINT32_MAX) return hpb_nomem(b);
   for (i = 0; i < h->nclasses; i++) {
-    uint64_t slot = hpb_hash_id(h->classes[i].id) & h->class_mask;
-    while (h->class_hash[slot] >= 0) slot = (slot + 1) & h->class_mask;
-    h->class_hash[slot] = (int32_t)i;
+    uint32_t *v;
+    if (h->classes[i].id == 0) continue;  /* null: never a class */
+    if ((v = sift_idmap_put(&h->class_index, h->classes[i].id, &made)) == NULL) return hpb_nomem(b);
+    if (made) *v = (uint32_t)i + 1;
   }
   return SIFT_OK;
 }
@@ -371,7 +318,7 @@ sift_Status hpb_link_classes (Build *b) {
       h->classes[i - dups] = h->classes[i];
     else dups++;
   h->nclasses -= dups;
-  if ((s = hash_classes(b)) != SIFT_OK) return s;
+  if ((s = index_classes(b)) != SIFT_OK) return s;
   if (!hpb_sort_idx(h->loads, h->nloads)) return hpb_nomem(b);
   for (i = 0; i < h->nclasses; i++) {
     hp_Class *c = &h->classes[i];
@@ -399,8 +346,8 @@ sift_Status hpb_link_classes (Build *b) {
 void hpb_count_missing_classes (Build *b) {
   hp_Heap *h = b->h;
   uint64_t i, absent = 0;
-  for (i = 0; i <= b->named_mask && b->named; i++)
-    if (b->named[i] && hp_find_class(h, b->named[i]) < 0) absent++;
+  for (i = 0; i < b->named.cap; i++)
+    if (b->named.slots[i].key && hp_find_class(h, b->named.slots[i].key) < 0) absent++;
   if (absent == 0) return;
   for (i = 0; i < h->nobjs; i++) {
     const unsigned char *q = h->p + hp_obj_off(h, i);
@@ -431,11 +378,7 @@ const char *hp_string (const hp_Heap *h, uint64_t id, size_t *len) {
 
 uint32_t hp_heap_at (const hp_Heap *h, uint64_t off) {
   uint64_t lo = 0, hi = h->nheaps;  /* the last switch at or before off */
-  while (lo < hi) {
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (h->heaps[mid].off <= off) lo = mid + 1;
-    else hi = mid;
-  }
+  SIFT_LOWER_BOUND(lo, hi, mid, h->heaps[mid].off <= off);
   return lo == 0 ? HP_HEAP_DEFAULT : h->heaps[lo - 1].heap;
 }
 

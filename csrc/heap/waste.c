@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sort.h"
 #include "waste.h"
 
 /*
@@ -183,36 +184,13 @@ static sift_Status add_group (hw_Set *s, const hw_Group *gr) {
   return SIFT_OK;
 }
 
-/*
-** Sort entries by hash: LSD radix sort, four passes of 16 bits through a
-** buffer as big as the entries. Stable, so equal hashes stay in the order
-** they were added (by object number).
-*/
+/* sort entries by hash: stable, so equal hashes stay in the order they
+   were added (by object number) */
 static sift_Status sort_by_hash (hw_Entry *e, uint64_t n) {
   hw_Entry *tmp = (hw_Entry *)sift_big_alloc((size_t)n * sizeof *tmp);
-  uint64_t *count = (uint64_t *)calloc(65536, sizeof *count), i;
-  hw_Entry *from = e, *to = tmp, *t;
-  int shift;
-  if (tmp == NULL || count == NULL) {
-    sift_big_free(tmp);
-    free(count);
-    return SIFT_ENOMEM;
-  }
-  for (shift = 0; shift < 64; shift += 16) {
-    uint64_t sum = 0;
-    memset(count, 0, 65536 * sizeof *count);
-    for (i = 0; i < n; i++) count[from[i].hash >> shift & 0xFFFF]++;
-    for (i = 0; i < 65536; i++) {
-      uint64_t c = count[i];
-      count[i] = sum;
-      sum += c;
-    }
-    for (i = 0; i < n; i++) to[count[from[i].hash >> shift & 0xFFFF]++] = from[i];
-    t = from; from = to; to = t;
-  }
-  /* four passes: the sorted entries are back in e */
+  if (tmp == NULL) return SIFT_ENOMEM;
+  sift_radix_sort(e, (size_t)n, sizeof *e, 0, 64, tmp);
   sift_big_free(tmp);
-  free(count);
   return SIFT_OK;
 }
 

@@ -74,47 +74,13 @@ static sift_Status survey (Ctx *c, uint32_t *slot) {
   return SIFT_OK;
 }
 
-static uint32_t mix (uint32_t a, uint32_t b, uint32_t cap) {
-  return (uint32_t)((((uint64_t)a << 32 | b) * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
-}
-
 /* children past this many are found through the table */
 #define SCAN 8
 
-static void hash_insert (mt_Trace *t, uint32_t parent, uint32_t node) {
-  uint32_t s = mix(parent, t->nodes[node].method, t->hashcap);
-  while (t->hash[s].node != MT_NONE) s = (s + 1) & (t->hashcap - 1);
-  t->hash[s].parent = parent;
-  t->hash[s].node = node;
-  t->nhashed++;
-}
-
-/* put a node's children in the table */
-static void hash_children (mt_Trace *t, uint32_t parent) {
-  uint32_t k;
-  for (k = t->nodes[parent].child; k != MT_NONE; k = t->nodes[k].next) hash_insert(t, parent, k);
-}
-
-/* room for extra more entries (the table stays at most half full): a
-   bigger table, the old one's entries moved in */
-static int hash_reserve (mt_Trace *t, uint32_t extra) {
-  uint64_t need = ((uint64_t)t->nhashed + extra) * 2;
-  uint32_t cap = t->hashcap ? t->hashcap : 1024, i, oldcap = t->hashcap;
-  mt_Edge *h, *old = t->hash;
-  if (need <= t->hashcap) return 1;
-  while (cap < need) {
-    if (cap > UINT32_MAX / 2) return 0;
-    cap *= 2;
-  }
-  if ((h = (mt_Edge *)malloc((size_t)cap * sizeof *h)) == NULL) return 0;
-  memset(h, 0xFF, (size_t)cap * sizeof *h);
-  t->hash = h;
-  t->hashcap = cap;
-  t->nhashed = 0;
-  for (i = 0; i < oldcap; i++)
-    if (old[i].node != MT_NONE) hash_insert(t, old[i].parent, old[i].node);
-  free(old);
-  return 1;
+/* the id-map key of a pair (a node or thread below MT_NONE, a method):
+   never 0 */
+static uint64_t pair_key (uint32_t a, uint32_t method) {
+  return ((uint64_t)a + 1) << 32 | method;
 }
 
 static uint32_t new_node (mt_Trace *t, uint32_t parent, uint32_t method) {
@@ -145,8 +111,8 @@ static uint32_t new_node (mt_Trace *t, uint32_t parent, uint32_t method) {
 ** table, so it costs no more than one with few.
 */
 static uint32_t child (mt_Trace *t, uint32_t parent, uint32_t method) {
-  uint32_t k = t->nodes[parent].child, prev = MT_NONE, s;
-  int n;
+  uint32_t k = t->nodes[parent].child, prev = MT_NONE;
+  int n, made;
   for (n = 0; k != MT_NONE && n < SCAN; n++, prev = k, k = t->nodes[k].next)
     if (t->nodes[k].method == method) {
       if (prev != MT_NONE) {
@@ -157,15 +123,20 @@ static uint32_t child (mt_Trace *t, uint32_t parent, uint32_t method) {
       return k;
     }
   if (k != MT_NONE) {  /* a wide node: ask the table */
-    for (s = mix(parent, method, t->hashcap); (k = t->hash[s].node) != MT_NONE; s = (s + 1) & (t->hashcap - 1))
-      if (t->hash[s].parent == parent && t->nodes[k].method == method) return k;
-    if (!hash_reserve(t, 1) || (k = new_node(t, parent, method)) == MT_NONE) return MT_NONE;
-    hash_insert(t, parent, k);
-    return k;
+    uint32_t *v = sift_idmap_put(&t->children, pair_key(parent, method), &made);
+    if (v == NULL) return MT_NONE;
+    if (made && (*v = new_node(t, parent, method)) == MT_NONE) return MT_NONE;
+    return *v;
   }
-  if (n == SCAN && !hash_reserve(t, SCAN + 1)) return MT_NONE;
   if ((k = new_node(t, parent, method)) == MT_NONE) return MT_NONE;
-  if (n == SCAN) hash_children(t, parent);  /* it has just become wide */
+  if (n == SCAN) {  /* it has just become wide: its children to the table */
+    uint32_t c, *v;
+    for (c = t->nodes[parent].child; c != MT_NONE; c = t->nodes[c].next) {
+      if ((v = sift_idmap_put(&t->children, pair_key(parent, t->nodes[c].method), &made)) == NULL)
+        return MT_NONE;
+      *v = c;
+    }
+  }
   return k;
 }
 
@@ -181,37 +152,20 @@ typedef struct Active {
 typedef struct Actives {
   Active *a;
   uint32_t n, cap;
-  uint32_t *slot;       /* open addressing, at most half full */
-  uint32_t slotcap;
+  sift_IdMap index;     /* (thread, method) -> entry */
 } Actives;
-
-static int actives_grow (Actives *x) {
-  uint32_t cap = x->slotcap ? x->slotcap * 2 : 1024, i, s;
-  uint32_t *slot;
-  if (cap < x->slotcap || (slot = (uint32_t *)malloc((size_t)cap * sizeof *slot)) == NULL) return 0;
-  memset(slot, 0xFF, (size_t)cap * sizeof *slot);
-  for (i = 0; i < x->n; i++) {
-    for (s = mix(x->a[i].thread, x->a[i].method, cap); slot[s] != MT_NONE; s = (s + 1) & (cap - 1)) {}
-    slot[s] = i;
-  }
-  free(x->slot);
-  x->slot = slot;
-  x->slotcap = cap;
-  return 1;
-}
 
 /* the entry of (thread, method), made when new; MT_NONE without memory */
 static uint32_t active (Actives *x, uint32_t thread, uint32_t method) {
-  uint32_t s, i;
-  if ((uint64_t)x->n * 2 + 2 > x->slotcap && !actives_grow(x)) return MT_NONE;
-  for (s = mix(thread, method, x->slotcap); (i = x->slot[s]) != MT_NONE; s = (s + 1) & (x->slotcap - 1))
-    if (x->a[i].thread == thread && x->a[i].method == method) return i;
+  int made;
+  uint32_t *v = sift_idmap_put(&x->index, pair_key(thread, method), &made);
+  if (v == NULL) return MT_NONE;
+  if (!made) return *v;
   if (!GROW(x->a, x->n, x->cap)) return MT_NONE;
   x->a[x->n].thread = thread;
   x->a[x->n].method = method;
   x->a[x->n].count = 0;
-  x->slot[s] = x->n;
-  return x->n++;
+  return *v = x->n++;
 }
 
 typedef struct Frame {
@@ -402,6 +356,6 @@ out:
   free(runs);
   free(slot);
   free(x.a);
-  free(x.slot);
+  sift_idmap_free(&x.index);
   return s;
 }

@@ -7,11 +7,11 @@
 ** Facts: ../shared/formats/ANDROID-TRACE.md.
 */
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/big.h"
+#include "core/search.h"
 #include "trace_build.h"
 
 
@@ -266,12 +266,8 @@ int mtb_cmp_method (const void *a, const void *b) {
 }
 
 const mt_Method *mt_find_method (const mt_Trace *t, uint64_t id) {
-  uint32_t lo = 0, hi = t->nmethods;
-  while (lo < hi) {
-    uint32_t mid = lo + (hi - lo) / 2;
-    if (t->methods[mid].id < id) lo = mid + 1;
-    else hi = mid;
-  }
+  uint64_t lo = 0, hi = t->nmethods;
+  SIFT_LOWER_BOUND(lo, hi, mid, t->methods[mid].id < id);
   return lo < t->nmethods && t->methods[lo].id == id ? &t->methods[lo] : NULL;
 }
 
@@ -324,7 +320,7 @@ void mt_free (mt_Trace *t) {
   free(t->methods);
   free(t->threads);
   sift_big_free(t->nodes);
-  free(t->hash);
+  sift_idmap_free(&t->children);
   free(t->by_thread);
   free(t->thread_first);
   memset(t, 0, sizeof *t);

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/common.h"
+#include "core/idmap.h"
 
 #define MT_NONE 0xFFFFFFFFu
 
@@ -54,10 +55,6 @@ typedef struct mt_Node {  /* 48 bytes */
   uint32_t calls;       /* entries: fewer than the file's records */
 } mt_Node;
 
-typedef struct mt_Edge {  /* a wide node's child in the child table */
-  uint32_t parent, node;
-} mt_Edge;
-
 typedef struct mt_Trace {
   const unsigned char *p;
   size_t n;
@@ -83,8 +80,8 @@ typedef struct mt_Trace {
   uint32_t nnodes, nodecap;
   uint32_t *dense;      /* method id / 4 -> method number, when ids are small */
   uint32_t ndense;
-  mt_Edge *hash;        /* (parent, method) -> node, open addressing, */
-  uint32_t hashcap, nhashed;  /* for the children of nodes with many */
+  sift_IdMap children;  /* (parent, method) -> node, for the children of
+                           nodes with many */
   /* the records' offsets grouped by thread id, made by mt_each_record on
      first use: thread tid's are by_thread[thread_first[tid] ..
      thread_first[tid + 1]), in file order */
