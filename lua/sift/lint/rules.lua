@@ -38,6 +38,7 @@ local JDK_WRAPPERS = {
   "java/util/zip/CheckedInputStream", "java/util/zip/CheckedOutputStream", "java/util/jar/JarInputStream",
   "java/util/jar/JarOutputStream", "java/security/DigestInputStream", "java/security/DigestOutputStream",
   "javax/crypto/CipherInputStream", "javax/crypto/CipherOutputStream",
+  "org/xml/sax/InputSource",  -- (what an XML parser reads, and closes: CLOSERS)
 }
 
 --- Types that hold no OS resource: closing them releases nothing.
@@ -65,7 +66,7 @@ M.CLOSERS = {
   ["org/junit/platform/commons/util/ExceptionUtils.closeQuietly"] = true,
   -- the JDK's XML parsers (Xerces) close the stream they parse when done, on success and on error
   ["javax/xml/parsers/DocumentBuilder.parse"] = true,
-  ["javax/xml/parsers/SAXParser.parse"] = true,
+  ["javax/xml/parsers/SAXParser.parse"] = true, ["org/xml/sax/XMLReader.parse"] = true,
   -- OSGi: "the Framework must always close the specified InputStream object, even if an exception is thrown"
   ["org/osgi/framework/Bundle.update"] = true,
   ["org/osgi/framework/BundleContext.installBundle"] = true,
