@@ -22,8 +22,25 @@ typedef struct sift_IdMap {
 
 void sift_idmap_free (sift_IdMap *m);
 
-/* the value of key, or NULL */
-uint32_t *sift_idmap_get (const sift_IdMap *m, uint64_t key);
+/* the slot where the search for key starts: splitmix64's finaliser, as
+   heap addresses differ in few bits */
+static inline size_t sift_idmap_slot (uint64_t key, size_t cap) {
+  key ^= key >> 30;
+  key *= 0xBF58476D1CE4E5B9ull;
+  key ^= key >> 27;
+  key *= 0x94D049BB133111EBull;
+  key ^= key >> 31;
+  return (size_t)key & (cap - 1);
+}
+
+/* the value of key, or NULL (inline: the heap index asks once an object) */
+static inline uint32_t *sift_idmap_get (const sift_IdMap *m, uint64_t key) {
+  size_t s;
+  if (m->cap == 0 || key == 0) return NULL;
+  for (s = sift_idmap_slot(key, m->cap); m->slots[s].key != 0; s = (s + 1) & (m->cap - 1))
+    if (m->slots[s].key == key) return &m->slots[s].val;
+  return NULL;
+}
 
 /* the value of key, made (set to 0, *made = 1) when absent; NULL when
    memory runs out. key must not be 0. */

@@ -110,6 +110,7 @@ static sift_Status name_class (Build *b, uint64_t id) {
   int made;
   if (id == b->last_named || id == 0) return SIFT_OK;
   b->last_named = id;
+  if (sift_idmap_get(&b->named, id) != NULL) return SIFT_OK;
   return sift_idmap_put(&b->named, id, &made) ? SIFT_OK : hpb_nomem(b);
 }
 
