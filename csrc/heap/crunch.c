@@ -83,14 +83,7 @@ static int grow (void **arr, size_t *cap, size_t need, size_t size) {
 }
 
 static uint64_t id_at (const Cruncher *c, const unsigned char *q) {
-  uint64_t v = 0;
-  int i;
-  for (i = 0; i < c->idsize; i++) v = v << 8 | q[i];
-  return v;
-}
-
-static uint32_t u4 (const unsigned char *q) {
-  return (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+  return hp_read_id(q, c->idsize);
 }
 
 /* the BMD number of an original id in a map, given out when new; 0 -> 0 */
@@ -138,9 +131,9 @@ static int value (Cruncher *c, int t, const unsigned char *q) {
   int i;
   switch (t) {
     case 2: return obj(c, id_at(c, q));
-    case 10: sift_out_int32(&c->o, (int32_t)u4(q)); return 1;
+    case 10: sift_out_int32(&c->o, (int32_t)hp_read_u4(q)); return 1;
     case 9: sift_out_int32(&c->o, (int16_t)(q[0] << 8 | q[1])); return 1;
-    case 11: sift_out_varint(&c->o, (uint64_t)u4(q) << 32 | u4(q + 4)); return 1;
+    case 11: sift_out_varint(&c->o, (uint64_t)hp_read_u4(q) << 32 | hp_read_u4(q + 4)); return 1;
     case 6: case 7:  /* float, double: the bits little-endian */
       for (i = 0; i < hsize(c, t); i++) le[i] = q[hsize(c, t) - 1 - i];
       sift_out_bytes(&c->o, le, (size_t)hsize(c, t));
@@ -233,16 +226,16 @@ static size_t sub_size (const Cruncher *c, int tag, const unsigned char *q, size
   switch (tag) {
     case HP_INSTANCE_DUMP:
       if (left < 2 * I + 8) return SIZE_MAX;
-      return 2 * I + 8 + u4(q + 2 * I + 4);
+      return 2 * I + 8 + hp_read_u4(q + 2 * I + 4);
     case HP_OBJ_ARRAY_DUMP:
       if (left < 2 * I + 8) return SIZE_MAX;
-      return 2 * I + 8 + (size_t)u4(q + I + 4) * I;
+      return 2 * I + 8 + (size_t)hp_read_u4(q + I + 4) * I;
     case HP_PRIM_ARRAY_DUMP: {
       int s;
       if (left < I + 9) return SIZE_MAX;
       s = hsize(c, q[I + 8]);
       if (s == 0 || q[I + 8] == HP_OBJECT) return 0;
-      return I + 9 + (size_t)u4(q + I + 4) * (size_t)s;
+      return I + 9 + (size_t)hp_read_u4(q + I + 4) * (size_t)s;
     }
     case HP_CLASS_DUMP: {  /* id, u4, 6 ids, u4, then three lists */
       size_t at = 7 * I + 8, k, cnt;
@@ -337,7 +330,7 @@ static sift_Status class_dump (Cruncher *c, const unsigned char *q, size_t at) {
 
 /* INSTANCE_DUMP -> INSTANCE_DUMP: the fields of each class up the chain */
 static sift_Status instance_dump (Cruncher *c, const unsigned char *q, size_t at) {
-  size_t I = (size_t)c->idsize, len = u4(q + 2 * I + 4), pos = 0, steps = 0, k;
+  size_t I = (size_t)c->idsize, len = hp_read_u4(q + 2 * I + 4), pos = 0, steps = 0, k;
   const unsigned char *data = q + 2 * I + 8;
   uint64_t cls = id_at(c, q + I + 4);
   const Klass *kl = find_klass(c, cls);
@@ -415,7 +408,7 @@ static sift_Status heap_records (Cruncher *c, size_t from, size_t to, int pass) 
           if ((s = instance_dump(c, q, pos)) != SIFT_OK) return s;
           break;
         case HP_OBJ_ARRAY_DUMP: {
-          uint32_t count = u4(q + I + 4);
+          uint32_t count = hp_read_u4(q + I + 4);
           sift_out_varint(&c->o, BMD_OBJECT_ARRAY);
           if (!obj(c, id_at(c, q)) || !obj(c, id_at(c, q + I + 8))) return NOMEM(c);
           sift_out_int32(&c->o, (int32_t)count);
@@ -428,7 +421,7 @@ static sift_Status heap_records (Cruncher *c, size_t from, size_t to, int pass) 
           sift_out_varint(&c->o, BMD_PRIMITIVE_ARRAY);
           if (!obj(c, id_at(c, q))) return NOMEM(c);
           sift_out_int32(&c->o, bmd_type_of(q[I + 8]));
-          sift_out_int32(&c->o, (int32_t)u4(q + I + 4));
+          sift_out_int32(&c->o, (int32_t)hp_read_u4(q + I + 4));
           c->counts->records[BMD_PRIMITIVE_ARRAY]++;
           break;
         case HP_HEAP_DUMP_INFO: case HP_ROOT_UNREACHABLE: case HP_PRIM_ARRAY_NODATA:
@@ -456,7 +449,7 @@ static sift_Status pass (Cruncher *c, size_t data, int which) {
     const unsigned char *q;
     if (c->n - pos < 9) return FAIL(c, SIFT_ETRUNC, "crunch: record header cut short at byte %zu", pos);
     tag = c->p[pos];
-    len = u4(c->p + pos + 5);
+    len = hp_read_u4(c->p + pos + 5);
     q = c->p + pos + 9;
     if (len > c->n - pos - 9)
       return FAIL(c, SIFT_ETRUNC, "crunch: record 0x%02x at byte %zu needs %u bytes, %zu left", tag, pos, len, c->n - pos - 9);
@@ -518,7 +511,7 @@ sift_Status bmd_crunch (const unsigned char *p, size_t n, FILE *out,
   hlen = (size_t)(nul - p);
   data = hlen + 1 + 12;
   if (n < data) return FAIL(&c, SIFT_ETRUNC, "crunch: HPROF header cut short at byte %zu", n);
-  c.idsize = (int)u4(p + hlen + 1);
+  c.idsize = (int)hp_read_u4(p + hlen + 1);
   if (c.idsize != 4 && c.idsize != 8)
     return FAIL(&c, SIFT_EHEADER, "crunch: id size %d at byte %zu (4 or 8 expected)", c.idsize, hlen + 1);
   sift_out_init(&c.o, out);

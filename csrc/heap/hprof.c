@@ -60,10 +60,7 @@ int hp_type_size (const hp_Heap *h, int t) {
 }
 
 uint64_t hp_id_at (const hp_Heap *h, const unsigned char *p) {
-  uint64_t v = 0;
-  int i;
-  for (i = 0; i < h->idsize; i++) v = v << 8 | p[i];
-  return v;
+  return hp_read_id(p, h->idsize);
 }
 
 static int read_id (sift_Reader *r, int idsize, uint64_t *v) {
@@ -316,7 +313,7 @@ static uint64_t count_dumps (const unsigned char *p, size_t n, size_t start) {
   DumpCounter d = {0, 0};
   size_t at = start;
   while (n - at >= 9) {
-    uint64_t len = hpb_u4_at(p + at + 5);
+    uint64_t len = hp_read_u4(p + at + 5);
     dump_of(&d, p[at]);
     if (len > n - at - 9) break;
     at += 9 + (size_t)len;

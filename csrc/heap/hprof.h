@@ -232,6 +232,20 @@ const hp_Idx *hp_find_idx (const hp_Idx *v, uint64_t n, uint64_t id);
 /* size in bytes of a value of basic type t, 0 for an invalid type */
 int hp_type_size (const hp_Heap *h, int t);
 
+/* a u4 at p (big-endian, as every HPROF number) */
+static inline uint32_t hp_read_u4 (const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8
+       | p[3];
+}
+
+/* an id of idsize bytes at p */
+static inline uint64_t hp_read_id (const unsigned char *p, int idsize) {
+  uint64_t v = 0;
+  int i;
+  for (i = 0; i < idsize; i++) v = v << 8 | p[i];
+  return v;
+}
+
 /* read an id of h->idsize bytes at p */
 uint64_t hp_id_at (const hp_Heap *h, const unsigned char *p);
 

@@ -40,12 +40,6 @@ typedef struct Build {
   uint64_t last_named;
 } Build;
 
-/* a u4 big-endian at p */
-static inline uint32_t hpb_u4_at (const unsigned char *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8
-       | p[3];
-}
-
 /* the build's failure for lack of memory (b->err; sift_fail for others) */
 sift_Status hpb_nomem (Build *b);
 /* add a warning to the heap (up to HP_MAXWARN) */

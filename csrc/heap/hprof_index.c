@@ -324,7 +324,7 @@ sift_Status hpb_link_classes (Build *b) {
     hp_Class *c = &h->classes[i];
     const hp_Idx *load = hp_find_idx(h->loads, h->nloads, c->id);
     if (load != NULL) {  /* u4 serial, class id, u4 stack, name id */
-      c->serial = hpb_u4_at(h->p + load->off);
+      c->serial = hp_read_u4(h->p + load->off);
       c->name = hp_id_at(h, h->p + load->off + 8 + h->idsize);
     }
     c->super = c->super_id ? hp_find_class(h, c->super_id) : -1;
@@ -372,7 +372,7 @@ void hpb_count_missing_classes (Build *b) {
 const char *hp_string (const hp_Heap *h, uint64_t id, size_t *len) {
   const hp_Idx *e = hp_find_idx(h->strings, h->nstrings, id);
   if (e == NULL) return NULL;
-  *len = hpb_u4_at(h->p + e->off - 4) - (size_t)h->idsize;
+  *len = hp_read_u4(h->p + e->off - 4) - (size_t)h->idsize;
   return (const char *)h->p + e->off + h->idsize;
 }
 
@@ -407,12 +407,12 @@ void hp_object (const hp_Heap *h, uint64_t num, hp_ObjInfo *o) {
     case HP_INSTANCE_DUMP:
       o->class_id = hp_id_at(h, q + 1 + ids + 4);
       o->cls = hp_find_class(h, o->class_id);
-      o->length = hpb_u4_at(q + 1 + ids + 4 + ids);
+      o->length = hp_read_u4(q + 1 + ids + 4 + ids);
       o->data = q + 1 + ids + 4 + ids + 4;
       o->shallow = o->cls >= 0 ? h->classes[o->cls].instance_size : o->length;
       break;
     case HP_OBJ_ARRAY_DUMP:
-      o->length = hpb_u4_at(q + 1 + ids + 4);
+      o->length = hp_read_u4(q + 1 + ids + 4);
       o->class_id = hp_id_at(h, q + 1 + ids + 8);
       o->cls = hp_find_class(h, o->class_id);
       o->elem = HP_OBJECT;
@@ -420,7 +420,7 @@ void hp_object (const hp_Heap *h, uint64_t num, hp_ObjInfo *o) {
       o->shallow = o->length * (uint64_t)ids;
       break;
     case HP_PRIM_ARRAY_DUMP: case HP_PRIM_ARRAY_NODATA:
-      o->length = hpb_u4_at(q + 1 + ids + 4);
+      o->length = hp_read_u4(q + 1 + ids + 4);
       o->elem = q[1 + ids + 8];
       o->data = *q == HP_PRIM_ARRAY_DUMP ? q + 1 + ids + 9 : NULL;
       o->shallow = o->length * (uint64_t)hp_type_size(h, o->elem);
