@@ -40,7 +40,7 @@ build = {
       sources = {
         "csrc/sift_core.c",
         "csrc/core/big.c", "csrc/core/common.c", "csrc/core/idmap.c", "csrc/core/inflate.c",
-        "csrc/core/lbudget.c", "csrc/core/lfiles.c", "csrc/core/ljson.c", "csrc/core/lmap.c", "csrc/core/lreader.c", "csrc/core/lsift.c",
+        "csrc/core/lbudget.c", "csrc/core/lfiles.c", "csrc/core/lproc.c", "csrc/core/ljson.c", "csrc/core/lmap.c", "csrc/core/lreader.c", "csrc/core/lsift.c",
         "csrc/core/lsniff.c", "csrc/core/out.c", "csrc/core/reader.c", "csrc/core/sniff.c",
         "csrc/core/sniff_trace.c", "csrc/core/zip.c", "csrc/core/png.c",
         "csrc/heap/bitmap.c", "csrc/heap/lbitmap.c",

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "core/lsift.h"
@@ -33,6 +34,27 @@ static int core_isatty (lua_State *L) {
   else
     lua_pushnil(L);
   return 2;
+}
+
+/*
+** core.echo(file, on) -> whether it echoed before: the terminal `file` (an
+** io file, /dev/tty) echoes what is typed or not, as `stty -echo` does,
+** for a password; or nil, message, "io" when it is no terminal.
+*/
+static int core_echo (lua_State *L) {
+  luaL_Stream *p = (luaL_Stream *)luaL_checkudata(L, 1, LUA_FILEHANDLE);
+  int on, fd;
+  struct termios t;
+  luaL_checktype(L, 2, LUA_TBOOLEAN);
+  on = lua_toboolean(L, 2);
+  luaL_argcheck(L, p->closef != NULL, 1, "attempt to use a closed file");
+  fd = fileno(p->f);
+  if (tcgetattr(fd, &t) != 0) return sift_pushfail(L, SIFT_EIO, "not a terminal: %s", strerror(errno));
+  lua_pushboolean(L, (t.c_lflag & ECHO) != 0);
+  if (on) t.c_lflag |= ECHO;
+  else t.c_lflag &= ~(tcflag_t)ECHO;
+  if (tcsetattr(fd, TCSANOW, &t) != 0) return sift_pushfail(L, SIFT_EIO, "terminal: %s", strerror(errno));
+  return 1;
 }
 
 /*
@@ -94,6 +116,7 @@ static int core_private (lua_State *L) {
 
 static const luaL_Reg core_functions[] = {
   {"isatty", core_isatty},
+  {"echo", core_echo},
   {"hash", core_hash},
   {"private", core_private},
   {NULL, NULL}
@@ -120,6 +143,7 @@ SIFT_EXPORT int luaopen_sift_core (lua_State *L) {
   sift_open_sqlite(L);
   sift_open_budget(L);
   sift_open_files(L);
+  sift_open_proc(L);
   sift_open_json(L);
   sift_open_bytecode(L);
   lua_pushliteral(L, SIFT_VERSION);

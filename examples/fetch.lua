@@ -6,6 +6,7 @@
 --
 -- The password comes from the profile's password_env or password_command,
 -- or a prompt; it is never printed or written anywhere.
+require("sift.paths").older_lua()  -- lua-http (under sift.ofx.direct) is packaged for Lua 5.1-5.3
 local direct = require "sift.ofx.direct"
 local finance = require "sift.finance"
 

@@ -10,7 +10,7 @@ local store = require "sift.serve.store"
 local dir = assert(arg[1], "usage: sift run examples/fleet.lua DATA_DIR [DUMP[@VERSION]...]")
 assert(require("sift.private").directory(dir))  -- (made 0700 when it is not there)
 local files = assert(store.new(dir))
-local f = assert(fleet.open(dir, { redis = os.getenv("SIFT_REDIS"), postgres = os.getenv("SIFT_POSTGRES") }))
+local f <close> = assert(fleet.open(dir, { redis = os.getenv("SIFT_REDIS"), postgres = os.getenv("SIFT_POSTGRES") }))
 for i = 2, #arg do
   local path, version = arg[i]:match("^(.-)@([^@/]+)$")
   path = path or arg[i]
@@ -28,4 +28,3 @@ for _, g in ipairs(f:groups()) do
     g.description, table.concat(g.versions, ", "), g.retained_total))
   print(((g.trace or ""):gsub("^", "      "):gsub("\n", "\n      ")))
 end
-f:close()

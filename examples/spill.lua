@@ -24,12 +24,12 @@ end
 local in_memory, t1, objects = top_retainers()
 local dir = os.tmpname()
 os.remove(dir)
-assert(os.execute("mkdir " .. dir))
+assert(core.mkdir(dir))
 core.spill(dir, threshold)
 local spilled, t2 = top_retainers()
 local usage = core.big_usage()
 core.spill(nil)
-local left_nothing = os.execute("rmdir " .. dir)  -- fails if a file were left there
+local left_nothing = os.remove(dir)  -- (a directory: fails if a file were left there)
 
 print(in_memory)
 print(("in memory: %.2f s; with arrays past %d bytes spilled: %.2f s, %.1f MB on disk at most "

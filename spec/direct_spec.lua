@@ -3,6 +3,7 @@
 -- with a self-signed certificate. The password must never show up in any
 -- output, log or error.
 local helper = require "spec.helper"
+require("sift.paths").older_lua()  -- (lua-http, under sift.ofx.http, is packaged for Lua 5.1-5.3)
 local request = require "sift.ofx.request"
 local grammar = require "sift.ofx.grammar"
 local direct = require "sift.ofx.direct"
@@ -208,6 +209,13 @@ close_leaves = yes]])
     assert.are.equal(os.getenv("HOME"), direct.password { name = "p", password_env = "HOME" })
     assert.are.equal("from-a-manager", direct.password { name = "p", password_env = "SIFT_NO_SUCH_VAR",
       password_command = "echo from-a-manager" })
+    -- run as its words, no shell: quotes group, nothing is expanded
+    assert.are.equal("a b;$HOME", direct.password { name = "p", password_env = "SIFT_NO_SUCH_VAR",
+      password_command = [[printf '%s\n' "a b;$HOME"]] })
+    assert.are.same({ nil, "password_command of profile p cannot run: sift-no-such-manager: No such file or directory" },
+      { direct.password { name = "p", password_env = "SIFT_NO_SUCH_VAR", password_command = "sift-no-such-manager x" } })
+    assert.are.same({ nil, "password_command of profile p gave no password" },
+      { direct.password { name = "p", password_env = "SIFT_NO_SUCH_VAR", password_command = "false" } })
     local none, err = direct.password({ name = "p", password_env = "SIFT_NO_SUCH_VAR" }, { no_prompt = true })
     assert.is_nil(none)
     assert.matches("no password for profile p", err)
@@ -351,9 +359,11 @@ describe("sift fetch against a local OFX server", function()
     -- a trusted certificate for another name is refused
     port, stop = serve { cert = other, key = okey }
     local body
-    body, err, code = http.post(("https://127.0.0.1:%d/ofx"):format(port), "x", { cafile = other, timeout = 5 })
+    local opts = { cafile = other }
+    body, err, code = http.post(("https://127.0.0.1:%d/ofx"):format(port), "x", opts)
     stop()
     assert.are.same({ nil, "tls" }, { body, code })
+    assert.are.same({ cafile = other }, opts)  -- (post keeps its timeout and trust store in a copy)
     assert.matches("the certificate is for bank%.example, not 127%.0%.0%.1", err)
   end)
 

@@ -36,6 +36,7 @@
 #define SIFT_OFX_TXNS_T     "sift.OfxTransactions"
 #define SIFT_OFX_TREE_T     "sift.OfxTree"
 #define SIFT_OFX_NODE_T     "sift.OfxNode"
+#define SIFT_DIRBOX_T       "sift.DirBox"          /* core.dir's open directory (lfiles.c) */
 
 /* a read-only mapping of a whole file (sift.Map) */
 typedef struct sift_Map {

@@ -58,7 +58,7 @@ local function write_pictures(list, dir, err)
 end
 
 function M.commands.bitmaps(args, out, err)
-  local heap = heap_cli.heap_or_report(args, err, true)
+  local heap <close> = heap_cli.heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   heap._model = args.model
   local report, list = bitmaps.report(heap, { model = args.model })
@@ -89,7 +89,6 @@ function M.commands.bitmaps(args, out, err)
         d.config or d.format, table.concat(d.bitmaps, " ")))
     end
   end
-  heap:close()
   return status
 end
 

@@ -108,6 +108,9 @@ function M.define.journal(parser)
   db_option(journal)
   journal:option("-o --output", "The file to write (default: standard output).")
   journal:option("--currency", "The currency of accounts whose statements named none (beancount needs one).")
+  journal:option("--from", "Only transactions from this date (YYYY-MM-DD): the opening balance carries what came before.")
+  journal:option("--to", "Only transactions up to this date (YYYY-MM-DD).")
+  journal:option("--account", "Only this account (its number).")
 end
 
 local function open_books(args, err)
@@ -118,7 +121,7 @@ local function open_books(args, err)
 end
 
 function commands.import(args, out, err)
-  local books = open_books(args, err)
+  local books <close> = open_books(args, err)
   if not books then return EXIT_BAD_INPUT end
   local status, results = EXIT_OK, {}
   for _, path in ipairs(args.file) do
@@ -160,7 +163,6 @@ function commands.import(args, out, err)
       end
     end
   end
-  books:close()
   return status
 end
 
@@ -198,7 +200,7 @@ local function review(books, out, input)
 end
 
 function commands.categorize(args, out, err, input)
-  local books = open_books(args, err)
+  local books <close> = open_books(args, err)
   if not books then return EXIT_BAD_INPUT end
   local status = EXIT_OK
   for _, pair in ipairs(args.set) do
@@ -227,7 +229,7 @@ function commands.categorize(args, out, err, input)
     local text
     if args.rules then
       local f, msg = io.open(args.rules, "rb")
-      if not f then err:write("sift: ", msg, "\n") books:close() return EXIT_BAD_INPUT end
+      if not f then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end
       text = f:read("a")
       f:close()
     end
@@ -242,14 +244,13 @@ function commands.categorize(args, out, err, input)
         counts.by_rule, counts.guessed, counts.unsure, 100 * args.min_confidence, counts.untouched))
     end
   end
-  books:close()
   return status
 end
 
 local CSV_COLUMNS = require("sift.finance.export").CSV_COLUMNS
 
 function commands.transactions(args, out, err)
-  local books = open_books(args, err)
+  local books <close> = open_books(args, err)
   if not books then return EXIT_BAD_INPUT end
   local rows = books:transactions { month = args.month, from = args.from, to = args.to, account = args.account,
     category = args.category, uncategorized = args.uncategorized, search = args.search, limit = args.limit }
@@ -263,18 +264,17 @@ function commands.transactions(args, out, err)
     for _, t in ipairs(rows) do out:write(show_transaction(t), "\n") end
     out:write(("%d transaction(s)\n"):format(#rows))
   end
-  books:close()
   return EXIT_OK
 end
 
 local function pairs_command(kind)
   return function(args, out, err)
-    local books = open_books(args, err)
+    local books <close> = open_books(args, err)
     if not books then return EXIT_BAD_INPUT end
     local status = EXIT_OK
     for _, list in ipairs { { args.confirm, true }, { args.reject, false } } do
       for _, id in ipairs(list[1]) do
-        local ok, msg = books:decide(id, list[2])
+        local ok, msg = books:decide(id, list[2], kind)
         if not ok then err:write("sift: ", msg, "\n") status = EXIT_BAD_INPUT end
       end
     end
@@ -289,7 +289,6 @@ local function pairs_command(kind)
       for _, p in ipairs(found) do if p.status == "proposed" then proposed = proposed + 1 end end
       out:write(("%d %s(s), %d waiting for you (--confirm ID or --reject ID)\n"):format(#found, kind, proposed))
     end
-    books:close()
     return status
   end
 end
@@ -297,7 +296,7 @@ commands.transfers = pairs_command("transfer")
 commands.duplicates = pairs_command("duplicate")
 
 function commands.report(args, out, err)
-  local books = open_books(args, err)
+  local books <close> = open_books(args, err)
   if not books then return EXIT_BAD_INPUT end
   local report = require "sift.finance.report"
   local r = books:report { from = args.from, to = args.to, top = args.top, currency = args.currency }
@@ -314,7 +313,6 @@ function commands.report(args, out, err)
       status = EXIT_BAD_INPUT
     end
   end
-  books:close()
   return status
 end
 
@@ -389,10 +387,9 @@ function commands.fetch(args, out, err)
           transactions = #st.transactions, ledger_balance = st.ledger_balance }
       end
       if args.import then
-        local books = open_books(args, err)
+        local books <close> = open_books(args, err)
         if not books then return EXIT_BAD_INPUT end
         local counts, e = books:import { text = text }
-        books:close()
         if not counts then err:write("sift: ", e, "\n") return EXIT_BAD_INPUT end
         summary.import = { new = counts.new, duplicate = counts.duplicate, changed = counts.changed }
       end
@@ -416,18 +413,19 @@ function commands.fetch(args, out, err)
 end
 
 function commands.journal(args, out, err)
-  local books = open_books(args, err)
+  local books <close> = open_books(args, err)
   if not books then return EXIT_BAD_INPUT end
+  -- (written only once the whole journal is made: a refused one leaves no file)
+  local text, msg = books:export(args.format, nil, { currency = args.currency, from = args.from, to = args.to,
+    account = args.account })
+  if not text then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end
   local dest = out
   if args.output then
-    local msg
     dest, msg = store.open_private(args.output, "wb", true)
-    if not dest then err:write("sift: ", msg, "\n") books:close() return EXIT_BAD_INPUT end
+    if not dest then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end
   end
-  local ok, msg = books:export(args.format, dest, { currency = args.currency })
+  dest:write(text)
   if args.output then dest:close() end
-  books:close()
-  if not ok then err:write("sift: ", msg, "\n") return EXIT_BAD_INPUT end
   return EXIT_OK
 end
 

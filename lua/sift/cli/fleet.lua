@@ -72,12 +72,11 @@ function M.define.worker(parser)
 end
 
 function M.commands.worker(args, out, err)
-  local fleet, status = open(args, err)
+  local fleet <close>, status = open(args, err)
   if not fleet then return status end
   local ok, why = pcall(fleet.work, fleet, { once = args.once, lease = args.lease, parent = args.parent,
     files = args.files,
     log = not (args.quiet or args.quiet_here) and function(line) out:write(line, "\n") out:flush() end or nil })
-  fleet:close()
   if not ok then  -- (an engine away for longer than its retries)
     err:write("sift: worker: ", common.printable(tostring(why)), "\n")
     return common.EXIT_BAD_INPUT
@@ -102,7 +101,7 @@ function M.define.fleet(parser)
 end
 
 function M.commands.fleet(args, out, err)
-  local fleet, status = open(args, err, { migrating = args.action == "migrate" })
+  local fleet <close>, status = open(args, err, { migrating = args.action == "migrate" })
   if not fleet then return status end
   status = common.EXIT_OK
   if args.action == "migrate" then
@@ -145,7 +144,6 @@ function M.commands.fleet(args, out, err)
       if #groups == 0 then out:write("no leak groups\n") end
     end
   end
-  fleet:close()
   return status
 end
 

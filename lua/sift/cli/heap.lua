@@ -229,19 +229,17 @@ local function cds_mirrors(heap)
 end
 
 function commands.histogram(args, out, err)
-  local heap = heap_or_report(args, err, true)
+  local heap <close> = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   if args.heap and not views.has_heap(heap, args.heap) then
     local names = views.heap_names(heap)
     err:write("sift: --heap: ", printable(args.file), #names == 0 and " has no Android heaps (a JVM's dump)\n"
       or (" has no heap '%s': its heaps are %s\n"):format(printable(args.heap), table.concat(names, ", ")))
-    heap:close()
     return EXIT_USAGE
   end
   local view, all = views.histogram_json(heap, args.model, args.top, args.heap)
   local info, rows = heap:info(), view.rows
   if args.model == "jvm" then view.cds_mirrors = cds_mirrors(heap) end
-  heap:close()
   local mirrors_note = view.cds_mirrors and view.cds_mirrors.note
   if args.json then
     out:write(json.encode(view), "\n")
@@ -265,7 +263,7 @@ function commands.histogram(args, out, err)
 end
 
 function commands.repl(args, out, err)
-  local heap = heap_or_report(args, err)
+  local heap <close> = heap_or_report(args, err)
   if not heap then return EXIT_BAD_INPUT end
   return require("sift.repl").run(heap, { input = io.stdin, out = out, err = err })
 end
@@ -302,12 +300,11 @@ local function draw_merged(out, trees, depth)
 end
 
 function commands.path(args, out, err)
-  local heap = heap_or_report(args, err, true)
+  local heap <close> = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   local cls, why = heap:class(args.class)
   if not cls then
     err:write("sift: ", printable(args.file), ": ", printable(why), "\n")
-    heap:close()
     return EXIT_BAD_INPUT
   end
   local objs = {}
@@ -322,7 +319,6 @@ function commands.path(args, out, err)
     local trees = heap:paths(objs)
     if args.json then out:write(json.encode(merged_json(trees)), "\n")
     else draw_merged(out, trees, 0) end
-    heap:close()
     return EXIT_OK
   end
   heap:path_search(objs)
@@ -340,16 +336,14 @@ function commands.path(args, out, err)
   end
   if args.json then out:write("]\n") end
   if not args.json and #objs == 0 then out:write(("no instances of %s\n"):format(cls.name)) end
-  heap:close()
   return EXIT_OK
 end
 
 function commands.waste(args, out, err)
-  local heap = heap_or_report(args, err, true)
+  local heap <close> = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   heap._model = args.model
   local report = require("sift.heap.waste").report(heap, { top = args.top, model = args.model })
-  heap:close()
   if args.json then
     out:write(json.encode(report), "\n")
     return EXIT_OK
@@ -414,14 +408,13 @@ local function frame_text(f)
 end
 
 function commands.threads(args, out, err)
-  local heap = heap_or_report(args, err, true)
+  local heap <close> = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   heap._model = args.model
   local threads = with_progress(args, "dominators", function(update)
     heap:dominators { model = args.model, progress = update }
     return require("sift.heap.census").threads(heap)
   end)
-  heap:close()
   if args.json then
     out:write(json.encode(threads), "\n")
     return EXIT_OK
@@ -454,14 +447,13 @@ function commands.threads(args, out, err)
 end
 
 function commands.loaders(args, out, err)
-  local heap = heap_or_report(args, err, true)
+  local heap <close> = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   heap._model = args.model
   local loaders, duplicates = with_progress(args, "dominators", function(update)
     heap:dominators { model = args.model, progress = update }
     return require("sift.heap.census").loaders(heap)
   end)
-  heap:close()
   if args.json then
     out:write(json.encode({ loaders = loaders, duplicates = duplicates }), "\n")
     return EXIT_OK
@@ -518,7 +510,7 @@ function commands.growth(args, out, err)
 end
 
 function commands.top(args, out, err)
-  local heap = heap_or_report(args, err, true)
+  local heap <close> = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   local summary = with_progress(args, "dominators", function(update)
     return heap:dominators { model = args.model, progress = update }
@@ -542,22 +534,18 @@ function commands.top(args, out, err)
       group_digits(summary.reachable), group_digits(summary.unreachable), group_digits(summary.unreachable_bytes),
       summary.model))
   end
-  heap:close()
   return EXIT_OK
 end
 
 commands["diff-heap"] = function(args, out, err)
-  local base = heap_or_report({ file = args.base, mapping = args.mapping, strings = args.strings, dump = args.dump,
+  local base <close> = heap_or_report({ file = args.base, mapping = args.mapping, strings = args.strings, dump = args.dump,
     quiet_here = args.quiet_here, quiet = args.quiet }, err, true)
   if not base then return EXIT_BAD_INPUT end
-  local heap = heap_or_report(args, err, true)
+  local heap <close> = heap_or_report(args, err, true)
   if not heap then
-    base:close()
     return EXIT_BAD_INPUT
   end
   local view = views.diff_json(base, heap, args.model, 100)
-  base:close()
-  heap:close()
   if args.top and args.top > 0 then
     for i = #view.classes, args.top + 1, -1 do view.classes[i] = nil end
   end
@@ -578,7 +566,7 @@ commands["diff-heap"] = function(args, out, err)
 end
 
 function commands.dominators(args, out, err)
-  local heap = heap_or_report(args, err, true)
+  local heap <close> = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   with_progress(args, "dominators", function(update)
     return heap:dominators { model = args.model, progress = update }
@@ -604,7 +592,6 @@ function commands.dominators(args, out, err)
   walk(nil, 0)
   out:write(("%7s %14s  total reachable (%s smaller subtrees hidden; --min %g%%)\n"):format(
     "100%", group_digits(total), group_digits(hidden), args.min))
-  heap:close()
   return EXIT_OK
 end
 
@@ -638,13 +625,12 @@ function commands.leaks(args, out, err)
     end
     matchers = m
   end
-  local heap = heap_or_report(args, err, true)
+  local heap <close> = heap_or_report(args, err, true)
   if not heap then return EXIT_BAD_INPUT end
   if args.class then
     local cls, why = heap:class(args.class)
     if not cls then
       err:write("sift: ", printable(args.file), ": --class: ", printable(why), "\n")
-      heap:close()
       return EXIT_BAD_INPUT
     end
   end
@@ -655,7 +641,6 @@ function commands.leaks(args, out, err)
     local obj = failed.object
     err:write(("sift: --where failed on %s (id 0x%x, class %s): %s\n"):format(printable(tostring(obj)), obj:id(),
       printable(obj:class_name()), printable(failed.message)))
-    heap:close()
     return EXIT_USAGE
   end
   if not ok then error(report, 0) end
@@ -663,7 +648,6 @@ function commands.leaks(args, out, err)
     local f, msg = io.open(args.html, "w")
     if not f then
       err:write("sift: ", msg, "\n")
-      heap:close()
       return EXIT_BAD_INPUT
     end
     f:write(leaks.html(report, "sift leaks: " .. args.file))
@@ -671,7 +655,6 @@ function commands.leaks(args, out, err)
   end
   if args.json then out:write(json.encode(leaks.to_json(report)), "\n")
   else out:write(leaks.render(report), "\n") end
-  heap:close()
   return EXIT_OK
 end
 

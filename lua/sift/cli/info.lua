@@ -104,10 +104,9 @@ local HEAP_FACTS = { "objects", "classes", "instances", "object_arrays", "primit
   "dumps", "dump", "duplicates", "missing_classes", "truncated_at", "roots", "heaps", "warnings" }
 
 local function add_heap_facts(args, path, info)
-  local heap, msg, code = open_heap(args, path)
+  local heap <close>, msg, code = open_heap(args, path)
   if not heap then return nil, msg, code end
   local facts = heap:info()
-  heap:close()
   for _, k in ipairs(HEAP_FACTS) do info[k] = facts[k] end
   -- (the index's `strings` are the UTF8 records: names, not java.lang.String objects)
   info.names = facts.strings
@@ -138,7 +137,7 @@ end
 
 -- what decoding a trace adds: records per thread, durations, odd exits
 local function add_trace_facts(args, path, info)
-  local trace, msg, code = with_progress(args, path, function(update)
+  local trace <close>, msg, code = with_progress(args, path, function(update)
     return sift.open(path, { progress = update })
   end)
   if not trace then return nil, msg, code end
@@ -148,7 +147,6 @@ local function add_trace_facts(args, path, info)
     if th.records > 0 then busy[#busy + 1] = ("%s %d"):format(th.name or th.tid, th.records) end
     if th.wall > wall then wall = th.wall end
   end
-  trace:close()
   info.records = facts.records
   info.thread_records = table.concat(busy, ", ")
   info.longest_thread_us = facts.clock ~= "thread-cpu" and wall or nil

@@ -95,20 +95,22 @@ function M.commands.serve(args, out, err)
     return common.EXIT_USAGE
   end
   if args.ingest and args.workers > 0 then  -- the workers: this program again, as `sift worker`
+    local core = require "sift.core"
     local f = io.open("/proc/self/stat")
     local pid = f and f:read("n") or 0
     if f then f:close() end
-    local quote = function(v) return "'" .. tostring(v):gsub("'", "'\\''") .. "'" end
     -- (the engines' URLs in their environment, not on a command line ps shows)
     if redis then
-      local core = require "sift.core"
       core.setenv("SIFT_REDIS", redis)
       core.setenv("SIFT_POSTGRES", postgres)
     end
+    -- the running interpreter and script, an argv array: no shell
+    local argv = { arg and arg[-1] or "lua5.4", arg and arg[0] or "sift", "worker", "-q", "--data", server.store.dir,
+      "--parent", tostring(pid) }
+    if args.group then argv[#argv + 1] = "--group" argv[#argv + 1] = args.group end
     for _ = 1, args.workers do
-      os.execute(("%s %s worker -q --data %s%s --parent %d &"):format(quote(arg and arg[-1] or "lua5.4"),
-        quote(arg and arg[0] or "sift"), quote(server.store.dir), args.group and " --group " .. quote(args.group) or "",
-        pid))
+      local started, spawn_failure = core.spawn(argv)
+      if not started then err:write("sift: cannot start a worker: ", common.printable(spawn_failure), "\n") end
     end
   end
   out:write("sift serve: ", server:url(), token and " (with a token)" or "", args.ingest and ", ingesting" or "", "\n")

@@ -118,7 +118,7 @@ local function min_fraction(args)
 end
 
 function commands.profile(args, out, err)
-  local trace = trace_or_report(args, err)
+  local trace <close> = trace_or_report(args, err)
   if not trace then return EXIT_BAD_INPUT end
   local rows = try(err, args.file, trace.profile, trace, { clock = args.clock })
   if not rows then return EXIT_BAD_INPUT end
@@ -156,7 +156,7 @@ end
 
 
 function commands.fold(args, out, err)
-  local trace = trace_or_report(args, err)
+  local trace <close> = trace_or_report(args, err)
   if not trace then return EXIT_BAD_INPUT end
   local file = open_output(args, out, err)
   if not file then return EXIT_BAD_INPUT end
@@ -170,7 +170,7 @@ function commands.fold(args, out, err)
 end
 
 function commands.calls(args, out, err)
-  local trace = trace_or_report(args, err)
+  local trace <close> = trace_or_report(args, err)
   if not trace then return EXIT_BAD_INPUT end
   local lines, stats = try(err, args.file, trace.calls, trace, { thread = args.thread, depth = args.depth,
     exclude = #args.exclude > 0 and args.exclude or nil, include = #args.include > 0 and args.include or nil })
@@ -183,7 +183,7 @@ function commands.calls(args, out, err)
 end
 
 function commands.export(args, out, err)
-  local trace = trace_or_report(args, err)
+  local trace <close> = trace_or_report(args, err)
   if not trace then return EXIT_BAD_INPUT end
   local file = open_output(args, out, err)
   if not file then return EXIT_BAD_INPUT end
@@ -199,7 +199,7 @@ local function flame_tree(args, path, err)
   local flame = require "sift.trace.flame"
   local info = sift.detect(path, { bytes = false })
   if info and info.format == "trace" then
-    local trace = trace_or_report({ file = path, quiet = args.quiet }, err)
+    local trace <close> = trace_or_report({ file = path, quiet = args.quiet }, err)
     if not trace then return nil end
     -- frames narrower than --minwidth pixels are never drawn: prune them
     -- while reading the call tree
@@ -235,7 +235,7 @@ end
 
 function commands.flame(args, out, err)
   if args.flamechart then
-    local trace = trace_or_report(args, err)
+    local trace <close> = trace_or_report(args, err)
     if not trace then return EXIT_BAD_INPUT end
     local tree = try(err, args.file, trace.timeline, trace, { clock = args.clock, thread = args.thread[1],
       min_fraction = min_fraction(args) })

@@ -19,6 +19,7 @@
 -- reconnected to and the whole operation tried again, for `retry` seconds.
 -- @module sift.fleet.engines
 
+local cqueues = require "cqueues"  -- (its sleep: blocks here, yields inside a cqueues loop)
 local json = require "sift.json"
 local decode = require("cjson").decode  -- (the warnings kept as JSON arrays of strings)
 
@@ -165,7 +166,7 @@ local function engines(self, fn)
     if self.log then self.log(("engine away (%s): retrying in %g s"):format(tostring(a):gsub("%s+$", ""), wait)) end
     if not pg_up and self.pg then pg_close(self) end
     if not redis_up then self.redis = nil end
-    os.execute(("sleep %g"):format(wait))
+    cqueues.sleep(wait)
     wait = math.min(wait * 2, 2)
   end
 end
@@ -307,7 +308,7 @@ function Queue:claim(worker, lease, wait)
       if taken == "absent" then
         if now() - read_at > M.COMMIT_WAIT then taken = false
         else
-          os.execute(("sleep %g"):format(pause))
+          cqueues.sleep(pause)
           pause = math.min(pause * 2, 0.5)
         end
       end

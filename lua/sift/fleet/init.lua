@@ -11,6 +11,8 @@
 --     for _, g in ipairs(f:groups()) do print(g.dumps, g.signature, g.description) end
 -- @module sift.fleet
 
+local cqueues = require "cqueues"  -- (its sleep: blocks here, yields inside a cqueues loop)
+local core = require "sift.core"
 local json = require "sift.json"
 local root_description = require("sift.heap.fields").root_description
 
@@ -21,6 +23,7 @@ M.MAX_ATTEMPTS = 3
 
 local Fleet = {}
 Fleet.__index = Fleet
+Fleet.__close = function(self) self:close() end  -- local f <close> = fleet.open(dir)
 
 --- Open a fleet: with `opts.redis` and `opts.postgres` (URLs) the
 -- engines' backend (its schema made first by `migrate`), else the SQLite
@@ -176,7 +179,7 @@ M.FOLDED_LINES, M.FOLDED_BYTES = 1000, 256 * 1024
 -- does), or nil and why.
 function M.analyze(path, format)
   local sift = require "sift"
-  local doc, msg = sift.open(path)
+  local doc <close>, msg = sift.open(path)
   if not doc then return nil, msg end
   local results = { leaks = {}, summary = {}, warnings = json.array {} }
   local ok, err = pcall(function()
@@ -223,7 +226,6 @@ function M.analyze(path, format)
     results.summary = { format = format, instances = info.instances, classes = info.classes,
       leaks = #results.leaks, histogram = histogram }
   end)
-  doc:close()
   if not ok then return nil, (tostring(err):gsub("^.-:%d+: ", "")) end
   return results
 end
@@ -278,8 +280,8 @@ function Fleet:work(opts)
     elseif opts.once then
       return done
     else
-      if opts.parent and not os.execute(("kill -0 %d 2>/dev/null"):format(opts.parent)) then return done end
-      if not self.queue.waits then os.execute(("sleep %g"):format(poll)) end  -- (the engines wait in claim)
+      if opts.parent and not core.kill(opts.parent, 0) then return done end
+      if not self.queue.waits then cqueues.sleep(poll) end  -- (the engines wait in claim)
     end
   end
 end

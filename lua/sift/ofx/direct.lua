@@ -27,6 +27,7 @@
 --     account = investment broker.example.com 987654
 -- @module sift.ofx.direct
 
+local core = require "sift.core"
 local ofx = require "sift.ofx"
 local request = require "sift.ofx.request"
 local http = require "sift.ofx.http"
@@ -146,10 +147,37 @@ end
 -- The password
 -- =======================================================
 
+-- a command line's words, as a shell splits them without expanding
+-- anything: spaces separate, '...' and "..." keep spaces, \ keeps the
+-- next character. Returns the words, or nil and why.
+local function words(line)
+  local out, word, quote, i = {}, nil, nil, 1
+  while i <= #line do
+    local c = line:sub(i, i)
+    if quote then
+      if c == quote then quote = nil
+      elseif c == "\\" and quote == '"' and i < #line then i = i + 1 word = word .. line:sub(i, i)
+      else word = word .. c end
+    elseif c == "'" or c == '"' then quote, word = c, word or ""
+    elseif c == "\\" and i < #line then i = i + 1 word = (word or "") .. line:sub(i, i)
+    elseif c:find("^%s$") then
+      if word then out[#out + 1], word = word, nil end
+    else word = (word or "") .. c end
+    i = i + 1
+  end
+  if quote then return nil, "a quote is not closed" end
+  if word then out[#out + 1] = word end
+  if #out == 0 then return nil, "it is empty" end
+  return out
+end
+M.words = words
+
 --- The password of a profile: from the environment variable its
 -- `password_env` names (or SIFT_OFX_PASSWORD), from the command its
 -- `password_command` names (the first line of its output; a password
--- manager), or asked for at the terminal with echo off. It is never
+-- manager), or asked for at the terminal with echo off. The command is
+-- run as its words, with no shell between (quotes group words; no pipes,
+-- variables or globs: a script can hold those). The password is never
 -- written anywhere.
 -- @return the password, or nil and why
 function M.password(profile, opts)
@@ -157,10 +185,16 @@ function M.password(profile, opts)
   local env = os.getenv(profile.password_env or "SIFT_OFX_PASSWORD")
   if env and env ~= "" then return env end
   if profile.password_command then
-    local p = io.popen(profile.password_command, "r")
-    local line = p:read("l")
-    local ok = p:close()
-    if not ok or not line or line == "" then
+    local argv, why = words(profile.password_command)
+    local pid, out
+    if argv then pid, out = core.spawn(argv, { stdout = true }) end
+    if not pid then
+      return nil, ("password_command of profile %s cannot run: %s"):format(profile.name, argv and out or why)
+    end
+    local line = out:read("l")
+    out:close()
+    local how, status = core.wait(pid)
+    if how ~= "exit" or status ~= 0 or not line or line == "" then
       return nil, ("password_command of profile %s gave no password"):format(profile.name)
     end
     return line
@@ -173,9 +207,9 @@ function M.password(profile, opts)
   end
   tty:write(("Password for %s at %s: "):format(profile.user, profile.org or profile.name))
   tty:flush()
-  os.execute("stty -echo < /dev/tty")
+  local echoed = core.echo(tty, false)
   local line = tty:read("l")
-  os.execute("stty echo < /dev/tty")
+  if echoed then core.echo(tty, true) end
   tty:write("\n")
   tty:close()
   if not line or line == "" then return nil, "no password given" end

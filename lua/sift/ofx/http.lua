@@ -13,7 +13,6 @@
 --     -- code: "network", "tls", "http", "insecure", "redirect", "redirects", "too_big"
 -- @module sift.ofx.http
 
-require("sift.paths").older_lua()
 local http_request = require "http.request"
 local http_tls = require "http.tls"
 local http_util = require "http.util"
@@ -172,8 +171,9 @@ end
 --   ("network", "tls", "http", "insecure", "redirect", "redirects",
 --   "too_big", "url")
 function M.post(url, body, opts)
-  opts = opts or {}
-  opts.timeout = opts.timeout or 60
+  local own = { timeout = 60 }  -- (a copy: the caller's table is left as it was)
+  for k, v in pairs(opts or {}) do own[k] = v end
+  opts = own
   local origin = M.parse_url(url)
   if not origin then return nil, ("not an http or https URL: %s"):format(url), "url" end
   if origin.scheme == "http" and not loopback(origin.host) then

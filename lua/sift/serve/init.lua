@@ -13,8 +13,6 @@
 --     server:run()
 -- @module sift.serve
 
-require("sift.paths").older_lua()  -- lua-http and its helpers are packaged for Lua 5.1-5.3
-
 local http_headers = require "http.headers"
 local http_util = require "http.util"
 local cjson = require "cjson"
@@ -132,10 +130,9 @@ end
 local function finance_page(self, query)
   if not self.opts.db then return nil, 404, "no books: start the server with --db FILE" end
   local finance, report = require "sift.finance", require "sift.finance.report"
-  local books, msg = finance.open(self.opts.db)
+  local books <close>, msg = finance.open(self.opts.db)
   if not books then return nil, 422, msg end
   local ok, r = pcall(report.build, books, { from = query.from, to = query.to, top = 10 })
-  books:close()
   if not ok then return nil, 422, (tostring(r):gsub("^.-:%d+: ", "")) end
   return report.view(r), function()
     local chart = report.svg(r):gsub("^<%?xml[^>]*>%s*", "")

@@ -20,8 +20,6 @@
 -- Plain HTTP/1.0 and 1.1: TLS belongs to a proxy in front (docs/serve.md).
 -- @module sift.serve.listen
 
-require("sift.paths").older_lua()
-
 local cqueues = require "cqueues"
 local socket_lib = require "cqueues.socket"
 local errno = require "cqueues.errno"

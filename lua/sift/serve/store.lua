@@ -114,11 +114,9 @@ function M.check(path, limit)
     return nil, 415, ("not a heap dump, a method trace or an OFX statement: %s"):format(what)
   end
   if info.compressed then  -- a gzip or bzip2 HPROF: how much it decompresses to
-    local map = core.map(path)
-    local out, why, code = core.inflate(map, nil, limit)
-    map:close()
+    local map <close> = core.map(path)
+    local out <close>, why, code = core.inflate(map, nil, limit)
     if not out then return nil, code == "too_big" and 413 or 422, "the compressed dump " .. why end
-    out:close()
   end
   return info.format
 end

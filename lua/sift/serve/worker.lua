@@ -251,6 +251,12 @@ function M.run(sock, setup)
   local results = {}  -- key -> result (computed here, or stored from the other thread)
   local doc, why
   local may_compute = false
+  -- (the file, the baselines: opened when first asked for, closed however the loop ends)
+  local _ <close> = setmetatable({}, { __close = function()
+    if doc and doc.close then doc:close() end
+    if server.base_doc then server.base_doc:close() end
+    if server.trace_baseline then server.trace_baseline.doc:close() end
+  end })
 
   local function compute(key, fn)
     local r = results[key]
@@ -327,8 +333,6 @@ function M.run(sock, setup)
       if status ~= "needs" then reply(sock, status, ctype, body) end
     end
   end
-  if doc and doc.close then doc:close() end
-  if server.base_doc then server.base_doc:close() end
 end
 
 return M
