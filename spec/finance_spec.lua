@@ -320,6 +320,127 @@ describe("finance transfers, duplicates, reports", function()
   end)
 end)
 
+-- a statement written at test time: OFX text of a typed document
+local function ofx_file(doc, version)
+  return helper.tmpfile(writer.write(writer.tree(doc), { version = version or 1 }))
+end
+
+-- money as text from minor units (two decimals)
+local function cents(u)
+  return store.decimal(u, "USD")
+end
+
+-- a bank's statement of `rows` ({ date, cents, name, fitid }), its
+-- LEDGERBAL the opening plus every row (as a bank computes it)
+local function bank_statement(kind, account, opening, rows, extra)
+  local st = { kind = kind, currency = "USD", account = account, transactions = {} }
+  local sum = opening
+  for _, r in ipairs(rows) do
+    st.transactions[#st.transactions + 1] = { posted = r[1], amount = cents(r[2]), name = r[3], fitid = r[4],
+      memo = r[5], type = r[2] < 0 and "DEBIT" or "CREDIT" }
+    sum = sum + r[2]
+  end
+  st.start, st["end"] = rows[1][1], rows[#rows][1]
+  st.ledger_balance = { amount = cents(sum), date = st["end"] }
+  for k, v in pairs(extra or {}) do st[k] = v end
+  return st, sum
+end
+
+local function document(statements)
+  return { version = "102", signon = { code = 0, severity = "INFO", org = "TESTBANK", fid = "1001" },
+    statements = statements, status = {}, warnings = {} }
+end
+
+-- the balances a journal tool computes: { [account name] = units }
+local function tool_balances(format, file)
+  local cmd = ({ ledger = "ledger -f %s balance --flat --no-total -E",
+    hledger = "LC_ALL=C.UTF-8 hledger -f %s balance --flat --no-total -E",
+    beancount = "bean-query -q -f csv %s 'SELECT account, sum(number) AS n GROUP BY account'" })[format]
+  local p = io.popen(cmd:format(file) .. " 2>&1")
+  local text = p:read("a")
+  assert.is_true(p:close(), format .. ": " .. text)
+  local out = {}
+  for line in text:gmatch("[^\n]+") do
+    local amount, name = line:match("^%s*(%-?[%d,]+%.%d%d) USD%s+(%S+)%s*$")
+    if not amount then name, amount = line:match("^([%w:-]+)%s*,%s*(%-?[%d.]+)%s*$") end
+    if amount then out[name] = assert(store.minor_units((amount:gsub(",", "")), "USD")) end
+  end
+  return out, text
+end
+
+describe("finance balances", function()
+  -- a checking account downloaded twice (overlapping; the bank changed one
+  -- row's FITID), a card paid from it (a confirmed transfer; a refund
+  -- proposed as one and rejected), and an investment account with the
+  -- checking account's number
+  local checking = { bank_id = "021000021", id = "100200300", type = "CHECKING" }
+  local card = { id = "4000123412341234" }
+  local first, second, owed
+  local function ledger_files()
+    local jan, mid = bank_statement("bank", checking, 150000, {
+      { "2024-01-02", -4250, "GROCER ONE", "C1" }, { "2024-01-10", 250000, "ACME PAYROLL", "C2" },
+      { "2024-01-20", -1999, "BOOKSHOP", "C3" }, { "2024-01-28", -12000, "POWER CO", "C4" } })
+    local feb
+    feb, first = bank_statement("bank", checking, mid - (-1999 - 12000), {
+      { "2024-01-20", -1999, "BOOKSHOP", "C3" }, { "2024-01-28", -12000, "POWER CO", "NEW-C4" },
+      { "2024-02-10", -5000, "CARD REFUND OUT", "C5" }, { "2024-02-14", -30000, "PAYMENT TO CARD", "C6" },
+      { "2024-02-20", -777, "COFFEE", "C7" } })
+    local statement
+    statement, owed = bank_statement("creditcard", card, -10000, {
+      { "2024-02-03", -4500, "RESTAURANT", "K1" }, { "2024-02-11", 5000, "REFUND", "K2" },
+      { "2024-02-16", 30000, "PAYMENT RECEIVED", "K3" }, { "2024-02-21", -2500, "TAXI", "K4" } })
+    local invest = { kind = "investment", currency = "USD", account = { broker_id = "021000021", id = "100200300" },
+      transactions = { { posted = "2024-02-05", amount = "1000.00", name = "DEPOSIT", fitid = "I1", type = "CREDIT" } } }
+    second = feb.ledger_balance
+    return { ofx_file(document { jan }), ofx_file(document { feb, statement }, 2), ofx_file(document { invest }) }
+  end
+
+  it("are one number three ways: the report, ledger, hledger and beancount, and the statements", function()
+    assert.is_true(have("ledger") and have("hledger") and have("bean-query"), "ledger, hledger, beancount (make deps)")
+    local books, path = fresh()
+    local files = ledger_files()
+    for _, f in ipairs(files) do assert(books:import(f)) end
+    -- the overlap: the row whose FITID changed is a proposed duplicate
+    local dups = books:duplicates()
+    assert.are.same({ 1, "-120.00", "-120.00" }, { #dups, dups[1].a.amount, dups[1].b.amount })
+    assert.is_true(books:decide(dups[1].id, true, "duplicate"))
+    local confirmed, rejected = 0, 0
+    for _, p in ipairs(books:transfers()) do
+      if p.a.amount == "-300.00" then assert(books:decide(p.id, true, "transfer")) confirmed = confirmed + 1
+      elseif p.a.amount == "-50.00" then assert(books:decide(p.id, false, "transfer")) rejected = rejected + 1 end
+    end
+    assert.are.same({ 1, 1 }, { confirmed, rejected })
+    local r = books:report {}
+    local by_report = {}
+    for _, a in ipairs(r.accounts) do by_report[a.kind .. ":" .. a.number] = a.units end
+    local statements = { ["bank:100200300"] = first, ["creditcard:4000123412341234"] = owed,
+      ["investment:100200300"] = 100000 }
+    assert.are.equal(assert(store.minor_units(second.amount, "USD")), first)
+    assert.are.same(statements, by_report)
+    -- the balance line ends at the sum of the statements' balances
+    assert.are.equal(first + owed + 100000, r.balance[#r.balance].units)
+    local names = { ["bank:100200300"] = "Assets:Bank:TESTBANK:100200300",
+      ["creditcard:4000123412341234"] = "Liabilities:CreditCard:TESTBANK:4000123412341234",
+      ["investment:100200300"] = "Assets:Investment:TESTBANK:100200300" }
+    for _, format in ipairs { "ledger", "hledger", "beancount" } do
+      local file = path .. "." .. format
+      local f = assert(io.open(file, "w"))
+      local journal, why = books:export(format)
+      assert.is_string(journal, why)
+      f:write(journal)
+      f:close()
+      local got, text = tool_balances(format, file)
+      for key, units in pairs(statements) do
+        assert.are.equal(units, got[names[key]], ("%s %s:\n%s"):format(format, key, text))
+      end
+      os.remove(file)
+    end
+    books:close()
+    os.remove(path)
+    for _, f in ipairs(files) do os.remove(f) end
+  end)
+end)
+
 describe("finance journals", function()
   it("exports every bank and card fixture so that ledger, hledger and bean-check accept them", function()
     local files = statement_fixtures()

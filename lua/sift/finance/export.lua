@@ -56,45 +56,6 @@ end
 
 -- }======================================================
 
--- the rows to write: every transaction but confirmed duplicates, by
--- date; the accounts; their balances and openings
-local function gather(books, opts)
-  local db = books.db
-  local rows = {}
-  for _, t in ipairs(books:transactions {}) do
-    t.currency = t.currency or opts.currency  -- (for accounts whose statements gave none)
-    rows[#rows + 1] = t
-  end
-  local skip = {}
-  for row in db:rows("SELECT b FROM pairs WHERE kind = 'duplicate' AND status = 'confirmed'") do skip[row.b] = true end
-  local kept, accounts, by_id = {}, {}, {}
-  for _, t in ipairs(rows) do
-    if not skip[t.id] then
-      kept[#kept + 1] = t
-      local a = by_id[t.account_id]
-      if not a then
-        a = { id = t.account_id, first = t.posted, currency = t.currency, row = t, sum_before = {} }
-        by_id[t.account_id] = a
-        accounts[#accounts + 1] = a
-      end
-    end
-  end
-  -- balances: the earliest one sets the opening (balance - sum up to it)
-  local balances = {}
-  for row in db:rows([[SELECT b.account_id, b.date, b.amount,
-      (SELECT coalesce(sum(t.amount), 0) FROM transactions t WHERE t.account_id = b.account_id
-        AND t.posted <= b.date AND t.id NOT IN (SELECT b FROM pairs WHERE kind = 'duplicate' AND status = 'confirmed'))
-        AS upto
-      FROM balances b WHERE b.kind = 'ledger' ORDER BY b.account_id, b.date]]) do
-    local a = by_id[row.account_id]
-    if a then
-      if not a.opening then a.opening = row.amount - row.upto end
-      balances[#balances + 1] = { account = a, date = row.date, amount = row.amount }
-    end
-  end
-  return kept, accounts, balances
-end
-
 local function day_before(date)
   local y, m, d = date:match("^(%d+)-(%d+)-(%d+)$")
   return os.date("!%Y-%m-%d", os.time { year = tonumber(y), month = tonumber(m), day = tonumber(d), hour = 12 } - 86400)
@@ -103,6 +64,63 @@ end
 local function day_after(date)
   local y, m, d = date:match("^(%d+)-(%d+)-(%d+)$")
   return os.date("!%Y-%m-%d", os.time { year = tonumber(y), month = tonumber(m), day = tonumber(d), hour = 12 } + 86400)
+end
+
+-- the rows to write: every transaction that counts (store.kept), by
+-- date, within opts.from/opts.to and of opts.account (a number) when
+-- given; the accounts with their openings (store.check_balances: the
+-- report's definition), carried to opts.from; the balances in the period,
+-- the inconsistent ones marked
+local function gather(books, opts)
+  local db = books.db
+  local checks, openings = store.check_balances(db)
+  local kept, accounts, by_id = {}, {}, {}
+  local skip = {}
+  for row in db:rows("SELECT id FROM transactions WHERE NOT " .. store.kept("transactions")) do skip[row.id] = true end
+  local before = {}  -- account id -> the sum of what counts before opts.from
+  for _, t in ipairs(books:transactions { account = opts.account }) do
+    t.currency = t.currency or opts.currency  -- (for accounts whose statements gave none)
+    if skip[t.id] then
+      t = nil
+    elseif opts.from and t.posted < opts.from then
+      before[t.account_id] = (before[t.account_id] or 0) + t.amount_units
+      t = nil
+    elseif opts.to and t.posted > opts.to then
+      t = nil
+    end
+    if t then
+      kept[#kept + 1] = t
+      local a = by_id[t.account_id]
+      if not a then
+        a = { id = t.account_id, first = t.posted, currency = t.currency, row = t }
+        by_id[t.account_id] = a
+        accounts[#accounts + 1] = a
+      end
+    end
+  end
+  local balances = {}
+  for _, a in ipairs(accounts) do
+    a.base_opening = openings[a.id] or 0
+    a.opening = a.base_opening + (before[a.id] or 0)
+    a.opened = day_before(a.first)
+  end
+  for _, b in ipairs(checks) do
+    local a = by_id[b.account]
+    if a and (not opts.from or b.date >= opts.from) and (not opts.to or b.date <= opts.to) then
+      balances[#balances + 1] = { account = a, date = b.date, amount = b.units, check = b }
+      -- an assertion is never dated before the account opens
+      if b.consistent and b.date < a.opened then a.opened = b.date end
+    end
+  end
+  return kept, accounts, balances
+end
+
+-- why a balance's assertion is left out, as a comment
+local function left_out(b, comment)
+  local c = b.check
+  return ("%s %s statement balance %s of %s on %s left out: it implies an opening balance of %s, not %s "
+    .. "(transactions missing or doubled before it; `sift statements` lists and drops balances)"):format(comment,
+    b.date, c.balance, c.number, b.date, c.opening, store.decimal(b.account.base_opening, c.currency))
 end
 
 local function money(units, currency, beancount)
@@ -134,7 +152,7 @@ local function ledger_like(books, opts, hledger)
   local events = {}
   for _, a in ipairs(accounts) do
     if a.opening and a.opening ~= 0 then
-      events[#events + 1] = { date = day_before(a.first), order = 0, a = a }
+      events[#events + 1] = { date = a.opened, order = 0, a = a }
     end
   end
   for i, t in ipairs(rows) do events[#events + 1] = { date = t.posted, order = 1, seq = i, t = t } end
@@ -159,6 +177,8 @@ local function ledger_like(books, opts, hledger)
       if t.memo and t.memo ~= t.payee then line(("    ; memo: %s"):format(oneline(t.memo))) end
       line(("    %-50s  %s"):format(account_name(t), money(t.amount_units, t.currency)))
       line(("    %s"):format(category_name(t)))
+    elseif not e.b.check.consistent then
+      line(left_out(e.b, ";"))
     else
       local b = e.b
       line(("%s * Statement balance"):format(b.date))
@@ -180,8 +200,8 @@ local function beancount(books, opts)
     if not first[name] or date < first[name] then first[name] = date end
   end
   for _, a in ipairs(accounts) do
-    use(account_name(a.row, true), day_before(a.first))
-    if a.opening and a.opening ~= 0 then use("Equity:Opening-Balances", day_before(a.first)) end
+    use(account_name(a.row, true), a.opened)
+    if a.opening and a.opening ~= 0 then use("Equity:Opening-Balances", a.opened) end
   end
   for _, t in ipairs(rows) do
     use(account_name(t, true), t.posted)
@@ -193,7 +213,7 @@ local function beancount(books, opts)
   line("")
   local events = {}
   for _, a in ipairs(accounts) do
-    if a.opening and a.opening ~= 0 then events[#events + 1] = { date = day_before(a.first), order = 0, a = a } end
+    if a.opening and a.opening ~= 0 then events[#events + 1] = { date = a.opened, order = 0, a = a } end
   end
   for i, t in ipairs(rows) do events[#events + 1] = { date = t.posted, order = 1, seq = i, t = t } end
   for i, b in ipairs(balances) do events[#events + 1] = { date = day_after(b.date), order = 2, seq = i, b = b } end
@@ -214,6 +234,8 @@ local function beancount(books, opts)
       line(("  sift_id: %d"):format(t.id))
       line(("  %-50s  %s"):format(account_name(t, true), money(t.amount_units, t.currency, true)))
       line(("  %s"):format(category_name(t, true)))
+    elseif not e.b.check.consistent then
+      line(left_out(e.b, ";"))
     else
       local b = e.b
       line(("%s balance %-50s  %s"):format(e.date, account_name(b.account.row, true),

@@ -309,18 +309,36 @@ function Books:transactions_by_id(ids)
   return out
 end
 
---- Confirm or reject a proposed pair. A confirmed transfer puts both
--- transactions in the category "Transfer" (as the user's choice).
+--- Confirm or reject a proposed pair of a kind ("transfer" or
+-- "duplicate": each kind its own proposals, so a duplicate's id given as
+-- a transfer's is an error). A confirmed transfer puts both transactions
+-- in the category "Transfer" (as the user's choice); rejecting it after
+-- puts back the categories they had. A confirmed duplicate's second
+-- transaction stops counting (store.kept); rejecting it makes it count.
 -- @return true, or nil and why
-function Books:decide(pair_id, confirmed)
-  local pair = self.db:first("SELECT id, kind, a, b FROM pairs WHERE id = ?", pair_id)
-  if not pair then return nil, ("no proposed pair %s"):format(tostring(pair_id)) end
-  store.atomic(self.db, function()
-    self.db:run("UPDATE pairs SET status = ? WHERE id = ?", confirmed and "confirmed" or "rejected", pair_id)
-    if pair.kind == "transfer" and confirmed then
-      local cat = category_id(self.db, "Transfer")
-      self.db:run([[UPDATE transactions SET category_id = ?, category_source = 'user', confidence = 1
-        WHERE id IN (?, ?)]], cat, pair.a, pair.b)
+function Books:decide(pair_id, confirmed, kind)
+  local pair = self.db:first("SELECT id, kind, a, b, status FROM pairs WHERE id = ?", pair_id)
+  if not pair or (kind and pair.kind ~= kind) then
+    return nil, ("no proposed %s %s%s"):format(kind or "pair", tostring(pair_id),
+      pair and (" (#%d is a %s: sift %ss --%s %d)"):format(pair.id, pair.kind, pair.kind,
+        confirmed and "confirm" or "reject", pair.id) or "")
+  end
+  local db = self.db
+  store.atomic(db, function()
+    db:run("UPDATE pairs SET status = ? WHERE id = ?", confirmed and "confirmed" or "rejected", pair_id)
+    if pair.kind ~= "transfer" or (pair.status == "confirmed") == confirmed then return end
+    if confirmed then
+      db:run([[INSERT OR REPLACE INTO pair_undo (pair_id, transaction_id, category_id, category_source, confidence)
+        SELECT ?, id, category_id, category_source, confidence FROM transactions WHERE id IN (?, ?)]],
+        pair.id, pair.a, pair.b)
+      db:run([[UPDATE transactions SET category_id = ?, category_source = 'user', confidence = 1
+        WHERE id IN (?, ?)]], category_id(db, "Transfer"), pair.a, pair.b)
+    else
+      db:run([[UPDATE transactions SET (category_id, category_source, confidence) =
+          (SELECT u.category_id, u.category_source, u.confidence FROM pair_undo u
+           WHERE u.pair_id = ? AND u.transaction_id = transactions.id)
+        WHERE id IN (SELECT transaction_id FROM pair_undo WHERE pair_id = ?)]], pair.id, pair.id)
+      db:run("DELETE FROM pair_undo WHERE pair_id = ?", pair.id)
     end
   end)
   return true

@@ -13,15 +13,14 @@ local M = {}
 
 -- (the queries scan transactions alone, with no joins and no index (the
 -- unary +): a million rows in well under a second each)
-local KEPT = [[+account_id IN (SELECT id FROM accounts WHERE currency IS ?)
-  AND id NOT IN (SELECT b FROM pairs WHERE kind = 'duplicate' AND status = 'confirmed')]]
+local KEPT = [[+account_id IN (SELECT id FROM accounts WHERE currency IS ?) AND ]] .. store.kept("transactions")
 
 --- Build a report. opts: `from`, `to` (dates), `top` (payees, 10),
 -- `currency` (default: the most used one).
 -- @return `{ currency, months = { { month, income, expense, net,
 --   categories = { [name] = units } } }, categories = { { name, total } },
 --   payees = { { payee, total, count } }, balance = { { month, units } },
---   balance_known }` with amounts as integer minor units
+--   accounts = { { number, kind, institution, units, known } }, balance_known }` with amounts as integer minor units
 function M.build(books, opts)
   opts = opts or {}
   local db = books.db
@@ -86,17 +85,23 @@ function M.build(books, opts)
       GROUP BY 1 ORDER BY 2, 1 LIMIT ?]], params(transfer or -1, opts.top or 10)) do
     report.payees[#report.payees + 1] = row
   end
-  -- the balance at each month's end: the openings (from the statements'
-  -- balances, when known) plus everything up to then
-  local running, seen = 0, {}
-  for _, b in ipairs(store.check_balances(db)) do  -- (the earliest balance of each account first)
-    local a = db:first("SELECT currency FROM accounts WHERE id = ?", b.account)
-    if a.currency == currency and not seen[b.account] then
-      seen[b.account] = true
-      running = running + store.minor_units(b.opening, currency)
-    end
+  -- the balance at each month's end: the accounts' openings (from the
+  -- statements' balances, when known: store.check_balances, the one
+  -- definition the journals use too) plus everything up to then
+  local _, openings = store.check_balances(db)
+  local running = 0
+  report.accounts = {}  -- each account's balance at the end (`to`)
+  for row in db:rows([[SELECT a.id, a.number, a.kind, i.org AS institution,
+        (SELECT coalesce(sum(t.amount), 0) FROM transactions t WHERE t.account_id = a.id AND ]] .. store.kept("t")
+        .. (opts.to and " AND t.posted <= ?" or "") .. [[) AS sum
+      FROM accounts a JOIN institutions i ON i.id = a.institution_id WHERE a.currency IS ? ORDER BY a.id]],
+      table.unpack(opts.to and { opts.to, currency, n = 2 } or { currency, n = 1 }, 1, opts.to and 2 or 1)) do
+    running = running + (openings[row.id] or 0)
+    report.accounts[#report.accounts + 1] = { number = row.number, kind = row.kind, institution = row.institution,
+      units = (openings[row.id] or 0) + row.sum, known = openings[row.id] ~= nil }
   end
-  report.balance_known = next(seen) ~= nil
+  report.balance_known = false
+  for _, a in ipairs(report.accounts) do report.balance_known = report.balance_known or a.known end
   if opts.from then
     running = running + db:first("SELECT coalesce(sum(amount), 0) AS s FROM transactions WHERE " .. KEPT
       .. " AND posted < ?", currency, opts.from).s
@@ -131,6 +136,11 @@ function M.text(report)
   end
   line("%-8s %14s %14s %14s", "total", money(inc), money(exp), money(inc + exp))
   line("")
+  line("Balances%s", report.to and (" on " .. report.to) or "")
+  for _, a in ipairs(report.accounts) do
+    line("  %-10s %-24s %14s%s", a.kind, a.number, money(a.units), a.known and "" or "  (relative)")
+  end
+  line("")
   line("Expenses by category")
   for _, c in ipairs(report.categories) do
     line("  %-28s %14s %6.1f%%", c.name, money(c.total), exp ~= 0 and 100 * c.total / exp or 0)
@@ -159,6 +169,11 @@ function M.view(report)
   for i, c in ipairs(report.categories) do v.categories[i] = { name = c.name, total = money(c.total) } end
   for i, p in ipairs(report.payees) do v.payees[i] = { payee = p.payee, total = money(p.total), count = p.count } end
   for i, b in ipairs(report.balance) do v.balance[i] = { month = b.month, balance = money(b.units) } end
+  v.accounts = array {}
+  for i, a in ipairs(report.accounts) do
+    v.accounts[i] = { number = a.number, kind = a.kind, institution = a.institution, balance = money(a.units),
+      known = a.known }
+  end
   return v
 end
 

@@ -58,6 +58,22 @@ local MIGRATIONS = {
     b INTEGER NOT NULL REFERENCES transactions (id), status TEXT NOT NULL DEFAULT 'proposed',
     UNIQUE (kind, a, b));
   ]],
+  -- accounts keyed by kind as well (a bank and an investment account may
+  -- share a number); what a confirmed transfer replaced, so that
+  -- rejecting it puts it back
+  [[
+  CREATE TABLE accounts_new (
+    id INTEGER PRIMARY KEY, institution_id INTEGER NOT NULL REFERENCES institutions (id),
+    kind TEXT NOT NULL, bank_id TEXT NOT NULL, number TEXT NOT NULL, type TEXT, currency TEXT,
+    name TEXT, UNIQUE (institution_id, kind, bank_id, number));
+  INSERT INTO accounts_new SELECT id, institution_id, kind, bank_id, number, type, currency, name FROM accounts;
+  DROP TABLE accounts;
+  ALTER TABLE accounts_new RENAME TO accounts;
+  CREATE TABLE pair_undo (
+    pair_id INTEGER NOT NULL REFERENCES pairs (id), transaction_id INTEGER NOT NULL REFERENCES transactions (id),
+    category_id INTEGER REFERENCES categories (id), category_source TEXT, confidence REAL,
+    PRIMARY KEY (pair_id, transaction_id));
+  ]],
 }
 M.VERSION = #MIGRATIONS
 
@@ -89,7 +105,7 @@ function M.open(path)
   if not db then return nil, err, code end
   -- WAL: readers never wait for an import; the file read through a
   -- mapping and a 64 MB cache: a report reads a million rows in a second
-  db:exec("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+  db:exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
     .. "PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536")
   local version = db:first("PRAGMA user_version").user_version
   if version > #MIGRATIONS then
@@ -97,9 +113,13 @@ function M.open(path)
     return nil, ("%s: schema version %d is newer than this sift's (%d)"):format(path, version, #MIGRATIONS),
       "version"
   end
+  -- (a migration that rebuilds a table does so with foreign keys off, as
+  -- SQLite's ALTER TABLE notes say; they are checked before the commit)
+  db:exec("PRAGMA foreign_keys = OFF")
   for v = version + 1, #MIGRATIONS do
     db:exec("BEGIN IMMEDIATE")
     local ok, e = pcall(db.exec, db, MIGRATIONS[v] .. ("; PRAGMA user_version = %d"):format(v))
+    if ok and db:first("PRAGMA foreign_key_check") then ok, e = false, "a migration broke a foreign key" end
     if not ok then
       db:exec("ROLLBACK")
       db:close()
@@ -107,6 +127,7 @@ function M.open(path)
     end
     db:exec("COMMIT")
   end
+  db:exec("PRAGMA foreign_keys = ON")
   return db
 end
 
@@ -263,8 +284,8 @@ function M.import(db, doc, opts)
         local bank_id = a.bank_id or a.broker_id or ""
         db:run([[INSERT OR IGNORE INTO accounts (institution_id, bank_id, number, kind, type, currency)
           VALUES (?, ?, ?, ?, ?, ?)]], institution, bank_id, a.id, st.kind, a.type, st.currency)
-        local acct = db:first("SELECT id, currency FROM accounts WHERE institution_id = ? AND bank_id = ? AND number = ?",
-          institution, bank_id, a.id)
+        local acct = db:first([[SELECT id, currency FROM accounts WHERE institution_id = ? AND kind = ?
+          AND bank_id = ? AND number = ?]], institution, st.kind, bank_id, a.id)
         local account, currency = acct.id, st.currency or acct.currency
         local keys = M.keys(st.transactions)
         for i, t in ipairs(st.transactions) do
@@ -324,26 +345,51 @@ end
 
 -- }======================================================
 
---- Check each stored ledger balance against the running sum of the
--- account's transactions: every balance should imply the same opening
--- balance (balance − the sum of the transactions up to its date). A
--- balance that implies another opening means transactions are missing
--- or duplicated before it.
--- @return list of `{ account, number, date, balance, opening, consistent }`
+-- {======================================================
+-- Balances: the one definition the report, /finance and the journals use
+-- =======================================================
+
+--- The transactions that count, as an SQL condition on the table's
+-- alias: every one but the second of a confirmed duplicate pair.
+function M.kept(alias)
+  return ("%s.id NOT IN (SELECT b FROM pairs WHERE kind = 'duplicate' AND status = 'confirmed')"):format(alias)
+end
+
+--- Each stored ledger balance checked against the running sum of the
+-- account's transactions that count (`kept`): a balance implies an
+-- opening balance (the balance − the sum of the transactions up to its
+-- date). The account's opening is the one most of its balances imply
+-- (the earliest on a tie); a balance that implies another is
+-- inconsistent: transactions are missing or doubled before it, and the
+-- journals leave its assertion out.
+-- @return list of `{ id, account, number, kind, date, balance, units,
+--   opening, opening_units, consistent, import }` (amounts as decimal
+--   text, *_units as minor units), by account and date; and a map
+--   account id → its opening in minor units
 function M.check_balances(db)
-  local out, first = {}, {}
+  local out, votes = {}, {}
   for row in db:rows([[
-      SELECT b.account_id, a.number, a.currency, b.date, b.amount,
+      SELECT b.rowid AS id, b.account_id, a.number, a.kind, a.currency, b.date, b.amount, b.import_id,
         b.amount - (SELECT coalesce(sum(t.amount), 0) FROM transactions t
-                    WHERE t.account_id = b.account_id AND t.posted <= b.date) AS opening
+                    WHERE t.account_id = b.account_id AND t.posted <= b.date AND ]] .. M.kept("t") .. [[) AS opening
       FROM balances b JOIN accounts a ON a.id = b.account_id
       WHERE b.kind = 'ledger' ORDER BY b.account_id, b.date]]) do
-    first[row.account_id] = first[row.account_id] or row.opening
-    out[#out + 1] = { account = row.account_id, number = row.number, date = row.date,
-      balance = M.decimal(row.amount, row.currency), opening = M.decimal(row.opening, row.currency),
-      consistent = row.opening == first[row.account_id] }
+    local v = votes[row.account_id]
+    if not v then v = { order = {} } votes[row.account_id] = v end
+    if not v[row.opening] then v[row.opening] = 0 v.order[#v.order + 1] = row.opening end
+    v[row.opening] = v[row.opening] + 1
+    out[#out + 1] = { id = row.id, account = row.account_id, number = row.number, kind = row.kind, date = row.date,
+      balance = M.decimal(row.amount, row.currency), units = row.amount, import = row.import_id,
+      opening = M.decimal(row.opening, row.currency), opening_units = row.opening, currency = row.currency }
   end
-  return out
+  local openings = {}
+  for account, v in pairs(votes) do
+    local best = v.order[1]
+    for _, o in ipairs(v.order) do if v[o] > v[best] then best = o end end
+    openings[account] = best
+  end
+  for _, b in ipairs(out) do b.consistent = b.opening_units == openings[b.account] end
+  return out, openings
 end
 
 return M
