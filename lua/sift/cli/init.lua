@@ -21,7 +21,7 @@ for _, part in ipairs {
   { "sift.cli.trace", "profile", "fold", "calls", "export", "flame", "diff" },
   { "sift.cli.heap", "dominators", "diff-heap", "waste", "threads", "loaders", "growth" },
   { "sift.cli.bitmaps", "bitmaps" },
-  { "sift.cli.finance", "import", "categorize", "transactions", "transfers", "duplicates", "report", "fetch",
+  { "sift.cli.finance", "import", "categorize", "transactions", "transfers", "duplicates", "statements", "report", "fetch",
     "journal" },
   { "sift.cli.serve", "serve" },
   { "sift.cli.fleet", "worker", "fleet" },
