@@ -76,7 +76,7 @@ static sift_Status add_method (Ctx *c, const char *s, size_t len, size_t at) {
                 "id, class and name", at);
   if (!parse_id(s, (size_t)(tab - s), &id))
     return sift_fail(c->err, SIFT_EHEADER, "trace at byte %zu: bad method id", at);
-  if (!GROW(t->methods, t->nmethods, t->methodcap)) return SIFT_ENOMEM;
+  if (!GROW(t->methods, t->nmethods, t->methodcap)) return sift_fail(c->err, SIFT_ENOMEM, "trace: out of memory");
   t->methods[t->nmethods].id = id & ~(uint64_t)3;
   t->methods[t->nmethods].line = tab + 1;
   t->methods[t->nmethods].len = (uint32_t)(len - (size_t)(tab + 1 - s));
@@ -90,7 +90,7 @@ sift_Status mtb_add_thread (Ctx *c, uint32_t tid, const char *name, size_t len) 
   for (i = 0; i < t->nthreads; i++)
     if (t->threads[i].tid == tid) break;
   if (i == t->nthreads) {
-    if (!GROW(t->threads, t->nthreads, t->threadcap)) return SIFT_ENOMEM;
+    if (!GROW(t->threads, t->nthreads, t->threadcap)) return sift_fail(c->err, SIFT_ENOMEM, "trace: out of memory");
     t->threads[t->nthreads++].tid = tid;
   }
   if (t->threads[i].name == NULL) {
