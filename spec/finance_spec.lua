@@ -441,6 +441,112 @@ describe("finance balances", function()
   end)
 end)
 
+describe("finance bank statuses and warnings", function()
+  it("refuses a response whose status is an error, storing nothing, and exits 1", function()
+    local path = os.tmpname()
+    os.remove(path)
+    local file = helper.tmpfile(table.concat({ "OFXHEADER:100", "DATA:OFXSGML", "VERSION:102", "SECURITY:NONE",
+      "ENCODING:USASCII", "CHARSET:1252", "COMPRESSION:NONE", "OLDFILEUID:NONE", "NEWFILEUID:NONE", "",
+      "<OFX><SIGNONMSGSRSV1><SONRS><STATUS><CODE>0<SEVERITY>INFO</STATUS><DTSERVER>20240301120000.123[-5:EST]",
+      "<LANGUAGE>ENG</SONRS></SIGNONMSGSRSV1><BANKMSGSRSV1><STMTTRNRS><TRNUID>1001<STATUS><CODE>2000",
+      "<SEVERITY>ERROR<MESSAGE>Service temporarily unavailable</STATUS></STMTTRNRS></BANKMSGSRSV1></OFX>", "" },
+      "\r\n"))
+    local out, err, status = helper.sift { "import", "--db", path, file }
+    assert.are.same({ 1, "" }, { status, out })
+    assert.are.equal(("sift: %s: the bank answered with an error, nothing imported: bank statement request 1001: "
+      .. "2000 General error: Service temporarily unavailable\n"):format(file), err)
+    local json
+    out, err, status = helper.sift { "import", "--db", path, "--json", file }
+    json = require("cjson").decode(out)
+    assert.are.same({ 1, "bank_error" }, { status, json.imports[1].error:match("nothing imported") and "bank_error" })
+    local books = assert(finance.open(path))
+    assert.are.same({ 0, 0, 0 }, { count(books, "imports"), count(books, "transactions"), count(books, "accounts") })
+    books:close()
+    os.remove(file)
+    os.remove(path)
+  end)
+
+  it("says on every import, as text and JSON, that pending rows were left out and a balance disagrees", function()
+    local account = { bank_id = "021000021", id = "555666777", type = "CHECKING" }
+    -- the bank's LEDGERBAL is 10.00 too high for its own transactions
+    local st = bank_statement("bank", account, 20000, { { "2024-03-01", -1000, "CAFE", "P1" },
+      { "2024-03-02", -2000, "SHOP", "P2" } })
+    local good = bank_statement("bank", account, 20000, { { "2024-02-01", 0, "FEE WAIVED", "P0" } })
+    st.ledger_balance.amount = "180.00"
+    local text = writer.write(writer.tree(document { good, st }), { version = 2 })
+    text = text:gsub("</BANKTRANLIST>", "</BANKTRANLIST><BANKTRANLISTP><DTASOF>20240303</DTASOF><STMTTRNP>"
+      .. "<TRNTYPE>DEBIT</TRNTYPE><DTTRAN>20240303</DTTRAN><TRNAMT>-5.00</TRNAMT><NAME>PENDING</NAME></STMTTRNP>"
+      .. "</BANKTRANLISTP>", 1)
+    local file = helper.tmpfile(text)
+    local path = os.tmpname()
+    os.remove(path)
+    for _ = 1, 2 do
+      local out, err, status = helper.sift { "import", "--db", path, "-q", file }
+      assert.are.equal(0, status, err)
+      assert.matches("warning: bank 555666777: 1 pending transaction%(s%) %(BANKTRANLISTP%) left out", out)
+      assert.matches("warning: account 555666777: statement balance 180.00 on 2024%-03%-02 implies an opening "
+        .. "balance of 210.00", out)
+      out = helper.sift { "import", "--db", path, "--json", "-q", file }
+      local w = require("cjson").decode(out).imports[1].warnings
+      assert.are.equal(2, #w)
+    end
+    -- the journals leave the inconsistent assertion out, with a comment saying why
+    local books = assert(finance.open(path))
+    local journal = assert(books:export("ledger"))
+    assert.matches("; 2024%-03%-02 statement balance 180.00 of 555666777 on 2024%-03%-02 left out: it implies an "
+      .. "opening balance of 210.00, not 200.00", journal)
+    assert.is_nil(journal:find("= 180.00", 1, true))
+    -- `sift statements` lists it, and drops it on request
+    books:close()
+    local out = helper.sift { "statements", "--db", path }
+    local id = out:match("balance (%d+)%s+bank%s+555666777%s+2024%-03%-02%s+180.00%s+INCONSISTENT")
+    assert.is_truthy(id, out)
+    out = helper.sift { "statements", "--db", path, "--drop-balance", id }
+    assert.matches("balance " .. id .. " dropped", out)
+    assert.is_nil(out:find("INCONSISTENT", 1, true))
+    os.remove(file)
+    os.remove(path)
+  end)
+end)
+
+describe("finance review state", function()
+  it("restores the categories a rejected transfer replaced, keeps the kinds' ids apart, and errs on unknown ids",
+      function()
+    local books, path = fresh()
+    books:import(sample.statements { transactions = 300 })
+    local p = books:transfers()[1]
+    assert(books:set_category(p.a.id, "Bills"))
+    local before = books:transactions_by_id { p.a.id, p.b.id }
+    assert.is_true(books:decide(p.id, true, "transfer"))
+    assert.is_true(books:decide(p.id, true, "transfer"))  -- (twice: still undone once)
+    assert.are.equal("Transfer", books:transactions_by_id { p.a.id }[p.a.id].category)
+    assert.is_true(books:decide(p.id, false, "transfer"))
+    local after = books:transactions_by_id { p.a.id, p.b.id }
+    assert.are.same({ "Bills", "user", before[p.b.id].category, before[p.b.id].category_source },
+      { after[p.a.id].category, after[p.a.id].category_source, after[p.b.id].category, after[p.b.id].category_source })
+    books:close()
+    local _, err, status = helper.sift { "duplicates", "--db", path, "--confirm", tostring(p.id) }
+    assert.are.same({ 1, ("sift: no proposed duplicate %d (#%d is a transfer: sift transfers --confirm %d)\n")
+      :format(p.id, p.id, p.id) }, { status, err:match("^[^\n]*\n") })
+    _, err, status = helper.sift { "transfers", "--db", path, "--reject", "999999" }
+    assert.are.same({ 1, "sift: no proposed transfer 999999\n" }, { status, err:match("^[^\n]*\n") })
+    -- no empty category; --clear puts a transaction back to uncategorised
+    local out
+    out, err, status = helper.sift { "categorize", "--db", path, "--set", tostring(p.a.id), "" }
+    assert.are.same({ 1, "sift: a category needs a name\n" }, { status, err })
+    out, err, status = helper.sift { "categorize", "--db", path, "--set", tostring(p.a.id), "Food::Out" }
+    assert.are.same({ 1, 'sift: category "Food::Out": a part between colons is empty\n' }, { status, err })
+    out, err, status = helper.sift { "categorize", "--db", path, "--clear", tostring(p.a.id) }
+    assert.are.same({ 0, p.a.id .. ": uncategorised\n" }, { status, out }, err)
+    books = assert(finance.open(path))
+    local t = books:transactions_by_id { p.a.id }[p.a.id]
+    assert.are.same({ "nil", "nil" }, { tostring(t.category), tostring(t.category_source) })
+    assert.is_nil(rules.compile('if payee ~ "x" then ""'))
+    books:close()
+    os.remove(path)
+  end)
+end)
+
 describe("finance journals", function()
   it("exports every bank and card fixture so that ledger, hledger and bean-check accept them", function()
     local files = statement_fixtures()
@@ -474,6 +580,54 @@ describe("finance journals", function()
       os.remove(path)
     end
     assert.is_true(checked >= 3 * 40)
+  end)
+
+  it("writes journals of every fixture together, with a bad statement among them, that all three tools accept",
+      function()
+    local files = statement_fixtures()
+    if #files == 0 then return helper.fixture("ofx") end
+    local books, path = fresh()
+    for _, rel in ipairs(files) do assert(books:import(helper.fixtures() .. "/" .. rel)) end
+    -- written now: a statement whose balance disagrees with its rows, and
+    -- one whose balance is dated before its first transaction
+    local account = { bank_id = "021000021", id = "777888999", type = "SAVINGS" }
+    local early = bank_statement("bank", account, 5000, { { "2024-05-10", -700, "KIOSK", "E1" } })
+    early.ledger_balance = { amount = "50.00", date = "2024-05-01" }
+    local bad = bank_statement("bank", account, 4300, { { "2024-06-01", -300, "KIOSK", "E2" } })
+    bad.ledger_balance.amount = "99.00"
+    local extra = ofx_file(document { early, bad })
+    assert(books:import(extra))
+    local checks = {}
+    for _, b in ipairs(books:balances()) do if b.number == "777888999" then checks[b.date] = b.consistent end end
+    assert.are.same({ ["2024-05-01"] = true, ["2024-06-01"] = false }, checks)
+    local runs = { ledger = "ledger -f %s balance", hledger = "LC_ALL=C.UTF-8 hledger -f %s check",
+      beancount = "bean-check %s" }
+    local function accepted(format, opts)
+      local text = assert(books:export(format, nil, opts))
+      local file = path .. "." .. format
+      local f = assert(io.open(file, "w"))
+      f:write(text)
+      f:close()
+      local p = io.popen(runs[format]:format(file) .. " 2>&1")
+      local out = p:read("a")
+      assert.is_true(p:close(), format .. ": " .. out)
+      os.remove(file)
+      return text
+    end
+    for format in pairs(runs) do
+      local text = accepted(format, { currency = "USD" })
+      assert.matches("statement balance 99.00 of 777888999 on 2024%-06%-01 left out", text)
+      -- the opening comes no later than the balance dated before the first row
+      assert.matches(format == "beancount" and "2024%-05%-01 %* \"Opening balance\"" or "2024%-05%-01 %* Opening",
+        text)
+      -- filtered by date and account: the opening carries what came before
+      local part = accepted(format, { currency = "USD", from = "2024-05-15", account = "777888999" })
+      assert.is_nil(part:find("E1", 1, true))
+      assert.matches("43.00 USD", part)
+    end
+    books:close()
+    os.remove(extra)
+    os.remove(path)
   end)
 
   it("keeps FITIDs as metadata and statement balances as assertions", function()

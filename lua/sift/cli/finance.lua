@@ -1,5 +1,5 @@
 --- The finance subcommands of `sift`: import, categorize, transactions,
--- transfers, duplicates, report, journal, fetch (OFX Direct Connect). `sift.cli` adds them to its
+-- transfers, duplicates, statements, report, journal, fetch (OFX Direct Connect). `sift.cli` adds them to its
 -- parser (`M.define`) and dispatches to `M.commands`.
 -- @module sift.cli.finance
 
@@ -37,6 +37,8 @@ function M.define.categorize(parser)
   cat:option("--min-confidence", "Leave guesses below this probability uncategorised.", "0.5"):convert(tonumber)
   cat:option("--set", "Set transaction ID's category: --set ID CATEGORY (your choice wins and trains the "
     .. "learner)."):args(2):count("*")
+  cat:option("--clear", "Put transaction ID back to uncategorised (rules and the learner may categorise it "
+    .. "again)."):count("*"):convert(tonumber)
   cat:flag("--review", "Go through the uncategorised and guessed transactions one by one.")
   cat:flag("--evaluate", "Print the learner's k-fold cross-validated accuracy on what is categorised.")
   cat:option("--folds", "Folds for --evaluate.", "5"):convert(tonumber)
@@ -69,6 +71,15 @@ for _, kind in ipairs { "transfers", "duplicates" } do
     cmd:option("--reject", "Reject proposal ID."):count("*"):convert(tonumber)
     cmd:flag("--json", "Print JSON.")
   end
+end
+
+function M.define.statements(parser)
+  local cmd = parser:command("statements", "List the imported statements and their balances (each checked "
+    .. "against the transactions); drop a balance or a whole import.")
+  db_option(cmd)
+  cmd:option("--drop", "Drop import ID: its transactions, balances and record."):count("*"):convert(tonumber)
+  cmd:option("--drop-balance", "Drop balance ID (its journal assertion goes)."):count("*"):convert(tonumber)
+  cmd:flag("--json", "Print JSON.")
 end
 
 function M.define.report(parser)
@@ -154,14 +165,6 @@ function commands.import(args, out, err)
   if args.json then
     out:write(json.encode({ imports = json.array(results), balances = json.array(checks) },
       { arrays = { warnings = true } }), "\n")
-  else
-    for _, c in ipairs(checks) do
-      if not c.consistent then
-        out:write(("balance check: account %s, statement balance %s on %s implies an opening balance of %s, "
-          .. "unlike the earlier statements: transactions are missing or doubled before it\n")
-          :format(c.number, c.balance, c.date, c.opening))
-      end
-    end
   end
   return status
 end
@@ -192,8 +195,8 @@ local function review(books, out, input)
       books:set_category(t.id, t.category)
       set = set + 1
     elseif answer ~= "" and answer ~= "s" then
-      books:set_category(t.id, answer)
-      set = set + 1
+      local ok, why = books:set_category(t.id, answer)
+      if ok then set = set + 1 else out:write("  not set: ", why, "\n") end
     end
   end
   out:write(("%d categorised by you\n"):format(set))
@@ -206,6 +209,11 @@ function commands.categorize(args, out, err, input)
   for _, pair in ipairs(args.set) do
     local ok, msg = books:set_category(tonumber(pair[1]) or -1, pair[2])
     if ok then out:write(("%s: %s\n"):format(pair[1], pair[2]))
+    else err:write("sift: ", msg, "\n") status = EXIT_BAD_INPUT end
+  end
+  for _, id in ipairs(args.clear) do
+    local ok, msg = books:set_category(id, nil)
+    if ok then out:write(("%d: uncategorised\n"):format(id))
     else err:write("sift: ", msg, "\n") status = EXIT_BAD_INPUT end
   end
   if args.review then
@@ -225,7 +233,7 @@ function commands.categorize(args, out, err, input)
         out:write(("  %-28s %5.1f%%  (%d)\n"):format(name, 100 * p.correct / p.total, p.total))
       end
     end
-  elseif #args.set == 0 then
+  elseif #args.set == 0 and #args.clear == 0 then
     local text
     if args.rules then
       local f, msg = io.open(args.rules, "rb")
@@ -294,6 +302,37 @@ local function pairs_command(kind)
 end
 commands.transfers = pairs_command("transfer")
 commands.duplicates = pairs_command("duplicate")
+
+function commands.statements(args, out, err)
+  local books <close> = open_books(args, err)
+  if not books then return EXIT_BAD_INPUT end
+  local status = EXIT_OK
+  for _, id in ipairs(args.drop_balance) do
+    local ok, msg = books:drop_balance(id)
+    if ok then out:write(("balance %d dropped\n"):format(id)) else err:write("sift: ", msg, "\n") status = EXIT_BAD_INPUT end
+  end
+  for _, id in ipairs(args.drop) do
+    local n, msg = books:drop_import(id)
+    if n then out:write(("import %d dropped (%d transaction(s))\n"):format(id, n))
+    else err:write("sift: ", msg, "\n") status = EXIT_BAD_INPUT end
+  end
+  local list = books:statements()
+  if args.json then
+    for _, i in ipairs(list) do i.balances = json.array(i.balances) end
+    out:write(json.encode(json.array(list)), "\n")
+    return status
+  end
+  for _, i in ipairs(list) do
+    out:write(("import %d  %s UTC  %s: %d new, %d duplicate, %d changed\n"):format(i.id, i.at, i.path or "-", i.new,
+      i.duplicate, i.changed))
+    for _, b in ipairs(i.balances) do
+      out:write(("  balance %d  %-10s %-20s %s  %14s  %s\n"):format(b.id, b.kind, b.number, b.date, b.balance,
+        b.consistent and "consistent" or ("INCONSISTENT: implies an opening of " .. b.opening)))
+    end
+  end
+  out:write(("%d import(s)\n"):format(#list))
+  return status
+end
 
 function commands.report(args, out, err)
   local books <close> = open_books(args, err)

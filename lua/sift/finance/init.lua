@@ -77,9 +77,56 @@ function Books:import(source, opts)
       return nil, (path and path .. ": " or "") .. "not an OFX statement (no <OFX> element)", "bad_header"
     end
   end
+  local refused = M.bank_errors(doc)
+  if refused then return nil, (path and path .. ": " or "") .. refused, "bank_error" end
   local counts = store.import(self.db, doc, { path = path, text = text, on_transaction = opts.on_transaction })
-  for _, w in ipairs(doc.warnings or {}) do table.insert(counts.warnings, 1, w.message) end
+  for i, w in ipairs(doc.warnings or {}) do table.insert(counts.warnings, i, w.message) end
+  for _, st in ipairs(doc.statements) do
+    if (st.pending or 0) > 0 then
+      counts.warnings[#counts.warnings + 1] = ("%s %s: %d pending transaction(s) (BANKTRANLISTP) left out: "
+        .. "they are imported once the bank posts them"):format(st.kind, st.account and st.account.id or "?",
+        st.pending)
+    end
+  end
+  -- (said on every import of the file, not only the first)
+  for _, b in ipairs(store.check_balances(self.db)) do
+    if not b.consistent and b.import == counts.import_id then
+      counts.warnings[#counts.warnings + 1] = ("account %s: statement balance %s on %s implies an opening "
+        .. "balance of %s, unlike the account's other balances: transactions are missing or doubled before it "
+        .. "(its journal assertion is left out; `sift statements` lists and drops balances)")
+        :format(b.number, b.balance, b.date, b.opening)
+    end
+  end
   return counts
+end
+
+local function describe_status(s)
+  return ("%s%s%s"):format(s.code and tostring(s.code) or "?", s.meaning and (" " .. s.meaning) or "",
+    s.message and (": " .. s.message) or "")
+end
+
+-- a status the bank marked as an error (SEVERITY ERROR, or a code that
+-- is neither success nor "up to date" without a severity)
+local function is_error(s)
+  if not s then return false end
+  if s.severity then return s.severity:upper() == "ERROR" end
+  return s.code ~= nil and s.code ~= 0 and s.code ~= 1
+end
+
+--- Why a document must not be imported: the bank answered the sign-on
+-- or a statement request with an error (nothing of the file is then
+-- stored), as one message; nil when it did not.
+function M.bank_errors(doc)
+  local why = {}
+  if is_error(doc.signon) then why[#why + 1] = "sign-on refused: " .. describe_status(doc.signon) end
+  for _, s in ipairs(doc.status or {}) do
+    if is_error(s) then
+      why[#why + 1] = ("%s statement%s: %s"):format(s.kind, s.trnuid and (" request " .. s.trnuid) or "",
+        describe_status(s))
+    end
+  end
+  if #why == 0 then return nil end
+  return "the bank answered with an error, nothing imported: " .. table.concat(why, "; ")
 end
 
 -- }======================================================
@@ -137,14 +184,23 @@ local function category_id(db, name)
 end
 
 --- Set a transaction's category as the user's choice (it is never
--- overwritten by rules or guesses, and it trains the learner).
+-- overwritten by rules or guesses, and it trains the learner); with no
+-- category (nil), the transaction goes back to uncategorised, and the
+-- rules and the learner may categorise it again.
 -- @return true, or nil and why
 function Books:set_category(id, category)
   local found = self.db:first("SELECT id FROM transactions WHERE id = ?", id)
   if not found then return nil, ("no transaction %s"):format(tostring(id)) end
+  local problem = category ~= nil and rules.category_problem(category)
+  if problem then return nil, problem end
   store.atomic(self.db, function()
-    self.db:run("UPDATE transactions SET category_id = ?, category_source = 'user', confidence = 1 WHERE id = ?",
-      category and category_id(self.db, category) or nil, id)
+    if category then
+      self.db:run("UPDATE transactions SET category_id = ?, category_source = 'user', confidence = 1 WHERE id = ?",
+        category_id(self.db, category), id)
+    else
+      self.db:run("UPDATE transactions SET category_id = NULL, category_source = NULL, confidence = NULL WHERE id = ?",
+        id)
+    end
   end)
   return true
 end
@@ -362,6 +418,53 @@ end
 -- `sift.finance.store.check_balances`).
 function Books:balances()
   return store.check_balances(self.db)
+end
+
+--- The imported statements (one import a file): `{ id, path, at, new,
+-- duplicate, changed, skipped, balances = { check_balances' entries } }`,
+-- oldest first.
+function Books:statements()
+  local out, by_id = {}, {}
+  for row in self.db:rows("SELECT id, path, at, new, duplicate, changed, skipped FROM imports ORDER BY id") do
+    row.balances = {}
+    out[#out + 1], by_id[row.id] = row, row
+  end
+  for _, b in ipairs(store.check_balances(self.db)) do
+    local i = by_id[b.import]
+    if i then i.balances[#i.balances + 1] = b end
+  end
+  return out
+end
+
+--- Drop a stored balance (its id as `statements` lists it): its
+-- assertion leaves the journals.
+-- @return true, or nil and why
+function Books:drop_balance(id)
+  if not self.db:first("SELECT rowid FROM balances WHERE rowid = ?", id) then
+    return nil, ("no balance %s"):format(tostring(id))
+  end
+  store.atomic(self.db, function() self.db:run("DELETE FROM balances WHERE rowid = ?", id) end)
+  return true
+end
+
+--- Drop an import: the transactions it brought (with their proposals and
+-- revisions), its balances, and its record (importing the file again
+-- brings it back).
+-- @return the number of transactions dropped, or nil and why
+function Books:drop_import(id)
+  local db = self.db
+  if not db:first("SELECT id FROM imports WHERE id = ?", id) then return nil, ("no import %s"):format(tostring(id)) end
+  return store.atomic(db, function()
+    local mine = "SELECT id FROM transactions WHERE import_id = ?"
+    db:run("DELETE FROM pair_undo WHERE pair_id IN (SELECT id FROM pairs WHERE a IN (" .. mine .. ") OR b IN ("
+      .. mine .. ")) OR transaction_id IN (" .. mine .. ")", id, id, id)
+    db:run("DELETE FROM pairs WHERE a IN (" .. mine .. ") OR b IN (" .. mine .. ")", id, id)
+    db:run("DELETE FROM revisions WHERE import_id = ? OR transaction_id IN (" .. mine .. ")", id, id)
+    db:run("DELETE FROM balances WHERE import_id = ?", id)
+    local n = db:run("DELETE FROM transactions WHERE import_id = ?", id)
+    db:run("DELETE FROM imports WHERE id = ?", id)
+    return n
+  end)
 end
 
 --- Counts for a summary: accounts, transactions, categorised, imports.

@@ -154,6 +154,22 @@ local function compile(node)
   end
 end
 
+--- Why a category name cannot be used (every journal tool must take
+-- it): nil when it can. Words (any script), parts separated by single
+-- colons, none empty, no control characters, no ";" or '"'.
+function M.category_problem(name)
+  if type(name) ~= "string" or not name:find("%S") then return "a category needs a name" end
+  if name:find("[%c;\"]") then return ("category %q: no control characters, ';' or '\"'"):format(name) end
+  for part in (name .. ":"):gmatch("([^:]*):") do
+    if not part:find("%S") then return ("category %q: a part between colons is empty"):format(name) end
+    if part:find("^%s") or part:find("%s$") then
+      return ("category %q: a part starts or ends with a space"):format(name)
+    end
+  end
+  if utf8.len(name) == nil then return "a category name must be UTF-8" end
+  return nil
+end
+
 --- Compile rules text.
 -- @return a rule set (`:match(t)` → category, payee, rule), or nil and
 --   "line N: ..." for the first line that does not read
@@ -176,6 +192,8 @@ function M.compile(text, source)
       return nil, ("%s line %d: cannot read %s (expected: if CONDITION then CATEGORY [payee \"...\"] "
         .. "[priority N])"):format(source or "rules", l.line, require("sift.ofx").quoted(l.text))
     end
+    local problem = M.category_problem(cat)
+    if problem then return nil, ("%s line %d: %s"):format(source or "rules", l.line, problem) end
     rules[#rules + 1] = { test = compile(cond), category = cat, payee = payee,
       priority = tonumber(priority) or 0, line = l.line, order = i, text = l.text }
   end

@@ -290,6 +290,10 @@ local function statement(r, rs, shape, where, status, trnuid)
   if not st.currency then r.problem(rs, where .. " has no currency (CURDEF)") end
   st.ledger_balance = balance(r, rs:child("LEDGERBAL"), where .. "/LEDGERBAL")
   st.available_balance = balance(r, rs:child("AVAILBAL"), where .. "/AVAILBAL")
+  -- pending card rows (BANKTRANLISTP, OFX 2.2): not posted yet, so not
+  -- read as transactions; counted, so that an import can say so
+  local pending = rs:child("BANKTRANLISTP")
+  if pending then st.pending = #pending:children("STMTTRNP") end
   local list = rs:child("BANKTRANLIST") or rs:child("INVTRANLIST")
   if list then
     st.start = r.date(list, "DTSTART", where .. " DTSTART") or nil
