@@ -165,7 +165,7 @@ local function context(rule, by_name)
   local ctx = { rule = rule, types = types, wrappers = wrappers, opens = opens, opens_named = opens_named,
     interesting = interesting, interesting_new = interesting_new, use_types = use_types, param_types = param_types,
     release = rule.release, closers = M.rules_data.CLOSERS, takers = M.rules_data.TAKERS, parts = M.rules_data.PARTS,
-    quiet = M.rules_data.QUIET,
+    quiet = M.rules_data.QUIET, open_failures = M.rules_data.OPEN_FAILURES,
     summaries = {} }
   function ctx.summary(owner, name, desc)
     local cls = owner

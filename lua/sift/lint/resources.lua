@@ -17,7 +17,10 @@
 -- to throw: a leak only an OutOfMemoryError could cause is not reported.
 -- A wrapper's constructor (BufferedReader(Reader)) is taken not to throw.
 -- An exception inside a try block goes to its handlers (a typed catch is
--- taken to catch it); outside any, it leaves the method.
+-- taken to catch it, unless it catches only what opening throws, such as
+-- FileNotFoundException, and the call is on an open resource); outside
+-- any, it leaves the method. A call on a collection is taken not to throw;
+-- an unknown call given a stream that returns a stream holds it (a wrapper).
 -- @module sift.lint.resources
 
 local bytecode = require "sift.lint.bytecode"
@@ -36,7 +39,10 @@ M.FIELD = FIELD
 -- the JDK classes whose methods are taken not to throw between open and close
 local QUIET = { ["java/lang/StringBuilder"] = true, ["java/lang/StringBuffer"] = true, ["java/lang/String"] = true,
   ["java/lang/Object"] = true, ["java/lang/Integer"] = true, ["java/lang/Long"] = true, ["java/lang/Boolean"] = true,
-  ["java/lang/Math"] = true, ["java/util/Objects"] = true }
+  ["java/lang/Math"] = true, ["java/util/Objects"] = true, ["java/util/Hashtable"] = true, ["java/util/HashMap"] = true,
+  ["java/util/Map"] = true, ["java/util/List"] = true, ["java/util/ArrayList"] = true, ["java/util/Vector"] = true,
+  ["java/util/Set"] = true, ["java/util/HashSet"] = true, ["java/util/Collection"] = true,
+  ["java/util/LinkedList"] = true, ["java/util/TreeMap"] = true, ["java/util/Stack"] = true }
 
 local function copy(s)
   local l, st, sk = {}, {}, {}
@@ -227,6 +233,11 @@ function M.analyse(cls, m, ctx)
     if recv ~= 0 and (cd.ret_class == ins.owner or ctx.parts[key]) then  -- (returns itself, append; or a part of it)
       result = result | recv
     end
+    if not summary and cd.ret_class and ctx.use_types[cd.ret_class] then  -- (an unknown call making a stream of a
+      for k, a in ipairs(args) do                                          -- stream it is given: a wrapper)
+        if a & ID_MASK ~= 0 and cd.params[k].class and ctx.use_types[cd.params[k].class] then result = result | a end
+      end
+    end
     if ctx.opener(ins, summary) then
       local id = new_id(i, "open", cd.ret_class)
       if id then
@@ -256,6 +267,18 @@ function M.analyse(cls, m, ctx)
     -- a call taking a followed value: its arguments are the top of the stack
     local cd = bytecode.desc(ins.desc)
     local n = cd.slots + ((op == "invokestatic" or op == "invokedynamic") and 0 or 1)
+    for k = #s.stack - n + 1, #s.stack do
+      if k >= 1 and s.stack[k] & ID_MASK ~= 0 then return true end
+    end
+    return false
+  end
+
+  -- whether instruction ins is a call on a followed value or taking one
+  -- (what it throws is not what opening throws: FileNotFoundException...)
+  local function involves(ins, s)
+    if not (ins.owner and ins.op:sub(1, 6) == "invoke" and ins.desc) then return false end
+    if dex then return (s.locals[ins.var or -1] or 0) & ID_MASK ~= 0 end
+    local n = bytecode.desc(ins.desc).slots + (ins.op == "invokestatic" and 0 or 1)
     for k = #s.stack - n + 1, #s.stack do
       if k >= 1 and s.stack[k] & ID_MASK ~= 0 then return true end
     end
@@ -445,8 +468,10 @@ function M.analyse(cls, m, ctx)
         if closing then exc = copy(s) end  -- (a close that throws has closed all the same)
         exc.stack = { 0 }
         local caught = false
+        local on_value = involves(ins, before)
         for _, t in ipairs(m.tries or {}) do
-          if t.start <= ins.pc and ins.pc < t.stop and at[t.handler] then
+          if t.start <= ins.pc and ins.pc < t.stop and at[t.handler]
+              and not (on_value and t.type and ctx.open_failures[t.type]) then
             caught = true
             local h = at[t.handler]
             if not record then

@@ -92,6 +92,13 @@ M.QUIET = {
   ["java/util/jar/JarFile.getJarEntry"] = true,
 }
 
+--- Exceptions only opening a resource throws: a catch of one of them does
+-- not catch what a call on an open resource throws (a read error).
+M.OPEN_FAILURES = {
+  ["java/io/FileNotFoundException"] = true, ["java/net/MalformedURLException"] = true,
+  ["java/net/UnknownHostException"] = true, ["java/nio/file/NoSuchFileException"] = true,
+}
+
 --- Library methods that take over the resources they are given and return
 -- them (Guava's Closer closes all it registered when it is closed).
 M.TAKERS = {
