@@ -547,6 +547,31 @@ describe("finance review state", function()
   end)
 end)
 
+describe("finance payees", function()
+  it("come from MEMO when NAME is cut at 32 characters or missing, and rules match them", function()
+    local account = { bank_id = "021000021", id = "123123123", type = "CHECKING" }
+    local st = bank_statement("bank", account, 100000, {
+      { "2024-04-01", -5321, ("DEBIT CARD PURCHASE XXXXX1234 WALMART"):sub(1, 32), "W1",
+        "DEBIT CARD PURCHASE XXXXX1234 WALMART SUPERCENTER 0042 AUSTIN TX" },
+      { "2024-04-02", -1999, ("POS PURCHASE 88812 TARGET STORE T-1"):sub(1, 32), "W2",
+        "POS PURCHASE 88812 TARGET STORE T-1203 ROUND ROCK" },
+      { "2024-04-03", -4000, nil, "W3", "SHELL OIL 57442 HOUSTON" },
+      { "2024-04-04", -250, "COFFEE BAR", "W4", "thank you" } })
+    local books, path = fresh()
+    local file = ofx_file(document { st })
+    assert(books:import(file))
+    local payees = {}
+    for _, t in ipairs(books:transactions {}) do payees[#payees + 1] = t.payee end
+    assert.are.same({ "WALMART SUPERCENTER AUSTIN TX", "TARGET STORE ROUND ROCK", "SHELL OIL HOUSTON", "COFFEE BAR" },
+      payees)
+    local c = assert(books:categorize { rules = 'if payee ~ "^shell" then Fuel\nif payee ~ "walmart" then Shopping\n' })
+    assert.are.equal(2, c.by_rule)
+    books:close()
+    os.remove(file)
+    os.remove(path)
+  end)
+end)
+
 describe("finance journals", function()
   it("exports every bank and card fixture so that ledger, hledger and bean-check accept them", function()
     local files = statement_fixtures()

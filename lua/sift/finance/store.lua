@@ -228,6 +228,24 @@ function M.normalise_payee(text)
   return table.concat(out, " ")
 end
 
+--- The fuller text a payee comes from: the statement's PAYEE, else NAME,
+-- else MEMO; MEMO too when it begins with NAME's words and goes on (NAME
+-- is cut at OFX's 32 characters, and banks put the whole text in MEMO)
+local function words_upper(s)
+  return (s:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", ""):upper())
+end
+
+function M.payee_text(t)
+  if t.payee and t.payee ~= t.name then return t.payee end  -- (a PAYEE aggregate; sift.ofx falls back to NAME)
+  local name, memo = t.name, t.memo
+  if not name or not name:find("%S") then return memo end
+  if memo and #memo > #name then
+    local n, m = words_upper(name), words_upper(memo)
+    if #m > #n and m:sub(1, #n) == n then return memo end
+  end
+  return name
+end
+
 local function fingerprint(t)
   return ("fp:%s|%s|%s|%s|%s"):format(t.posted, t.amount, t.name or "", t.memo or "", t.checknum or "")
 end
@@ -295,7 +313,7 @@ function M.import(db, doc, opts)
             counts.warnings[#counts.warnings + 1] = ("transaction %s left out: %s"):format(t.fitid or i, why)
           else
             local posted = t.posted:sub(1, 10)
-            local raw = t.payee or t.name
+            local raw = M.payee_text(t)
             local payee = raw and payees[raw]
             if raw and not payee then
               payee = M.normalise_payee(raw)
