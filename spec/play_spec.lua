@@ -142,8 +142,8 @@ describe("sift serve's play mode in headless Chromium #heavy", function()
       assert.are.equal("play", s.button)
       assert.are.same({ at .. " / " .. #main, main[at], "#thread=21491&at=" .. at }, { s.count, s.row, s.hash })
       assert.is_true(s.row_in_page > 2 * s.inner, ("row %.0f px into the graph, viewport %.0f px"):format(s.row_in_page, s.inner))
-      assert.is_true(s.scroll > 0 and in_view(s), ("the current call's box %.0f-%.0f, viewport %.0f-%.0f"):format(
-        s.top, s.bottom, s.bar, s.inner))
+      assert.is_true(s.scroll > 0 and in_view(s), ("the current call's box %.0f-%.0f, viewport %.0f-%.0f, scrolled "
+        .. "%.0f px, following %s"):format(s.top, s.bottom, s.bar, s.inner, s.scroll, tostring(s.follow)))
       os.execute("sleep 0.3")
       assert.are.equal(s.count, state().count)  -- (paused)
 

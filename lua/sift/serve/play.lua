@@ -160,7 +160,7 @@ speed <select id="speed">SPEED_OPTIONS</select> calls a second
   }
   // (where the player last scrolled the page; the page's own scrolling
   // while it loads is not the reader's)
-  var scrolledTo = null, loaded = false;
+  var scrolledTo = null, loaded = false, playerAt = 0, readerAt = 0;
   history.scrollRestoration = "manual";
   window.addEventListener("load", function () { loaded = true; reveal(); });
   function reveal() {
@@ -168,11 +168,19 @@ speed <select id="speed">SPEED_OPTIONS</select> calls a second
     var box = now.row.g.getBoundingClientRect(), top = controls.getBoundingClientRect().bottom;
     window.scrollBy(0, box.top + box.height / 2 - (top + window.innerHeight) / 2);
     scrolledTo = window.scrollY;
+    playerAt = Date.now();
   }
+  // the reader's own scrolling: wheel and touch (a scroll event comes
+  // later, and may carry the player's last scroll adjusted by the browser)
+  function reader() { readerAt = Date.now(); }
+  window.addEventListener("wheel", reader, { passive: true });
+  window.addEventListener("touchmove", reader, { passive: true });
   // a scroll the player did not make, leaving the current call out of
-  // view, stops following it (F or the box turns it back on)
+  // view, stops following it (F or the box turns it back on); one right
+  // after the player's own, with no wheel or touch, is the player's
   window.addEventListener("scroll", function () {
     if (!loaded || window.scrollY === scrolledTo) return;
+    if (Date.now() - playerAt < 500 && Date.now() - readerAt > 500) return;
     scrolledTo = null;
     if (follow.checked && now && !inView(now.row.g.getBoundingClientRect())) follow.checked = false;
   });
