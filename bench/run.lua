@@ -3,6 +3,6 @@
 -- is a script of its own; BENCH_ONLY=hprof runs one.
 local only = os.getenv("BENCH_ONLY")
 print("sift benchmarks: best of several whole-process runs; peer/sift > 1 means sift is faster")
-for _, section in ipairs { "detect", "hprof", "trace", "bmd", "ofx", "finance", "fleet" } do
+for _, section in ipairs { "detect", "hprof", "trace", "bmd", "ofx", "finance", "fleet", "lint" } do
   if not only or only == section then dofile("bench/" .. section .. ".lua") end
 end

@@ -1,0 +1,50 @@
+-- FindBugs 3.1's open-resource findings (OS_OPEN_STREAM*, OBL_*, ODR_*) on
+-- the corpus' Java 8 jars, each judged by reading the bytecode (javap -c
+-- -p): right ones must be found by sift in the same method (or in `sift`,
+-- the method where sift reports the same leak); wrong ones say why.
+-- `jars` are those whose findings are all judged: the spec compares only
+-- them and names the others.
+return {
+  jars = { "ant-1.10.13", "commons-io", "dom4j-2.1.1", "maven-shared-utils", "commons-codec" },
+  judged = {
+    { jar = "ant-1.10.13", pattern = "OS", class = "org.apache.tools.ant.Main", method = "getAntVersion",
+      verdict = true, reason = "the stream of getResourceAsStream is closed right after Properties.load, in no finally "
+        .. "(corpus #16)" },
+    { jar = "ant-1.10.13", pattern = "OS", class = "org.apache.tools.ant.Diagnostics",
+      method = "doReportTasksAvailability", verdict = true,
+      reason = "getResourceAsStream's stream is loaded into Properties and closed on no path" },
+    { jar = "ant-1.10.13", pattern = "OBL", class = "org.apache.tools.ant.Diagnostics",
+      method = "doReportTasksAvailability", verdict = true, reason = "the same stream as its OS finding" },
+    { jar = "ant-1.10.13", pattern = "OS", class = "org.apache.tools.ant.taskdefs.Checksum",
+      method = "generateChecksums", verdict = false,
+      reason = "the DigestInputStream it names wraps fis (local 2), which the finally closes with FileUtils.close "
+        .. "(pc 617, 646): when read throws, the file is closed all the same; the wrapper holds no handle of its own" },
+    { jar = "ant-1.10.13", pattern = "OS", class = "org.apache.tools.ant.input.PropertyFileInputHandler",
+      method = "readProps", verdict = true,
+      reason = "Files.newInputStream handed to Properties.load and closed on no path" },
+    { jar = "ant-1.10.13", pattern = "OS", class = "org.apache.tools.ant.util.LayoutPreservingProperties",
+      method = "saveAs", verdict = true,
+      reason = "Files.newOutputStream closed after store() only: store throwing leaves it open" },
+    { jar = "ant-1.10.13", pattern = "OS", class = "org.apache.tools.ant.taskdefs.cvslib.ChangeLogTask",
+      method = "loadUserlist", verdict = true,
+      reason = "Files.newInputStream handed to Properties.load and closed on no path" },
+    { jar = "ant-1.10.13", pattern = "OS", class = "org.apache.tools.ant.taskdefs.optional.unix.Symlink",
+      method = "loadLinks", verdict = false,
+      reason = "the file stream is closed by try-with-resources (pc 172, 182); the stream left open is a PrintStream "
+        .. "over a LogOutputStream (pc 287-296), which writes to Ant's log and holds no OS resource" },
+    { jar = "dom4j-2.1.1", pattern = "OBL", class = "org.dom4j.jaxb.JAXBWriter", method = "setOutput",
+      verdict = false, reason = "the FileOutputStream goes to XMLWriter.setOutputStream, which keeps it in the "
+        .. "XMLWriter this object holds in a field: ownership passes on (corpus #27)" },
+    { jar = "dom4j-2.1.1", pattern = "OBL", class = "org.dom4j.jaxb.JAXBModifier", method = "setOutput",
+      verdict = false, reason = "as JAXBWriter.setOutput: the stream is kept by the XMLWriter createXMLWriter "
+        .. "stores in the field xmlWriter" },
+    { jar = "dom4j-2.1.1", pattern = "OBL", class = "org.dom4j.io.STAXEventWriter", method = "<init>",
+      verdict = true, reason = "new FileWriter(file) goes to XMLOutputFactory.createXMLEventWriter, kept as the "
+        .. "consumer (an XMLEventConsumer, which has no close): nothing can ever close the file" },
+    { jar = "maven-shared-utils", pattern = "OBL", class = "org.apache.maven.shared.utils.io.FileUtils",
+      method = "copyStreamToFile", sift = "copyURLToFile", verdict = true,
+      reason = "copyStreamToFile throws IOException (pc 72, destination not writable) before the try-with-resources "
+        .. "that closes the stream it is given; sift reports it where the stream is opened, in copyURLToFile "
+        .. "(URL.openStream, not-closed-on-exception)" },
+  },
+}

@@ -1,0 +1,102 @@
+-- sift lint beside FindBugs (Debian's findbugs 3.1) on the corpus' Java 8
+-- jars (class files of version 52 or less): FindBugs is run at test time
+-- (its output cached in build/findbugs/ by the jar's SHA-256, so it runs
+-- once), with JDK 8's class signatures, made from the JDK's ct.sym by
+-- spec/lint/ct8.py, on its aux classpath. Each of its open-resource
+-- findings (OS_OPEN_STREAM*, OBL_*, ODR_*) is judged in spec/lint/findbugs.lua;
+-- every one judged right must be found by sift (a finding of the closeable
+-- rule in the same method), and one not judged yet fails the spec. Only
+-- the jars the data says are judged are compared; the others are named.
+local helper = require "spec.helper"
+local lint = require "sift.lint"
+
+local corpus = dofile("spec/lint/corpus.lua")
+local judged = dofile("spec/lint/findbugs.lua")
+local CT_SYM = "/usr/lib/jvm/java-17-openjdk-amd64/lib/ct.sym"
+
+local function sha256(path)
+  local p = io.popen("sha256sum " .. helper.quote(path))
+  local sha = p:read("a"):match("^(%x+)")
+  p:close()
+  return sha
+end
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+-- FindBugs' text output on a jar, cached by the jar's SHA-256
+local function findbugs(jar, boot)
+  local cached = ("build/findbugs/%s.txt"):format(jar.sha256)
+  if not exists(cached) then
+    assert(os.execute(("env -u LD_PRELOAD findbugs -textui -effort:max -low -auxclasspath %s %s > %s.tmp 2>&1 "
+      .. "&& mv %s.tmp %s"):format(helper.quote(boot), helper.quote(jar.path), cached, cached, cached)))
+  end
+  return helper.read(cached)
+end
+
+-- its open-resource findings: {pattern, class, method}; a constructor is "new pkg.Class(...)"
+local function open_resource(text)
+  local out = {}
+  for abbrev, where in text:gmatch("\n%u %u (%u+): (%S+ ?%S*)") do
+    if abbrev == "OS" or abbrev == "OBL" or abbrev == "ODR" then
+      local ctor = where:match("^new ([%w.$_]+)%(")
+      local class, method = where:match("^([%w.$_]+)%.([%w$_<>]+)%(")
+      if ctor then class, method = ctor, "<init>" end
+      out[#out + 1] = { abbrev, class, method }
+    end
+  end
+  return out
+end
+
+describe("sift lint beside FindBugs on the corpus #heavy", function()
+  it("finds every open-resource finding of FindBugs judged right", function()
+    if not (os.execute("command -v findbugs >/dev/null") and exists(CT_SYM)) then
+      return pending("no findbugs or no JDK ct.sym")
+    end
+    local boot = "build/findbugs/jdk8-ct.jar"
+    os.execute("mkdir -p build/findbugs")
+    if not exists(boot) then assert(os.execute(("python3 spec/lint/ct8.py %s %s"):format(CT_SYM, boot))) end
+    local verdicts, compared = {}, {}
+    for _, j in ipairs(judged.judged) do verdicts[table.concat({ j.jar, j.pattern, j.class, j.method }, "|")] = j end
+    for _, name in ipairs(judged.jars) do compared[name] = true end
+    local not_compared = {}
+    local unjudged, missed, right, wrong, jars = {}, {}, 0, 0, 0
+    for _, jar in ipairs(corpus.jars) do
+      if exists(jar.path) and sha256(jar.path) == jar.sha256 then
+        local classes = lint.load { jar.path }
+        local newest = 0
+        for _, c in ipairs(classes) do newest = math.max(newest, c.version) end
+        if newest <= 52 and not compared[jar.name] then not_compared[#not_compared + 1] = jar.name end
+        if newest <= 52 and compared[jar.name] then
+          jars = jars + 1
+          local ours = {}
+          for _, f in ipairs(lint.check(classes, lint.select("closeable"))) do ours[f.class .. "." .. f.method] = true end
+          for _, t in ipairs(open_resource(findbugs(jar, boot))) do
+            local j = verdicts[table.concat({ jar.name, t[1], t[2], t[3] }, "|")]
+            if not j then
+              unjudged[#unjudged + 1] = table.concat({ jar.name, t[1], t[2], t[3] }, " ")
+            elseif j.verdict then
+              right = right + 1
+              if not ours[t[2] .. "." .. (j.sift or t[3])] then
+                missed[#missed + 1] = table.concat({ jar.name, t[1], t[2], t[3] }, " ")
+              end
+            else
+              wrong = wrong + 1
+            end
+          end
+        end
+      end
+    end
+    print(("lint beside FindBugs: %d Java 8 jars compared; FindBugs' open-resource findings: %d right, %d wrong; "
+      .. "right ones sift misses: %d"):format(jars, right, wrong, #missed))
+    if #not_compared > 0 then
+      print("lint beside FindBugs: Java 8 jars not compared yet (their findings not judged): "
+        .. table.concat(not_compared, ", "))
+    end
+    assert.are.same({}, unjudged)
+    assert.are.same({}, missed)
+  end)
+end)
