@@ -138,6 +138,22 @@ describe("OFX grammar", function()
     while node:child("A") do node, depth = node:child("A"), depth + 1 end
     assert.are.same({ 100000, "1" }, { depth, node:text("B") })
   end)
+
+  it("leaves the collector as it found it: running, in its mode, after a parse and after a strict refusal", function()
+    local text = "<OFX><A><B>1</OFX>"
+    for _, mode in ipairs { "incremental", "generational" } do
+      collectgarbage(mode)
+      assert.truthy(ofx.parse(text))
+      assert.are.same({ nil, "line 1, column 13: <A> has no end tag (closed by </OFX>)", "corrupt" },
+        { grammar.parse(text, { strict = true }) })
+      assert.are.same({ true, mode }, { collectgarbage("isrunning"), collectgarbage(mode) })
+    end
+    collectgarbage("incremental")
+    collectgarbage("stop")  -- a program that stopped it keeps it stopped
+    assert.truthy(ofx.parse(text))
+    assert.is_false(collectgarbage("isrunning"))
+    collectgarbage("restart")
+  end)
 end)
 
 describe("OFX statements against the fixtures' source projects", function()

@@ -253,14 +253,19 @@ function M.line_col(text, pos, cache)
   return lo, pos - starts[lo] + 1
 end
 
--- The tree builder: the state of the parse under way (one at a time; the
--- tree is C's, core.ofx_tree: nodes are numbers here, and a run's values
--- stay where they are in the text) and what each token does to it.
-local subject, strict, tree     -- the text, the mode, the tree being built
-local stack, tags, depth        -- the open aggregates' numbers and tags
-local pending, pending_pos      -- a start tag not yet known as element or aggregate
-local last_at                   -- the element just read (its number), while more of its value may come
-local problems, lines           -- what was found wrong; where lines start (for line_col)
+-- The tree builder. A parse's state is one table, `st`, made by
+-- `begin` and handed to the body pattern as its extra argument
+-- (`body:match(text, at, st)`): every token's pattern starts with
+-- `lpeg.Carg(1)`, so each function gets it first (as re.lua hands its
+-- definitions through `Carg`). Nothing of a parse lives in the module,
+-- and two parses (a coroutine's, a nested one) cannot meet. The tree is
+-- C's (core.ofx_tree): nodes are numbers here, and a run's values stay
+-- where they are in the text.
+--   st.subject, st.strict, st.tree    the text, the mode, the tree being built
+--   st.stack, st.tags, st.depth       the open aggregates' numbers and tags
+--   st.pending, st.pending_pos        a start tag not yet known as element or aggregate
+--   st.last_at                        the element just read (its number), while more of its value may come
+--   st.problems, st.lines             what was found wrong; where lines start (for line_col)
 
 -- the tree's methods, the same for every tree
 local new_aggregate, new_element, append, tag_of, value_of, set_value, has_element
@@ -271,101 +276,117 @@ do
 end
 
 local function begin(text, is_strict)
-  subject, strict, tree = text, is_strict, core.ofx_tree(text)
-  stack, tags, depth = { 0 }, { "#document" }, 1
-  pending, pending_pos, last_at = nil, nil, nil
-  problems, lines = {}, {}
+  return { subject = text, strict = is_strict, tree = core.ofx_tree(text), stack = { 0 }, tags = { "#document" },
+    depth = 1, pending = nil, pending_pos = nil, last_at = nil, problems = {}, lines = {} }
 end
 
-local function problem(pos, msg)
-  local line, col = M.line_col(subject, pos, lines)
+local function problem(st, pos, msg)
+  local line, col = M.line_col(st.subject, pos, st.lines)
+  local problems = st.problems
   problems[#problems + 1] = { line = line, column = col, message = msg }
-  if strict then error({ ofx_problem = problems[#problems] }, 0) end
+  if st.strict then error({ ofx_problem = problems[#problems] }, 0) end
 end
 
-local function add_element(tag, value)
-  return new_element(tree, stack[depth], tag, value)
+local function add_element(st, tag, value)
+  return new_element(st.tree, st.stack[st.depth], tag, value)
 end
 
-local function open(tag, pos)
-  local node = new_aggregate(tree, stack[depth], tag, pos)
+local function open(st, tag, pos)
+  local stack, depth = st.stack, st.depth
+  local node = new_aggregate(st.tree, stack[depth], tag, pos)
   depth = depth + 1
-  stack[depth], tags[depth] = node, tag
+  st.depth, stack[depth], st.tags[depth] = depth, node, tag
 end
 
 -- the pending start tag becomes an element with this value
-local function leaf(value)
-  last_at = add_element(pending, value)
-  pending = nil
+local function leaf(st, value)
+  st.last_at = add_element(st, st.pending, value)
+  st.pending = nil
 end
 
-local function start(pos, tag, selfclosing)
-  if pending then open(pending, pending_pos) pending = nil end
-  last_at = nil
+-- a pending start tag followed by another start tag (or the end of a
+-- run's context) was an aggregate
+local function open_pending(st)
+  if st.pending then
+    open(st, st.pending, st.pending_pos)
+    st.pending = nil
+  end
+end
+
+-- a start tag: what was pending is an aggregate, and a list that does
+-- not hold this tag lacks its end tag
+local function begin_tag(st, pos, tag)
+  if st.pending then open_pending(st) end
+  st.last_at = nil
+  local tags, depth = st.tags, st.depth
   local members = LIST_MEMBERS[tags[depth]]
   if members and not members[tag] and not tag:find(".", 1, true) then
-    problem(pos, ("<%s> has no end tag (closed before <%s>)"):format(tags[depth], tag))
-    depth = depth - 1
-  end
-  if selfclosing then
-    add_element(tag, "")
-  else
-    pending, pending_pos = tag, pos
+    problem(st, pos, ("<%s> has no end tag (closed before <%s>)"):format(tags[depth], tag))
+    st.depth = depth - 1
   end
 end
 
-local function text_token(pos, s)
+local function start(st, pos, tag, selfclosing)
+  begin_tag(st, pos, tag)
+  if selfclosing then
+    add_element(st, tag, "")
+  else
+    st.pending, st.pending_pos = tag, pos
+  end
+end
+
+local function text_token(st, pos, s)
   if not s:find("[^ \t\r\n]") then return end
   local value = s:match("^[ \t\r\n]*(.-)[ \t\r\n]*$")
   if value:find("&", 1, true) then value = unescape:match(value) end
-  if pending then
-    leaf(value)
-  elseif last_at then  -- more of the same value, after a comment
-    set_value(tree, last_at, value_of(tree, last_at) .. value)
+  if st.pending then
+    leaf(st, value)
+  elseif st.last_at then  -- more of the same value, after a comment
+    set_value(st.tree, st.last_at, value_of(st.tree, st.last_at) .. value)
   else
-    problem(pos, ("text outside any element: %q"):format(s:sub(1, 40)))
+    problem(st, pos, ("text outside any element: %q"):format(s:sub(1, 40)))
   end
 end
 
 -- a start tag and its text, trimmed ("" when there was only space)
-local function opened(pos, tag, s)
-  if s == "" or pending or LIST_MEMBERS[tags[depth]] then
-    start(pos, tag, false)
+local function opened(st, pos, tag, s)
+  if s == "" or st.pending or LIST_MEMBERS[st.tags[st.depth]] then
+    start(st, pos, tag, false)
     if s == "" then return end
   end
   if s:find("&", 1, true) then s = unescape:match(s) end
-  last_at = add_element(tag, s)
-  pending = nil
+  st.last_at = add_element(st, tag, s)
+  st.pending = nil
 end
 
-local function finish(pos, tag)
+local function finish(st, pos, tag)
+  local pending = st.pending
   if pending then
     if pending == tag then  -- <TAG></TAG>: an empty element or aggregate
-      if AGGREGATES[tag] then new_aggregate(tree, stack[depth], tag, pending_pos) pending = nil
-      else leaf("") end
-      last_at = nil
+      if AGGREGATES[tag] then new_aggregate(st.tree, st.stack[st.depth], tag, st.pending_pos) st.pending = nil
+      else leaf(st, "") end
+      st.last_at = nil
       return
     end
-    if AGGREGATES[pending] then open(pending, pending_pos) pending = nil
-    else leaf("") end  -- <MEMO></STMTTRN>: an empty element
+    if AGGREGATES[pending] then open_pending(st)
+    else leaf(st, "") end  -- <MEMO></STMTTRN>: an empty element
   end
-  if last_at and tag_of(tree, last_at) == tag then  -- the element's own end tag
-    last_at = nil
-    return
-  end
-  last_at = nil
-  for d = depth, 2, -1 do
+  local last_at = st.last_at
+  st.last_at = nil
+  if last_at and tag_of(st.tree, last_at) == tag then return end  -- the element's own end tag
+  local tags = st.tags
+  for d = st.depth, 2, -1 do
     if tags[d] == tag then
-      for k = depth, d + 1, -1 do
-        problem(pos, ("<%s> has no end tag (closed by </%s>)"):format(tags[k], tag))
+      for k = st.depth, d + 1, -1 do
+        problem(st, pos, ("<%s> has no end tag (closed by </%s>)"):format(tags[k], tag))
       end
-      depth = d - 1
+      st.depth = d - 1
       return
     end
   end
   -- closes nothing open: a leaf's end tag out of order, or a stray one
-  if has_element(tree, stack[depth], tag) then return end
-  problem(pos, ("</%s> closes nothing that is open"):format(tag))
+  if has_element(st.tree, st.stack[st.depth], tag) then return end
+  problem(st, pos, ("</%s> closes nothing that is open"):format(tag))
 end
 
 -- a run of elements, as captured (two positions each, then perhaps
@@ -374,68 +395,70 @@ end
 -- SGML); in a list each is checked, one per call with a tail call for
 -- the rest.
 local run
-local function run_checked(at, close_at, ...)
+local function run_checked(st, at, close_at, ...)
+  local subject = st.subject
   local tag, from = subject:match("^<([^>]*)>[ \t\r\n]*()", at)
   local value_end = subject:find("<", from, true)
-  opened(at, tag, subject:sub(from, value_end - 1):match("^(.-)[ \t\r\n]*$"))
+  opened(st, at, tag, subject:sub(from, value_end - 1):match("^(.-)[ \t\r\n]*$"))
   local close = close_at and subject:match("^[^>]+", close_at)
   if close == tag then
-    last_at = nil
+    st.last_at = nil
   elseif close then
-    finish(close_at - 2, close)
+    finish(st, close_at - 2, close)
   end
-  if (...) ~= nil then return run(...) end
+  if (...) ~= nil then return run(st, ...) end
 end
-run = function(...)
+run = function(st, ...)
   local n = select("#", ...)
   if n == 1 then  -- the one more end tag
     local at = ...
-    return finish(at - 2, subject:match("^[^>]+", at))
+    return finish(st, at - 2, st.subject:match("^[^>]+", at))
   end
-  if LIST_MEMBERS[tags[depth]] then return run_checked(...) end
-  local used, at, close, close_at = append(tree, stack[depth], ...)
-  last_at = at
+  local depth = st.depth
+  if LIST_MEMBERS[st.tags[depth]] then return run_checked(st, ...) end
+  local used, at, close, close_at = append(st.tree, st.stack[depth], ...)
+  st.last_at = at
   if close then
-    finish(close_at, close)
-    if n > used then return run(select(used + 1, ...)) end
+    finish(st, close_at, close)
+    if n > used then return run(st, select(used + 1, ...)) end
   end
 end
 
-local function cdata(s)
+local function cdata(st, s)
   s = s:gsub("^[ \t\r\n]+", ""):gsub("[ \t\r\n]+$", "")
-  if pending then leaf(s)
-  elseif last_at then set_value(tree, last_at, value_of(tree, last_at) .. s) end
+  if st.pending then leaf(st, s)
+  elseif st.last_at then set_value(st.tree, st.last_at, value_of(st.tree, st.last_at) .. s) end
 end
 
 -- the file ends inside a tag: what was open stays open (and is named
 -- by finish_document); a pending start tag was an aggregate
-local function unfinished(pos, s)
-  if pending then open(pending, pending_pos) pending = nil end
-  problem(pos, ("the file ends inside a tag: %q"):format(s:sub(1, 40)))
+local function unfinished(st, pos, s)
+  open_pending(st)
+  problem(st, pos, ("the file ends inside a tag: %q"):format(s:sub(1, 40)))
 end
 
-local function finish_document()
-  if pending then leaf("") end
-  for k = depth, 2, -1 do
-    problem(#subject + 1, ("<%s> has no end tag (the file ends)"):format(tags[k]))
+local function finish_document(st)
+  if st.pending then leaf(st, "") end
+  for k = st.depth, 2, -1 do
+    problem(st, #st.subject + 1, ("<%s> has no end tag (the file ends)"):format(st.tags[k]))
   end
-  local root, found = tree:node(0), problems
-  subject, tree, stack, tags, problems, lines = nil, nil, nil, nil, nil, nil
-  return root, found
+  return st.tree:node(0), st.problems
 end
 
--- The body's tokens, each a match-time capture (Cmt) whose function gets
--- the subject, the position and the captures, acts on the tree at once
+-- The body's tokens, each a match-time capture (Cmt) of the parse state
+-- (Carg(1)) and its captures, whose function acts on the tree at once
 -- and returns true: nothing piles up, so a file of millions of tags costs
--- time in proportion.
+-- time in proportion. The patterns are named for what they match, the
+-- functions for what they do.
+local state = lpeg.Carg(1)
 local function on(fn)
   return function(_, _, ...) fn(...) return true end
 end
 
 -- most tags are a start tag and its text: one token for both
 local word = (1 - S"< \t\r\n")^1
-local opened = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * C((word * (space^1 * word)^0)^-1)
-  * space^0 * #P"<", on(opened))
+local start_and_text = lpeg.Cmt(state * Cp() * P"<" * C(name) * P">" * space^0
+  * C((word * (space^1 * word)^0)^-1) * space^0 * #P"<", on(opened))
 -- and most of those come in runs (a transaction's fields): one token for
 -- a run, whose elements are captured as two positions each (the start
 -- tag's '<', and the name of an end tag after it or false) for C to add
@@ -447,40 +470,40 @@ local elem = Cp() * P"<" * name * P">" * space^0 * (1 - S"<&")^1 * #P"<"
 -- the parent's in XML, comes with it)
 local elems = elem * elem^-80 * (P"</" * Cp() * name * P">" * space^0)^-1
 M.runs = elems  -- (for bench/ofx_floor.lua)
--- (a run's elements open a pending aggregate)
-local run_token = lpeg.Cmt(elems, function(_, _, ...)
-  if pending then open(pending, pending_pos) pending = nil end
-  run(...)
+-- (a run's captures are many: these two hand them on once, not through on)
+-- a run of elements opens a pending aggregate, then goes to the tree
+local elem_run = lpeg.Cmt(state * elems, function(_, _, st, ...)
+  if st.pending then open_pending(st) end
+  run(st, ...)
   return true
 end)
 -- an aggregate's start tag and the run of elements it begins with
-local opens_run = lpeg.Cmt(Cp() * P"<" * C(name) * P">" * space^0 * elems, function(_, _, pos, tag, ...)
-  start(pos, tag, false)
-  open(tag, pos)
-  pending = nil
-  run(...)
+local start_then_run = lpeg.Cmt(state * Cp() * P"<" * C(name) * P">" * space^0 * elems, function(_, _, st, pos, tag, ...)
+  begin_tag(st, pos, tag)
+  open(st, tag, pos)
+  run(st, ...)
   return true
 end)
-local start = lpeg.Cmt(Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">", on(start))
-local finish = lpeg.Cmt(Cp() * P"</" * space^0 * C(name) * space^0 * P">", on(finish))
-local cdata = lpeg.Cmt(P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>", on(cdata))
-local text = lpeg.Cmt(Cp() * C((1 - P"<")^1), on(text_token))
+local start_tag = lpeg.Cmt(state * Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">", on(start))
+local end_tag = lpeg.Cmt(state * Cp() * P"</" * space^0 * C(name) * space^0 * P">", on(finish))
+local cdata_section = lpeg.Cmt(state * P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>", on(cdata))
+local text = lpeg.Cmt(state * Cp() * C((1 - P"<")^1), on(text_token))
 -- a tag the file ends in (a download cut short)
-local unfinished = lpeg.Cmt(Cp() * C(P"<" * (1 - S"<>")^0) * -P(1), on(unfinished))
-local stray = lpeg.Cmt(Cp() * C(P"<"), on(text_token))  -- a '<' that starts no tag is text
+local cut_tag = lpeg.Cmt(state * Cp() * C(P"<" * (1 - S"<>")^0) * -P(1), on(unfinished))
+local stray = lpeg.Cmt(state * Cp() * C(P"<"), on(text_token))  -- a '<' that starts no tag is text
 -- (the common tokens first: a comment, `<!...>` or `<?...?>` is none of them)
-local body = (opens_run + run_token + opened + start + finish + comment + pi + cdata + decl + text + unfinished
-  + stray)^0 * -P(1)
+local body = (start_then_run + elem_run + start_and_text + start_tag + end_tag + comment + pi + cdata_section + decl
+  + text + cut_tag + stray)^0 * -P(1)
 
---- Run fn(); a problem raised in strict mode becomes nil and
--- "line L, column C: message" (other errors propagate). The collector
--- rests meanwhile: building a tree or statements makes little garbage,
--- and it would only walk what is being built again and again.
+--- Run fn(...); a problem raised in strict mode becomes nil and
+-- "line L, column C: message" (other errors propagate). Meanwhile the
+-- collector runs in generational mode (restored after): building a tree
+-- or statements makes little garbage, and an incremental collector would
+-- walk what is being built again and again.
 function M.protect(fn, ...)
-  local running = collectgarbage("isrunning")
-  collectgarbage("stop")
+  local mode = collectgarbage("generational")
   local ok, a, b = pcall(fn, ...)
-  if running then collectgarbage("restart") end
+  if mode ~= "generational" then collectgarbage(mode) end
   if ok then return a, b end
   if type(a) == "table" and a.ofx_problem then
     local p = a.ofx_problem
@@ -509,10 +532,10 @@ function M.parse(text, opts)
   end
   -- (the header is ASCII, so the body starts at the same byte once decoded)
   local decoded, fixed = core.ofx_utf8(text, charset)
-  begin(decoded, strict)
+  local st = begin(decoded, strict)
   local root, problems = M.protect(function()
-    body:match(decoded, start_at)
-    return finish_document()
+    body:match(decoded, start_at, st)
+    return finish_document(st)
   end)
   if not root then return nil, problems, "corrupt" end
   root.header = head
