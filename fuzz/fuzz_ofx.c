@@ -4,7 +4,8 @@
 ** amount, as a date-time, and transcoded from each charset; the results
 ** must be sane (a parsed date is a calendar date, transcoded text is
 ** valid UTF-8 no longer than three bytes per input byte, and the text
-** ofx_is_utf8 accepts comes back unchanged).
+** ofx_is_utf8 accepts comes back unchanged); and folded (fold.h): valid
+** UTF-8 in, valid UTF-8 out, and folding twice changes nothing more.
 */
 
 #include <assert.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ofx/fold.h"
 #include "ofx/ofx.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
@@ -50,5 +52,15 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
     if (ofx_is_utf8(data, size, cs)) assert(n == size && memcmp(out, data, n) == 0);
   }
   free(out);
+  {
+    size_t n1, n2;
+    char *once = sift_fold((const char *)data, size, &n1), *twice;
+    if (once == NULL) return 0;
+    if (valid_utf8(data, size)) assert(valid_utf8((const unsigned char *)once, n1));
+    twice = sift_fold(once, n1, &n2);
+    if (twice != NULL) assert(n1 == n2 && memcmp(once, twice, n1) == 0);
+    free(once);
+    free(twice);
+  }
   return 0;
 }

@@ -201,6 +201,54 @@ if text ~ "amazon" then Never
   end)
 end)
 
+describe("finance rules in every script", function()
+  it("fold case and normalise as Python's unicodedata does (NFC of the case-folded NFD)", function()
+    local core = require "sift.core"
+    -- every code point of the Basic Multilingual Plane (and Deseret's and
+    -- Adlam's cased letters), each in a word with a combining mark, another
+    -- code point and another mark: decompositions, foldings, reordering
+    -- and composition all happen
+    local words, cps = {}, {}
+    for cp = 0x41, 0xFFFD do
+      if cp < 0xD800 or cp > 0xDFFF then cps[#cps + 1] = cp end
+    end
+    for cp = 0x10400, 0x1044F do cps[#cps + 1] = cp end
+    for cp = 0x1E900, 0x1E943 do cps[#cps + 1] = cp end
+    local marks = { 0x301, 0x308, 0x323, 0x327, 0x345, 0x307 }
+    for i, cp in ipairs(cps) do
+      words[#words + 1] = utf8.char(cp, marks[i % #marks + 1], cps[(i * 7) % #cps + 1], marks[(i * 3) % #marks + 1])
+    end
+    local input = helper.tmpfile(table.concat(words, "\n"))
+    local p = io.popen(("python3 -c 'import sys, unicodedata as u\n"
+      .. "for w in open(sys.argv[1], encoding=\"utf-8\").read().split(\"\\n\"): "
+      .. "print(u.normalize(\"NFC\", u.normalize(\"NFD\", w).casefold()))' %s"):format(input))
+    local expected = p:read("a")
+    assert.is_true(p:close())
+    local got = {}
+    for i, w in ipairs(words) do got[i] = core.fold(w) end
+    assert.are.equal(expected, table.concat(got, "\n") .. "\n")
+    assert.are.equal(#cps, #words)
+    os.remove(input)
+    assert.are.equal("bad\255byte", core.fold("BAD\255BYTE"))
+  end)
+
+  it("match café, bäckerei, straße and ñ whatever their case and composition", function()
+    local set = assert(rules.compile(table.concat({
+      'if payee ~ "café" then Coffee',
+      'if payee ~ "^bäckerei" then Bakery',
+      'if name ~ "strasse" then Street',
+      'if payee = "señor pez" then Fish',
+      'if payee ~ "^ib?ñez$" then Names',
+    }, "\n")))
+    local function category(payee, name) return (set:match { payee = payee, name = name }) end
+    assert.are.same({ "Coffee", "Coffee", "Bakery", "Street", "Fish", "Names", "Names" }, {
+      category("CAFÉ CRÈME"), category("CAFE\u{301} CRE\u{300}ME"), category("BÄCKEREI MÜLLER"),
+      category("X", "HAUPTSTRAẞE 5"), category("SEÑOR PEZ"), category("IBÁÑEZ"), category("IBAN\u{303}EZ") })
+    assert.is_nil(category("IBÑEZ"))
+    assert.is_nil(category("CAFE CREME"))
+  end)
+end)
+
 describe("finance categoriser", function()
   it("learns categories with at least 90% k-fold accuracy on realistic noisy payees", function()
     local examples, n = sample.examples { transactions = 5000 }

@@ -11,6 +11,7 @@
 
 #include "lofx.h"
 #include "ofx.h"
+#include "fold.h"
 
 /* core.ofx_amount(text) -> units, scale, decimal | nil, reason
    decimal: the exact value as text, "-1006.60" for "-1.006,60" */
@@ -82,7 +83,35 @@ static int l_utf8 (lua_State *L) {
   return 2;
 }
 
+#define FOLD_BOX "sift.fold_box"
+
+/* the box that owns sift_fold's buffer until it is copied: a memory error
+   in between leaves it to the collector */
+static int fold_box_gc (lua_State *L) {
+  char **box = (char **)luaL_checkudata(L, 1, FOLD_BOX);
+  free(*box);
+  *box = NULL;
+  return 0;
+}
+
+/* core.fold(text) -> text NFC-normalised and case-folded (fold.h): what
+   the finance rules compare; bytes that are not UTF-8 kept as they are */
+static int l_fold (lua_State *L) {
+  size_t n, len;
+  const char *s = luaL_checklstring(L, 1, &n);
+  char **box = (char **)lua_newuserdatauv(L, sizeof(char *), 0);
+  *box = NULL;
+  luaL_setmetatable(L, FOLD_BOX);
+  *box = sift_fold(s, n, &len);
+  if (!*box) return luaL_error(L, "not enough memory");
+  lua_pushlstring(L, *box, len);
+  free(*box);
+  *box = NULL;
+  return 1;
+}
+
 static const luaL_Reg ofx_functions[] = {
+  {"fold", l_fold},
   {"ofx_amount", l_amount},
   {"ofx_date", l_date},
   {"ofx_utf8", l_utf8},
@@ -90,6 +119,10 @@ static const luaL_Reg ofx_functions[] = {
 };
 
 void sift_open_ofx (lua_State *L) {
+  luaL_newmetatable(L, FOLD_BOX);
+  lua_pushcfunction(L, fold_box_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
   luaL_setfuncs(L, ofx_functions, 0);
   sift_open_ofxtree(L);
   sift_open_ofxrecords(L);

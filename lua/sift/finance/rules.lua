@@ -8,7 +8,7 @@
 --     if account = "999988" and not type = "XFER" then Misc
 --
 -- Conditions: `FIELD ~ "PATTERN"` (the pattern occurs in the field,
--- ignoring case; `*` is any text, `?` one character, `|` separates
+-- ignoring case in every script: both NFC-normalised and case-folded; `*` is any text, `?` one character, `|` separates
 -- alternatives, `^` and `$` anchor at the start and end), `FIELD = "TEXT"`
 -- and `FIELD != "TEXT"` (whole field, ignoring case; an absent field is
 -- ""), `amount` compared
@@ -33,6 +33,9 @@ local M = {}
 -- Patterns: "tesco*metro|^aldi" -> an LPeg pattern that finds them
 -- =======================================================
 
+local cont = R"\128\191"
+local CHAR = R"\0\127" + R"\194\223" * cont + R"\224\239" * cont * cont + R"\240\244" * cont * cont * cont + P(1)
+
 -- one alternative: ^? (text | * | ?)* $?
 local function alternative(text)
   local anchored_start = text:sub(1, 1) == "^"
@@ -44,11 +47,12 @@ local function alternative(text)
     if piece ~= "" then parts[#parts + 1] = P(piece) end
     if op ~= "" then parts[#parts + 1] = op end
   end
+  -- (`?` is one character: a UTF-8 sequence, or a byte that is not one)
   -- built right to left, so that `*` is a search for what follows it
   local patt = anchored_end and -P(1) or P(true)
   for i = #parts, 1, -1 do
     local part = parts[i]
-    if part == "?" then patt = P(1) * patt
+    if part == "?" then patt = CHAR * patt
     elseif part == "*" then patt = P{ patt + P(1) * V(1) }
     else patt = part * patt end
   end
@@ -57,13 +61,16 @@ local function alternative(text)
 end
 
 --- Compile a pattern (see the module's notes) to a function of a string.
+-- Both are compared NFC-normalised and case-folded (Unicode's full case
+-- folding, from tables in C: `core.fold`), so that "café" matches "CAFÉ"
+-- however its é was written, and "strasse" matches "STRAßE".
 function M.pattern(text)
   local patt = P(false)
-  for alt in (text:lower() .. "|"):gmatch("([^|]*)|") do
+  for alt in (core.fold(text) .. "|"):gmatch("([^|]*)|") do
     if alt ~= "" then patt = patt + alternative(alt) end
   end
   return function(s)
-    return s ~= nil and patt:match(s:lower()) ~= nil
+    return s ~= nil and patt:match(core.fold(s)) ~= nil
   end
 end
 
@@ -145,10 +152,10 @@ local function compile(node)
       return false
     end
   else  -- equal
-    local name, negate, text = node[2], node[3] == "!=", node[4]:lower()
+    local name, negate, text = node[2], node[3] == "!=", core.fold(node[4])
     return function(t)
       local hit = false
-      for _, v in ipairs(fields(t, name)) do if (v or ""):lower() == text then hit = true end end
+      for _, v in ipairs(fields(t, name)) do if core.fold(v or "") == text then hit = true end end
       return hit ~= negate
     end
   end
