@@ -5,7 +5,7 @@
 -- `jars` are those whose findings are all judged: the spec compares only
 -- them and names the others.
 return {
-  jars = { "ant-1.10.13", "commons-io", "dom4j-2.1.1", "maven-shared-utils", "commons-codec" },
+  jars = { "ant-1.10.13", "commons-io", "dom4j-2.1.1", "maven-shared-utils", "commons-codec", "junit4" },
   judged = {
     { jar = "ant-1.10.13", pattern = "OS", class = "org.apache.tools.ant.Main", method = "getAntVersion",
       verdict = true, reason = "the stream of getResourceAsStream is closed right after Properties.load, in no finally "
