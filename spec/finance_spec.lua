@@ -620,6 +620,66 @@ describe("finance payees", function()
   end)
 end)
 
+describe("finance smaller things", function()
+  it("keeps a row's newer values when an older download comes in after", function()
+    local account = { bank_id = "021000021", id = "246246246", type = "CHECKING" }
+    local old = bank_statement("bank", account, 10000, { { "2024-03-01", -1500, "CARD SHOP", "Q1" } })
+    local new = bank_statement("bank", account, 10000, { { "2024-03-03", -1500, "CARD SHOP", "Q1" } })
+    local function file(st, when)
+      local doc = document { st }
+      doc.signon.server_time = when
+      return ofx_file(doc)
+    end
+    local older, newer = file(old, "2024-03-02T09:00:00Z"), file(new, "2024-03-05T09:00:00Z")
+    local books, path = fresh()
+    assert(books:import(newer))
+    local c = assert(books:import(older))
+    assert.are.same({ 0, 0, 1 }, { c.new, c.changed, c.older })
+    assert.are.equal("2024-03-03", books:transactions {}[1].posted)
+    books:close()
+    local out = helper.sift { "import", "--db", path, older }
+    assert.matches("0 new, 0 duplicate, 0 changed, 1 older than what is stored %(kept%)", out)
+    os.remove(older)
+    os.remove(newer)
+    os.remove(path)
+  end)
+
+  it("lines up accented rows, spaces the chart's months by the calendar, and leaves no file for a refused journal",
+      function()
+    local account = { bank_id = "021000021", id = "135135135", type = "CHECKING" }
+    local st = bank_statement("bank", account, 10000, { { "2021-01-05", -1500, "CAFÉ CRÈME ÀÉÎÕÜ", "A1" },
+      { "2021-02-05", -1500, "PLAIN SHOP", "A2" }, { "2024-02-05", -1500, "PLAIN SHOP", "A3" } })
+    -- (no CURDEF: beancount needs a currency)
+    local f = helper.tmpfile((writer.write(writer.tree(document { st })):gsub("<CURDEF>USD\r\n", "")))
+    local books, path = fresh()
+    assert(books:import(f))
+    books:close()
+    local out = helper.sift { "transactions", "--db", path }
+    local cols = {}
+    for line in out:gmatch("[^\n]+") do
+      local at = line:find(" %-$")
+      if at then cols[#cols + 1] = utf8.len(line:sub(1, at)) end
+    end
+    assert.are.same({ cols[1], cols[1], cols[1] }, cols)
+    local svg_file = path .. ".svg"
+    helper.sift { "report", "--db", path, "--svg", svg_file }
+    local svg = helper.read(svg_file)
+    local xs = {}
+    for x in svg:gmatch('<g class="month"><title>[^<]*</title>\n<rect x="([%d.]+)"') do xs[#xs + 1] = tonumber(x) end
+    assert.are.equal(3, #xs)
+    -- 2021-01 to 2021-02 is one month; 2021-02 to 2024-02 thirty-six
+    assert.is_true(math.abs((xs[3] - xs[2]) / (xs[2] - xs[1]) - 36) < 0.1, table.concat(xs, " "))  -- (%.1f)
+    local journal = path .. ".beancount"
+    local _, err, status = helper.sift { "journal", "beancount", "--db", path, "-o", journal }
+    assert.are.same({ 1, "sift: an account has no currency (its statement had no CURDEF): beancount needs one "
+      .. "(--currency)\n" }, { status, err })
+    assert.is_nil(io.open(journal))
+    os.remove(svg_file)
+    os.remove(f)
+    os.remove(path)
+  end)
+end)
+
 describe("finance journals", function()
   it("exports every bank and card fixture so that ledger, hledger and bean-check accept them", function()
     local files = statement_fixtures()

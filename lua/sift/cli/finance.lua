@@ -151,7 +151,8 @@ function commands.import(args, out, err)
       if not args.json then
         out:write(("%s: %d new, %d duplicate, %d changed%s (%d statement%s, %d balance%s)\n"):format(path,
           counts.new, counts.duplicate, counts.changed,
-          counts.skipped > 0 and (", %d left out"):format(counts.skipped) or "",
+          (counts.older > 0 and (", %d older than what is stored (kept)"):format(counts.older) or "")
+          .. (counts.skipped > 0 and (", %d left out"):format(counts.skipped) or ""),
           counts.statements, counts.statements == 1 and "" or "s", counts.balances, counts.balances == 1 and "" or "s"))
         if counts.seen_before then
           out:write(("  this file was imported before (%s UTC)%s\n"):format(counts.seen_before,
@@ -169,9 +170,18 @@ function commands.import(args, out, err)
   return status
 end
 
+-- text cut or padded to width characters (code points: a terminal shows
+-- accented letters as one column each), bytes when it is not UTF-8
+local function column(s, width)
+  local n = utf8.len(s)
+  if not n then return ("%-" .. width .. "s"):format(s:sub(1, width)) end
+  if n > width then return s:sub(1, utf8.offset(s, width + 1) - 1) end
+  return s .. (" "):rep(width - n)
+end
+
 local function show_transaction(t)
-  return ("%6d  %s  %-12s %12s  %-34s %s%s"):format(t.id, t.posted, t.account:sub(-12), t.amount,
-    (t.payee or t.name or t.memo or ""):sub(1, 34), t.category or "-",
+  return ("%6d  %s  %-12s %12s  %s %s%s"):format(t.id, t.posted, t.account:sub(-12), t.amount,
+    column(t.payee or t.name or t.memo or "", 34), t.category or "-",
     t.category_source == "learned" and (" (guess %.0f%%)"):format(100 * (t.confidence or 0)) or "")
 end
 

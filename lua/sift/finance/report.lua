@@ -207,7 +207,15 @@ function M.svg(report, opts)
   local cur = report.currency
   local function money(u) return store.decimal(u, cur) .. (cur and " " .. cur or "") end
   local months = report.months
-  local n = math.max(#months, 1)
+  -- months sit at their place in the calendar: a gap of a year is a
+  -- year's width, not one slot
+  local function serial(month)
+    local y, m = month:match("^(%d+)-(%d+)$")
+    return tonumber(y) * 12 + tonumber(m)
+  end
+  local first = months[1] and serial(months[1].month) or 0
+  local function place(month) return serial(month) - first + 1 end
+  local n = math.max(months[1] and place(months[#months].month) or 1, 1)
   local W = math.max(720, 60 + n * 28 + 200)
   local left, right, top = 80, 200, 40
   local bars_h, line_h, gap = 300, 160, 90
@@ -223,10 +231,13 @@ function M.svg(report, opts)
     esc(opts.title or ("Income, expenses and balance" .. (cur and " (" .. cur .. ")" or ""))))
   -- the categories that get a colour: the largest eight, the rest "Other"
   local colour, legend = {}, {}
+  -- (every category its own colour when they are no more than the
+  -- palette; else the largest but one, and "Other" for the rest)
+  local coloured = #report.categories <= #PALETTE and #PALETTE or #PALETTE - 1
   for i, c in ipairs(report.categories) do
-    if i <= #PALETTE - 1 then colour[c.name] = PALETTE[i] legend[#legend + 1] = { c.name, PALETTE[i] } end
+    if i <= coloured then colour[c.name] = PALETTE[i] legend[#legend + 1] = { c.name, PALETTE[i] } end
   end
-  if #report.categories > #PALETTE - 1 then legend[#legend + 1] = { "Other", OTHER } end
+  if #report.categories > coloured then legend[#legend + 1] = { "Other", OTHER } end
   table.insert(legend, 1, { "Income", "#2e8b57" })
   -- the bar chart: income up, expenses down, around zero
   local hi, lo = 0, 0
@@ -247,7 +258,7 @@ function M.svg(report, opts)
   local slot = plot_w / n
   local bw = math.max(2, math.min(24, slot * 0.4))
   for i, m in ipairs(months) do
-    local x = left + (i - 1) * slot + slot / 2
+    local x = left + (place(m.month) - 1) * slot + slot / 2
     add('<g class="month"><title>%s: income %s, expenses %s, net %s</title>', esc(m.month), esc(money(m.income)),
       esc(money(m.expense)), esc(money(m.net)))
     add('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#2e8b57"/>', x - bw, y(m.income), bw,
@@ -263,7 +274,7 @@ function M.svg(report, opts)
       at = at + p[2]
     end
     add('</g>')
-    if n <= 24 or i % math.ceil(n / 24) == 1 then
+    if #months <= 24 or i % math.ceil(#months / 24) == 1 then
       add('<text x="%.1f" y="%.1f" text-anchor="end" transform="rotate(-45 %.1f %.1f)">%s</text>', x + 4,
         top + bars_h + 14, x + 4, top + bars_h + 14, esc(m.month))
     end
@@ -291,11 +302,9 @@ function M.svg(report, opts)
         v == 0 and "#555" or "#e6e6e6")
       add('<text x="%d" y="%.1f" text-anchor="end">%s</text>', left - 6, by(v) + 4, esc(store.decimal(v // 1, cur)))
     end
-    local index = {}
-    for i, m in ipairs(months) do index[m.month] = i end
     local pts = {}
-    for i, b in ipairs(bal) do
-      local x = left + ((index[b.month] or i) - 1) * slot + slot / 2
+    for _, b in ipairs(bal) do
+      local x = left + (place(b.month) - 1) * slot + slot / 2
       pts[#pts + 1] = ("%.1f,%.1f"):format(x, by(b.units))
       add('<circle cx="%.1f" cy="%.1f" r="3" fill="#1f4e79"><title>%s: %s</title></circle>', x, by(b.units),
         esc(b.month), esc(money(b.units)))

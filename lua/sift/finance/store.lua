@@ -14,7 +14,9 @@
 -- Importing the same statement again, or one that overlaps it, finds
 -- every key already there: nothing is added. A known key whose date,
 -- amount or text differ is "changed": the new values are kept and the old
--- ones go to `revisions`.
+-- ones go to `revisions`; unless the download is older than the one that
+-- set them (DTSERVER, else the statement's end): then it is "older" and
+-- nothing changes.
 -- @module sift.finance.store
 
 local core = require "sift.core"
@@ -74,6 +76,9 @@ local MIGRATIONS = {
     category_id INTEGER REFERENCES categories (id), category_source TEXT, confidence REAL,
     PRIMARY KEY (pair_id, transaction_id));
   ]],
+  -- when the download that set a transaction's values was made (its
+  -- DTSERVER, or its statement's end): an older download changes nothing
+  [[ALTER TABLE transactions ADD COLUMN as_of TEXT]],
 }
 M.VERSION = #MIGRATIONS
 
@@ -275,12 +280,13 @@ local ACCOUNT_KINDS = { bank = true, creditcard = true, investment = true }
 -- transaction. opts: `path`, `hash` (of the file; computed from
 -- `text` when given), `on_transaction(counts, done, total)` (called
 -- after each row, for progress).
--- @return counts `{ new, duplicate, changed, skipped, statements,
---   balances, warnings, import_id, seen_before }`
+-- @return counts `{ new, duplicate, changed, older, skipped, statements,
+--   balances, warnings, import_id, seen_before }` (older: known
+--   transactions this download has older values of, left as they are)
 function M.import(db, doc, opts)
   opts = opts or {}
   local hash = opts.hash or (opts.text and core.hash(opts.text)) or "-"
-  local counts = { new = 0, duplicate = 0, changed = 0, skipped = 0, statements = 0, balances = 0,
+  local counts = { new = 0, duplicate = 0, changed = 0, older = 0, skipped = 0, statements = 0, balances = 0,
     warnings = {} }
   local before = db:first("SELECT at FROM imports WHERE file_hash = ? AND file_hash != '-' ORDER BY id LIMIT 1", hash)
   counts.seen_before = before and before.at
@@ -305,6 +311,7 @@ function M.import(db, doc, opts)
         local acct = db:first([[SELECT id, currency FROM accounts WHERE institution_id = ? AND kind = ?
           AND bank_id = ? AND number = ?]], institution, st.kind, bank_id, a.id)
         local account, currency = acct.id, st.currency or acct.currency
+        local as_of = (doc.signon or {}).server_time or st["end"]
         local keys = M.keys(st.transactions)
         for i, t in ipairs(st.transactions) do
           local units, why = M.minor_units(t.amount, t.currency or currency)
@@ -320,24 +327,27 @@ function M.import(db, doc, opts)
               payees[raw] = payee
             end
             local n = db:run([[INSERT INTO transactions (account_id, key, fitid, posted, user_date, amount,
-                amount_text, type, name, memo, payee, checknum, refnum, import_id)
-              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING]],
+                amount_text, type, name, memo, payee, checknum, refnum, import_id, as_of)
+              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING]],
               account, keys[i], t.fitid, posted, t.user_date and t.user_date:sub(1, 10), units, t.amount,
-              t.type, t.name, t.memo, payee, t.checknum, t.refnum, import_id)
+              t.type, t.name, t.memo, payee, t.checknum, t.refnum, import_id, as_of)
             if n == 1 then
               counts.new = counts.new + 1
             else
-              local old = db:first([[SELECT id, posted, amount, amount_text, name, memo FROM transactions
+              local old = db:first([[SELECT id, posted, amount, amount_text, name, memo, as_of FROM transactions
                 WHERE account_id = ? AND key = ?]], account, keys[i])
               if old.posted == posted and old.amount == units and old.name == t.name and old.memo == t.memo then
                 counts.duplicate = counts.duplicate + 1
+              elseif as_of and old.as_of and as_of < old.as_of then
+                counts.older = counts.older + 1  -- (a download older than the one that set it: kept as it is)
               else
                 counts.changed = counts.changed + 1
                 db:run([[INSERT INTO revisions (transaction_id, import_id, posted, amount, amount_text, name, memo)
                   VALUES (?, ?, ?, ?, ?, ?, ?)]], old.id, import_id, old.posted, old.amount, old.amount_text,
                   old.name, old.memo)
                 db:run([[UPDATE transactions SET posted = ?, amount = ?, amount_text = ?, name = ?, memo = ?,
-                  payee = ? WHERE id = ?]], posted, units, t.amount, t.name, t.memo, payee, old.id)
+                  payee = ?, as_of = coalesce(?, as_of) WHERE id = ?]], posted, units, t.amount, t.name, t.memo,
+                  payee, as_of, old.id)
               end
             end
             done = done + 1
