@@ -33,7 +33,7 @@ DEB_PACKAGES = lua5.4 liblua5.4-dev lua-busted lua-argparse lua-cjson \
                luarocks zlib1g-dev libbz2-dev pkg-config gcc make clang \
                libclang-rt-14-dev lua-readline openjdk-17-jdk-headless visualvm \
                lua-lpeg libsqlite3-dev ledger hledger beancount lua-http lua-socket lua-sec openssl \
-               python3-jsonschema chromium curl procps lua-check \
+               python3 python3-jsonschema chromium curl procps lua-check \
                redis-server lua-redis postgresql-15 lua-dbi-postgresql dexdump findbugs
 
 CORE_SRC = $(wildcard csrc/*.c csrc/*/*.c)
