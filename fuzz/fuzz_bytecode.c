@@ -20,8 +20,8 @@ static void parse_class (const unsigned char *p, size_t n) {
   cf_Class c;
   cf_Str a, b, d;
   size_t k, j;
-  char err[160];
-  if (cf_parse(&c, p, n, err, sizeof err) != SIFT_OK) return;
+  sift_Error err;
+  if (cf_parse(&c, p, n, &err) != SIFT_OK) return;
   cf_class_name(&c, c.this_class, &a);
   cf_utf8(&c, c.source, &a);
   for (k = 0; k < c.nmethods; k++) {
@@ -42,8 +42,8 @@ static void parse_dex (const unsigned char *p, size_t n) {
   const unsigned char *s, *params;
   size_t len, k, j, i;
   uint32_t a, b, c, np;
-  char err[160];
-  if (dx_parse(&d, p, n, err, sizeof err) != SIFT_OK) return;
+  sift_Error err;
+  if (dx_parse(&d, p, n, &err) != SIFT_OK) return;
   for (k = 0; k < d.nclasses; k++) {
     const dx_Class *cl = &d.classes[k];
     dx_type(&d, cl->class_idx, &s, &len);

@@ -154,14 +154,12 @@ size_t cf_switch_target (const cf_Method *m, uint32_t pc, size_t k, uint32_t *ta
   return n;
 }
 
-static void set_err (char *err, size_t errsize, const char *what, size_t at) {
-  snprintf(err, errsize, "class file: %s at byte %zu", what, at);
-}
 
-#define FAIL(what) do { set_err(err, errsize, what, cur.pos); goto fail; } while (0)
+#define FAIL(what) \
+  do { sift_fail(err, SIFT_ECORRUPT, "class file: %s at byte %zu", what, cur.pos); goto fail; } while (0)
 
 /* a method's Code attribute, at cur (after its length) up to end */
-static sift_Status read_code (cf_Class *cls, cf_Method *m, Cursor *outer, size_t end, char *err, size_t errsize) {
+static sift_Status read_code (cf_Class *cls, cf_Method *m, Cursor *outer, size_t end, sift_Error *err) {
   Cursor cur = *outer;
   size_t code_len, code, k, nattr;
   cur.n = end;
@@ -239,19 +237,19 @@ static sift_Status read_code (cf_Class *cls, cf_Method *m, Cursor *outer, size_t
   m->has_code = 1;
   return SIFT_OK;
 nomem:
-  snprintf(err, errsize, "out of memory");
+  sift_fail(err, SIFT_ENOMEM, "out of memory");
   return SIFT_ENOMEM;
 fail:
   return SIFT_ECORRUPT;
 }
 
 /* fields and methods share a layout: access, name, descriptor, attributes */
-static sift_Status read_members (cf_Class *cls, Cursor *c, int methods, char *err, size_t errsize) {
+static sift_Status read_members (cf_Class *cls, Cursor *c, int methods, sift_Error *err) {
   Cursor cur = *c;
   size_t count = u2(&cur), k, j;
   if (cur.bad || count > (cur.n - cur.pos) / 8) FAIL(methods ? "the method count" : "the field count");
   if (methods && count > 0 && (cls->methods = (cf_Method *)calloc(count, sizeof(cf_Method))) == NULL) {
-    snprintf(err, errsize, "out of memory");
+    sift_fail(err, SIFT_ENOMEM, "out of memory");
     return SIFT_ENOMEM;
   }
   for (k = 0; k < count; k++) {
@@ -265,7 +263,7 @@ static sift_Status read_members (cf_Class *cls, Cursor *c, int methods, char *er
       size_t len = u4(&cur);
       if (cur.bad || len > cur.n - cur.pos) FAIL("an attribute's length");
       if (m && !m->has_code && cf_utf8(cls, ai, &aname) && aname.n == 4 && memcmp(aname.s, "Code", 4) == 0) {
-        sift_Status st = read_code(cls, m, &cur, cur.pos + len, err, errsize);
+        sift_Status st = read_code(cls, m, &cur, cur.pos + len, err);
         if (st != SIFT_OK) return st;
       }
       cur.pos += len;
@@ -278,7 +276,7 @@ fail:
   return SIFT_ECORRUPT;
 }
 
-sift_Status cf_parse (cf_Class *cls, const unsigned char *p, size_t n, char *err, size_t errsize) {
+sift_Status cf_parse (cf_Class *cls, const unsigned char *p, size_t n, sift_Error *err) {
   Cursor cur = { p, n, 0, 0 };
   size_t k, count;
   sift_Status st;
@@ -290,9 +288,8 @@ sift_Status cf_parse (cf_Class *cls, const unsigned char *p, size_t n, char *err
   cls->major = (uint16_t)u2(&cur);
   if (cur.bad) FAIL("a header cut short");
   if (cls->major < 45 || cls->major > 65) {
-    snprintf(err, errsize, "class file version %u.%u is not one sift reads (45 to 65: Java 1.1 to 21)",
-             cls->major, cls->minor);
-    return SIFT_EUNSUPPORTED;
+    return sift_fail(err, SIFT_EUNSUPPORTED, "class file version %u.%u is not one sift reads (45 to 65: Java 1.1 "
+                     "to 21)", cls->major, cls->minor);
   }
   count = u2(&cur);
   if (cur.bad || count == 0 || count - 1 > (n - cur.pos) / 3) FAIL("the constant pool count");
@@ -318,8 +315,8 @@ sift_Status cf_parse (cf_Class *cls, const unsigned char *p, size_t n, char *err
   count = u2(&cur);
   skip(&cur, count * 2);  /* interfaces */
   if (cur.bad) FAIL("the class header");
-  if ((st = read_members(cls, &cur, 0, err, errsize)) != SIFT_OK) goto failed;
-  if ((st = read_members(cls, &cur, 1, err, errsize)) != SIFT_OK) goto failed;
+  if ((st = read_members(cls, &cur, 0, err)) != SIFT_OK) goto failed;
+  if ((st = read_members(cls, &cur, 1, err)) != SIFT_OK) goto failed;
   count = u2(&cur);
   for (k = 0; k < count && !cur.bad; k++) {
     cf_Str name;
@@ -335,7 +332,7 @@ sift_Status cf_parse (cf_Class *cls, const unsigned char *p, size_t n, char *err
   if (cur.bad) FAIL("the class attributes");
   return SIFT_OK;
 nomem:
-  snprintf(err, errsize, "out of memory");
+  sift_fail(err, SIFT_ENOMEM, "out of memory");
   cf_free(cls);
   return SIFT_ENOMEM;
 fail:

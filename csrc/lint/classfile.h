@@ -59,7 +59,7 @@ typedef struct cf_Class {
 } cf_Class;
 
 /* read a class file; on failure a message with the byte offset */
-sift_Status cf_parse (cf_Class *c, const unsigned char *p, size_t n, char *err, size_t errsize);
+sift_Status cf_parse (cf_Class *c, const unsigned char *p, size_t n, sift_Error *err);
 void cf_free (cf_Class *c);
 
 /* a Utf8 entry's text; 0 if index is not one */

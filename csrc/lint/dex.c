@@ -127,11 +127,8 @@ static int sleb (const unsigned char *p, size_t n, size_t *pos, int32_t *out) {
   return 1;
 }
 
-static void set_err (char *err, size_t errsize, const char *what, size_t at) {
-  snprintf(err, errsize, "dex file: %s at byte %zu", what, at);
-}
 
-#define FAIL(what, at) do { set_err(err, errsize, what, (at)); return SIFT_ECORRUPT; } while (0)
+#define FAIL(what, at) return sift_fail(err, SIFT_ECORRUPT, "dex file: %s at byte %zu", what, (size_t)(at))
 
 /* one instruction at unit pc of insns (count units): its size in units, 0 if malformed */
 static uint32_t decode (const unsigned char *u, uint32_t count, uint32_t pc, dx_Insn *in) {
@@ -256,7 +253,7 @@ static int read_debug (const dx_File *d, uint32_t off, dx_Method *m, uint32_t un
   return 1;
 }
 
-static sift_Status read_code (dx_File *d, uint32_t off, dx_Method *m, char *err, size_t errsize) {
+static sift_Status read_code (dx_File *d, uint32_t off, dx_Method *m, sift_Error *err) {
   const unsigned char *p = d->p;
   size_t n = d->n, tries_at, handlers_at;
   uint32_t ntries, debug, count, pc, k;
@@ -303,12 +300,12 @@ static sift_Status read_code (dx_File *d, uint32_t off, dx_Method *m, char *err,
   m->has_code = 1;
   return SIFT_OK;
 nomem:
-  snprintf(err, errsize, "out of memory");
+  sift_fail(err, SIFT_ENOMEM, "out of memory");
   return SIFT_ENOMEM;
 }
 
 /* a class's class_data_item: its direct and virtual methods */
-static sift_Status read_class_data (dx_File *d, uint32_t off, dx_Class *c, char *err, size_t errsize) {
+static sift_Status read_class_data (dx_File *d, uint32_t off, dx_Class *c, sift_Error *err) {
   const unsigned char *p = d->p;
   size_t n = d->n, pos = off;
   uint32_t sizes[4], k, list, x;
@@ -318,7 +315,7 @@ static sift_Status read_class_data (dx_File *d, uint32_t off, dx_Class *c, char 
     FAIL("a class's method count", off);
   if (sizes[2] + sizes[3] > 0
       && (c->methods = (dx_Method *)calloc(sizes[2] + sizes[3], sizeof(dx_Method))) == NULL) {
-    snprintf(err, errsize, "out of memory");
+    sift_fail(err, SIFT_ENOMEM, "out of memory");
     return SIFT_ENOMEM;
   }
   for (list = 2; list < 4; list++) {
@@ -334,7 +331,7 @@ static sift_Status read_class_data (dx_File *d, uint32_t off, dx_Class *c, char 
       m->access = access;
       c->nmethods++;
       if (code) {
-        sift_Status st = read_code(d, code, m, err, errsize);
+        sift_Status st = read_code(d, code, m, err);
         if (st != SIFT_OK) return st;
       }
     }
@@ -347,7 +344,7 @@ static int table_fits (size_t n, uint32_t count, uint32_t off, size_t size) {
   return count == 0 || (off <= n && count <= (n - off) / size);
 }
 
-sift_Status dx_parse (dx_File *d, const unsigned char *p, size_t n, char *err, size_t errsize) {
+sift_Status dx_parse (dx_File *d, const unsigned char *p, size_t n, sift_Error *err) {
   uint32_t nclasses, classes_off, k;
   sift_Status st;
   memset(d, 0, sizeof *d);
@@ -356,8 +353,8 @@ sift_Status dx_parse (dx_File *d, const unsigned char *p, size_t n, char *err, s
   if (n < 0x70 || memcmp(p, "dex\n0", 5) != 0 || p[7] != 0) FAIL("no dex magic", 0);
   d->version = (unsigned)((p[5] - '0') * 10 + (p[6] - '0'));
   if (p[5] < '0' || p[5] > '9' || p[6] < '0' || p[6] > '9' || d->version < 35 || d->version > 39) {
-    snprintf(err, errsize, "dex version %.3s is not one sift reads (035 to 039)", (const char *)p + 4);
-    return SIFT_EUNSUPPORTED;
+    return sift_fail(err, SIFT_EUNSUPPORTED, "dex version %.3s is not one sift reads (035 to 039)",
+                     (const char *)p + 4);
   }
   if (le4(p + 0x28) != 0x12345678u) FAIL("a byte order other than little-endian", 0x28);
   d->nstrings = le4(p + 0x38); d->strings_off = le4(p + 0x3c);
@@ -373,7 +370,7 @@ sift_Status dx_parse (dx_File *d, const unsigned char *p, size_t n, char *err, s
   if (!table_fits(n, d->nmethods, d->methods_off, 8)) FAIL("the method ids", 0x58);
   if (!table_fits(n, nclasses, classes_off, 32)) FAIL("the class definitions", 0x60);
   if (nclasses > 0 && (d->classes = (dx_Class *)calloc(nclasses, sizeof(dx_Class))) == NULL) {
-    snprintf(err, errsize, "out of memory");
+    sift_fail(err, SIFT_ENOMEM, "out of memory");
     return SIFT_ENOMEM;
   }
   for (k = 0; k < nclasses; k++) {
@@ -384,7 +381,7 @@ sift_Status dx_parse (dx_File *d, const unsigned char *p, size_t n, char *err, s
     c->access = le4(def + 4);
     c->super_idx = le4(def + 8);
     c->source_idx = le4(def + 16);
-    if (data && (st = read_class_data(d, data, c, err, errsize)) != SIFT_OK) {
+    if (data && (st = read_class_data(d, data, c, err)) != SIFT_OK) {
       dx_free(d);
       return st;
     }

@@ -60,7 +60,7 @@ typedef struct dx_File {
 } dx_File;
 
 /* read a dex file; on failure a message with the byte offset */
-sift_Status dx_parse (dx_File *d, const unsigned char *p, size_t n, char *err, size_t errsize);
+sift_Status dx_parse (dx_File *d, const unsigned char *p, size_t n, sift_Error *err);
 void dx_free (dx_File *d);
 
 /* a string's MUTF-8 text; 0 if idx is out of range or damaged */

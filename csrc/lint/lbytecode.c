@@ -119,9 +119,9 @@ static int core_classfile (lua_State *L) {
   const unsigned char *p = sift_checksource(L, 1, &n, &map);
   cf_Class c;
   cf_Str s;
-  char err[160];
-  sift_Status st = cf_parse(&c, p, n, err, sizeof err);
-  if (st != SIFT_OK) return sift_pushfail(L, st, "%s", err);
+  sift_Error err;
+  sift_Status st = cf_parse(&c, p, n, &err);
+  if (st != SIFT_OK) return sift_pushfail(L, st, "%s", err.msg);
   lua_createtable(L, 0, 6);
   if (cf_class_name(&c, c.this_class, &s)) setstr(L, "name", s);
   if (cf_class_name(&c, c.super_class, &s)) setstr(L, "super", s);
@@ -314,9 +314,9 @@ static int core_dexfile (lua_State *L) {
   const sift_Map *map;
   const unsigned char *p = sift_checksource(L, 1, &n, &map);
   dx_File d;
-  char err[160];
-  sift_Status st = dx_parse(&d, p, n, err, sizeof err);
-  if (st != SIFT_OK) return sift_pushfail(L, st, "%s", err);
+  sift_Error err;
+  sift_Status st = dx_parse(&d, p, n, &err);
+  if (st != SIFT_OK) return sift_pushfail(L, st, "%s", err.msg);
   lua_createtable(L, (int)d.nclasses, 0);
   for (k = 0; k < d.nclasses; k++) {
     const dx_Class *c = &d.classes[k];
