@@ -92,14 +92,16 @@ describe("sift lint (Cursor rule) on classes javac made", function()
     end
     -- the closeable rule on streams; a rule that finds nothing exits 0
     out, err, code = helper.sift { "lint", "--rules", "closeable", "--json", classes }
+    assert.are.same({ 1, "" }, { code, err })
     local streams = cjson.decode(out).findings
     local seen = {}
     for i, f in ipairs(streams) do seen[i] = f.method .. " " .. f.criterion end
     -- (op-outside-try is the Cursor detector's criterion: streams are judged by the paths they take)
     assert.are.same({ "closesUnlessThrown not-closed-on-exception", "leaks never-closed" }, seen)
     out, err, code = helper.sift { "lint", "--rules", "typedarray", classes }
-    assert.are.same({ 0, "0 findings in 4 classes\n" }, { code, out })
-    _, err, code = helper.sift { "lint", "--rules", "nope", classes }
+    assert.are.same({ 0, "0 findings in 4 classes\n", "" }, { code, out, err })
+    out, err, code = helper.sift { "lint", "--rules", "nope", classes }
+    assert.are.equal("", out)
     assert.are.same({ 2, "sift: --rules: unknown rule 'nope' (known: closeable, cursor, parcelfiledescriptor, "
       .. "typedarray)\n" }, { code, err })
     -- a cut class file and a file that is no class: skipped, said on stderr, the rest checked; the
@@ -114,6 +116,7 @@ describe("sift lint (Cursor rule) on classes javac made", function()
     out, err, code = helper.sift { "lint", cut, classes }
     assert.are.equal(3, code)
     assert.matches("\n7 findings in 4 classes, 1 input not read\n$", out)
+    assert.matches("^sift: skipped .-: class file: [%a' ]+ at byte %d+\n$", err)
     local sarif3 = cjson.decode((helper.sift { "lint", "--sarif", cut, classes })).runs[1]
     assert.are.same({ false, 1, "error", cut, 7 }, { sarif3.invocations[1].executionSuccessful,
       #sarif3.invocations[1].toolExecutionNotifications, sarif3.invocations[1].toolExecutionNotifications[1].level,
@@ -133,6 +136,7 @@ describe("sift lint (Cursor rule) on classes javac made", function()
     out, err, code = helper.sift { "lint", "--json", missing }
     assert.are.same({ 3, { classes = 0, findings = {}, skipped = { { file = missing,
       message = "No such file or directory" } } } }, { code, cjson.decode(out) })
+    assert.are.equal(("sift: skipped %s: No such file or directory\n"):format(missing), err)
     -- --help says it
     out = helper.sift { "lint", "--help" }
     assert.matches("Exit status: 0 nothing found; 1 findings; 3 an input could not be read", out, 1, true)

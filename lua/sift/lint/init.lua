@@ -336,7 +336,7 @@ function M.check(classes, rules, classpath)
     for _, cls in ipairs(classes) do
       ctx.dex = cls.version < 45
       for _, m in ipairs(cls.methods) do
-        local r = m.code and resources.analyse(cls, m, ctx)
+        local r = m.code and resources.analyse(m, ctx)
         if r then findings_of(cls, m, rule, name, r, out) end
       end
     end

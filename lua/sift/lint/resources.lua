@@ -92,7 +92,7 @@ M.bits = bits
 -- calls on it), facts.released_at[index] (mask), facts.returned (mask of
 -- values returned; M.FIELD set when one was read from a field),
 -- facts.returns_fresh.
-function M.analyse(cls, m, ctx)
+function M.analyse(m, ctx)
   local code = m.code
   if not code or #code == 0 then return nil end
   local dex = ctx.dex
@@ -353,7 +353,6 @@ function M.analyse(cls, m, ctx)
         settle(s, v, "pass")
       end
     elseif op == "athrow" then pop()
-    elseif op == "checkcast" then  -- (the same value)
     elseif op == "new" then
       local id = ctx.interesting_new[ins.class] and new_id(i, "open", ins.class, true)
       if id then s.st[id] = UNOPENED end
@@ -394,12 +393,12 @@ function M.analyse(cls, m, ctx)
     s.stack[1] = nil
     if op:sub(1, 6) == "invoke" and ins.owner then
       local cd = bytecode.desc(ins.desc)
-      local static = op:find("static", 1, true)
+      local static_call = op:find("static", 1, true)
       local first = r and s.locals[r] or 0
       local args = {}
       for k = 1, #cd.params do args[k] = 0 end
       local recv = 0
-      if static then args[1] = first else recv = first end
+      if static_call then args[1] = first else recv = first end
       if ins.name == "<init>" then args = {} end  -- (a constructor's arguments are not in A)
       s.stack[1] = call(i, ins, s, recv, args, cd)
       return

@@ -34,7 +34,7 @@ function M.compute(classes, ctx)
     for _, cls in ipairs(classes) do
       ctx.dex = cls.version < 45
       for _, m in ipairs(cls.methods) do
-        local r = m.code and resources.analyse(cls, m, ctx)
+        local r = m.code and resources.analyse(m, ctx)
         if r then
           local s = { closes = {}, always = {}, stores = {}, returns = {}, fresh = r.facts.returns_fresh or false,
             kept = r.facts.returned & resources.FIELD ~= 0 }
