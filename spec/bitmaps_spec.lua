@@ -20,11 +20,7 @@ local BINDER = "hprof/android/leakcanary-1.x/leak_service_binder.hprof"
 local AHAT, AHAT_MAP = "hprof/android/ahat/test-dump.hprof", "hprof/android/ahat/test-dump.map"
 local JVM = "hprof/generated-jdk17/leaky_jdk17_live.hprof"
 
-local function cli_json(args)
-  local out, err, code = helper.sift(args)
-  assert(code == 0, err)
-  return cjson.decode(out)
-end
+local cli_json = helper.sift_json
 
 local function histogram_count(path, class)
   for _, row in ipairs(cli_json({ "histogram", "--json", "--top", "0", "-q", path }).rows) do

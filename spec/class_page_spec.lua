@@ -11,19 +11,13 @@
 -- statics from the Java source; the browser part reads headless
 -- Chromium's DOM (#heavy).
 require("sift.paths").older_lua()
-local request = require "http.request"
 local cjson = require "cjson"
 local helper = require "spec.helper"
 
 local SOURCE = "spec/java/HeapPages.java"
 local DIALER = "hprof/android/perflib/dialer.android-hprof"
 
-local function get(url, accept)
-  local req = request.new_from_uri(url)
-  req.headers:upsert("accept", accept or "text/html")
-  local h, st = assert(req:go(120))
-  return tonumber(h:get(":status")), st:get_body_as_string()
-end
+local get = helper.http_get
 
 -- a page's JSON twin: status and view (a JSON client is answered once the
 -- file is open)
@@ -32,11 +26,7 @@ local function page_json(base, page, query)
   return status, status == 200 and cjson.decode(body) or body
 end
 
-local function cli_json(args)
-  local out, err, code = helper.sift(args)
-  assert(code == 0, err)
-  return cjson.decode(out)
-end
+local cli_json = helper.sift_json
 
 local function n(text) return tonumber((text:gsub(",", ""))) end
 

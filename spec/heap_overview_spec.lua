@@ -11,7 +11,6 @@
 -- JSON part runs under ASan too; the browser part (#heavy) reads the DOM
 -- headless Chromium renders.
 require("sift.paths").older_lua()
-local request = require "http.request"
 local cjson = require "cjson"
 local helper = require "spec.helper"
 
@@ -19,18 +18,12 @@ local DIALER = "hprof/android/perflib/dialer.android-hprof"
 local BINDER = "hprof/android/leakcanary-1.x/leak_service_binder.hprof"
 local BINDER_BASE = "hprof/android/leakcanary-1.x/leak_service_binder_ignored.hprof"
 
-local function get(url)
-  local req = request.new_from_uri(url)
-  req.headers:upsert("accept", "application/json")
-  local h, st = assert(req:go(120))
-  return tonumber(h:get(":status")), cjson.decode(st:get_body_as_string())
+local function get(url)  -- (a JSON twin: status and view)
+  local status, body = helper.http_get(url, "application/json")
+  return status, cjson.decode(body)
 end
 
-local function cli(args)
-  local out, err, code = helper.sift(args)
-  assert(code == 0, err)
-  return out
-end
+local cli = helper.sift_ok
 
 local function digits(s) return tonumber((s:gsub(",", ""))) end
 

@@ -242,6 +242,30 @@ function helper.sift(args, shell_suffix)
   return out, err, code
 end
 
+--- Run bin/sift expecting success (exit 0, else fail with its stderr):
+-- its stdout.
+function helper.sift_ok(args)
+  local out, err, code = helper.sift(args)
+  assert(code == 0, err)
+  return out
+end
+
+--- Run bin/sift with --json among args, expecting success: its output decoded.
+function helper.sift_json(args)
+  return require("cjson").decode(helper.sift_ok(args))
+end
+
+--- A GET over lua-http from outside a cqueues loop (it blocks): status and
+-- body. accept: the Accept header (default text/html).
+function helper.http_get(url, accept)
+  require("sift.paths").older_lua()
+  local req = require("http.request").new_from_uri(url)
+  req.headers:upsert("accept", accept or "text/html")
+  local h, st = assert(req:go(120))
+  return tonumber(h:get(":status")), st:get_body_as_string()
+end
+
+
 --- A shell command's success and output (stderr too); the peers (the JDK,
 -- the engines) never run under the sanitizer runtime of `make spec-asan`.
 function helper.sh(cmd)

@@ -10,7 +10,6 @@
 -- every link of every trace node and suspect, and measures the number
 -- boxes in a 320-pixel-wide window with a probe, as browser_check.lua does.
 require("sift.paths").older_lua()
-local request = require "http.request"
 local cjson = require "cjson"
 local size = require "sift.size"
 local helper = require "spec.helper"
@@ -20,14 +19,7 @@ local CHROMIUM = os.getenv("CHROMIUM") or "chromium"
 local HEAP_PAGES = { "", "histogram", "dominators", "leaks", "waste", "threads", "loaders",
   "class?name=java.lang.String" }
 
--- a GET: status and body (the server on another process; lua-http outside
--- a cqueues loop blocks)
-local function get(url, accept)
-  local req = request.new_from_uri(url)
-  req.headers:upsert("accept", accept or "text/html")
-  local h, st = assert(req:go(120))
-  return tonumber(h:get(":status")), st:get_body_as_string()
-end
+local get = helper.http_get
 
 -- a page once its file is open (the first visit shows its progress)
 local function page(url)
@@ -38,11 +30,7 @@ local function page(url)
   return got[1], got[2]
 end
 
-local function cli_json(args)
-  local out, err, code = helper.sift(args)
-  assert(code == 0, err)
-  return cjson.decode(out)
-end
+local cli_json = helper.sift_json
 
 -- the two dumps: name, path, and what the CLI says of them; nil and why
 -- when one cannot be had (no fixtures, no JDK)

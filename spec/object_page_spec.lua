@@ -9,19 +9,13 @@
 -- from `sift path --retained --json`, the hex dump's layout from xxd run on
 -- the same bytes; the browser part reads headless Chromium's DOM (#heavy).
 require("sift.paths").older_lua()
-local request = require "http.request"
 local cjson = require "cjson"
 local helper = require "spec.helper"
 
 local SOURCE = "spec/java/HeapPages.java"
 local DIALER = "hprof/android/perflib/dialer.android-hprof"
 
-local function get(url, accept)
-  local req = request.new_from_uri(url)
-  req.headers:upsert("accept", accept or "text/html")
-  local h, st = assert(req:go(120))
-  return tonumber(h:get(":status")), st:get_body_as_string()
-end
+local get = helper.http_get
 
 -- an object page's JSON twin: its status and view (a JSON client is
 -- answered once the file is open)
@@ -30,11 +24,7 @@ local function object(base, id, query)
   return status, cjson.decode(body)
 end
 
-local function cli_json(args)
-  local out, err, code = helper.sift(args)
-  assert(code == 0, err)
-  return cjson.decode(out)
-end
+local cli_json = helper.sift_json
 
 -- the instance fields a class declares in the Java source, in order:
 -- { name, type as HPROF says it (primitives by name, the rest "object") }

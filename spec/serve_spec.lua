@@ -21,11 +21,7 @@ local tmpdir = helper.tmpdir
 
 local with_server = helper.with_server
 
-local function cli_json(args)
-  local out, err, code = helper.sift(args)
-  assert(code == 0, err)
-  return cjson.decode(out)
-end
+local cli_json = helper.sift_json
 
 -- one server over five files, shared by the `it`s below
 describe("sift serve over an Android, a JVM and a BMD heap, a trace and a statement", function()
