@@ -4,53 +4,22 @@
 The graph's area is the box its background colour (R,G,B, which nothing
 else on the page uses) spans; printed: that box (x0 y0 x1 y1, inclusive)
 and the share of its pixels that are not the background (frames, labels),
-or "none" when no pixel has that colour. Decodes the PNG itself (8-bit
-RGB or RGBA, not interlaced, as Chromium writes its screenshots).
+or "none" when no pixel has that colour. Decodes the PNG with
+spec/png_read.py (8-bit RGB or RGBA, not interlaced, as Chromium writes
+its screenshots).
 """
-import struct
 import sys
-import zlib
+
+import png_read
 
 
 def pixels(path):
-    data = open(path, "rb").read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        sys.exit("not a PNG: " + path)
-    pos, idat, width = 8, [], None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
-            if depth != 8 or colour not in (2, 6) or interlace:
-                sys.exit("unsupported PNG (depth %d, colour type %d, interlace %d)" % (depth, colour, interlace))
-            bpp = 3 if colour == 2 else 4
-        elif kind == b"IDAT":
-            idat.append(body)
-        pos += 12 + length
-    raw = zlib.decompress(b"".join(idat))
+    try:
+        width, height, bpp, data = png_read.read(path)
+    except ValueError as e:
+        sys.exit("%s: %s" % (path, e))
     stride = width * bpp
-    rows, prev = [], bytearray(stride)
-    for y in range(height):
-        line = raw[y * (stride + 1):(y + 1) * (stride + 1)]
-        kind, cur = line[0], bytearray(line[1:])
-        for i in range(stride):  # the five PNG filters, undone
-            a = cur[i - bpp] if i >= bpp else 0
-            b = prev[i]
-            c = prev[i - bpp] if i >= bpp else 0
-            if kind == 1:
-                cur[i] = (cur[i] + a) & 255
-            elif kind == 2:
-                cur[i] = (cur[i] + b) & 255
-            elif kind == 3:
-                cur[i] = (cur[i] + (a + b) // 2) & 255
-            elif kind == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                cur[i] = (cur[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append([tuple(cur[x * bpp:x * bpp + 3]) for x in range(width)])
-        prev = cur
-    return rows
+    return [[tuple(data[y * stride + x * bpp:y * stride + x * bpp + 3]) for x in range(width)] for y in range(height)]
 
 
 def main():
