@@ -42,7 +42,7 @@ build = {
         "csrc/core/big.c", "csrc/core/common.c", "csrc/core/idmap.c", "csrc/core/inflate.c",
         "csrc/core/lbudget.c", "csrc/core/lfiles.c", "csrc/core/lproc.c", "csrc/core/ljson.c", "csrc/core/lmap.c", "csrc/core/lreader.c", "csrc/core/lsift.c",
         "csrc/core/lsniff.c", "csrc/core/out.c", "csrc/core/reader.c", "csrc/core/sniff.c",
-        "csrc/core/sniff_trace.c", "csrc/core/zip.c", "csrc/core/png.c",
+        "csrc/core/sniff_trace.c", "csrc/core/sort.c", "csrc/core/zip.c", "csrc/core/png.c",
         "csrc/heap/bitmap.c", "csrc/heap/lbitmap.c",
         "csrc/heap/bmd.c", "csrc/heap/crunch.c", "csrc/heap/dict.c", "csrc/heap/dominators.c",
         "csrc/heap/graph.c", "csrc/heap/hprof.c", "csrc/heap/hprof_index.c", "csrc/heap/jstring.c",
