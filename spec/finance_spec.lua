@@ -533,6 +533,8 @@ describe("finance bank statuses and warnings", function()
     local json
     out, err, status = helper.sift { "import", "--db", path, "--json", file }
     json = require("cjson").decode(out)
+    assert.are.equal(("sift: %s: the bank answered with an error, nothing imported: bank statement request 1001: "
+      .. "2000 General error: Service temporarily unavailable\n"):format(file), err)  -- (said with --json too)
     assert.are.same({ 1, "bank_error" }, { status, json.imports[1].error:match("nothing imported") and "bank_error" })
     local books = assert(finance.open(path))
     assert.are.same({ 0, 0, 0 }, { count(books, "imports"), count(books, "transactions"), count(books, "accounts") })
@@ -608,9 +610,9 @@ describe("finance review state", function()
     -- no empty category; --clear puts a transaction back to uncategorised
     local out
     out, err, status = helper.sift { "categorize", "--db", path, "--set", tostring(p.a.id), "" }
-    assert.are.same({ 1, "sift: a category needs a name\n" }, { status, err })
+    assert.are.same({ 1, "sift: a category needs a name\n", "" }, { status, err, out })
     out, err, status = helper.sift { "categorize", "--db", path, "--set", tostring(p.a.id), "Food::Out" }
-    assert.are.same({ 1, 'sift: category "Food::Out": a part between colons is empty\n' }, { status, err })
+    assert.are.same({ 1, 'sift: category "Food::Out": a part between colons is empty\n', "" }, { status, err, out })
     out, err, status = helper.sift { "categorize", "--db", path, "--clear", tostring(p.a.id) }
     assert.are.same({ 0, p.a.id .. ": uncategorised\n" }, { status, out }, err)
     books = assert(finance.open(path))
