@@ -55,22 +55,22 @@ local function read(path)
   return bytes
 end
 
--- the files under a directory (sorted)
+-- the class, jar, apk and dex files under a directory, sorted bytewise;
+-- and the subdirectories that could not be read (core.dir's messages)
 local function files_under(dir)
-  local p = io.popen(("find '%s' -type f \\( -name '*.class' -o -name '*.jar' -o -name '*.apk' -o -name '*.dex' \\) "
-    .. "2>/dev/null | LC_ALL=C sort"):format(dir:gsub("'", "'\\''")))
+  local all, unread = core.dir(dir)
   local out = {}
-  for line in p:lines() do out[#out + 1] = line end
-  p:close()
-  return out
+  for _, path in ipairs(all or {}) do
+    if path:match("%.class$") or path:match("%.jar$") or path:match("%.apk$") or path:match("%.dex$") then
+      out[#out + 1] = path
+    end
+  end
+  return out, unread or {}
 end
 
 local function is_dir(path)
-  local f = io.open(path, "rb")
-  if not f then return false end
-  local _, _, code = f:read(1)
-  f:close()
-  return code == 21  -- EISDIR
+  local st = core.stat(path)
+  return st ~= nil and st.dir
 end
 
 --- Read classes from paths (class files, dex files, directories, jars,
@@ -117,8 +117,9 @@ function M.load(paths)
   end
   for _, path in ipairs(paths) do
     if is_dir(path) then
-      local files = files_under(path)
-      if #files == 0 then problem(path, "a directory with no class, dex, jar or apk file in it") end
+      local files, unread = files_under(path)
+      for _, why in ipairs(unread) do problem(path, why) end
+      if #files == 0 and #unread == 0 then problem(path, "a directory with no class, dex, jar or apk file in it") end
       for _, file in ipairs(files) do visit(file) end
     else
       visit(path)
