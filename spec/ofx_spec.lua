@@ -72,6 +72,14 @@ describe("OFX grammar", function()
     h = grammar.header('<?xml version="1.0"?><?OFX VERSION="211" OFXHEADER="200"?><OFX>')
     assert.are.same({ "v2", "211", "200" }, { h.kind, h.fields.VERSION, h.fields.OFXHEADER })
     assert.are.equal("none", grammar.header("junk\n<OFX></OFX>").kind)
+    -- <?OFX?> without the <?xml?> line, after a BOM (banks send it so): still v2, its version read
+    h = grammar.header('\239\187\191<?OFX OFXHEADER="200" VERSION="220" SECURITY="NONE"?>\r\n<OFX>')
+    assert.are.same({ "v2", "220", "200" }, { h.kind, h.fields.VERSION, h.fields.OFXHEADER })
+    local file = helper.tmpfile('<?OFX OFXHEADER="200" VERSION="211"?>\n<OFX><SIGNONMSGSRSV1><SONRS><STATUS>'
+      .. "<CODE>0</CODE><SEVERITY>INFO</SEVERITY></STATUS><DTSERVER>20240101</DTSERVER><LANGUAGE>ENG</LANGUAGE>"
+      .. "</SONRS></SIGNONMSGSRSV1></OFX>\n")
+    local out, err, code = helper.sift { "ofx", file }
+    assert.are.same({ 0, "", file .. ": OFX 211 (XML), signon 0 INFO\n" }, { code, err, out })
   end)
 
   it("builds the tree by the OFX rules: leaves, swallowed and reversed end tags, implicit closes", function()

@@ -155,15 +155,16 @@ local key = P(false)
 for _, k in ipairs(KEYS) do key = key + P(k) end
 -- a value runs to the end of its line or to the next key (files with no
 -- line breaks between fields)
-local value = C((1 - nl - (key * ws^0 * P":") - P"<")^0)
-local field = Cg(C(key) * ws^0 * P":" * ws^0 * value) * (ws + nl)^0
+local field_value = C((1 - nl - (key * ws^0 * P":") - P"<")^0)
+local field = Cg(C(key) * ws^0 * P":" * ws^0 * field_value) * (ws + nl)^0
 local v1_header = Ct(Cg(Ct((field / function(k, v) return k, v end)^1), "fields")) * Cp()
 
 local attr = C(R("AZ", "az")^1) * ws^0 * P"=" * ws^0 * (P'"' * C((1 - P'"')^0) * P'"' + P"'" * C((1 - P"'")^0) * P"'")
 -- attributes as a list: name, value, name, value...
 local xml_decl = P"<?xml" * Ct((space^1 * attr)^0) * space^0 * P"?>"
 local ofx_pi = P"<?OFX" * Ct((space^1 * attr)^0) * space^0 * P"?>"
-local v2_header = Ct(Cg(xml_decl, "xml") * space^0 * Cg(ofx_pi, "ofx")) * Cp()
+-- (the <?xml?> line may be missing: banks send <?OFX?> alone)
+local v2_header = Ct(Cg(xml_decl, "xml")^-1 * space^0 * Cg(ofx_pi, "ofx")) * Cp()
 
 local bom = P"\239\187\191"
 
@@ -175,7 +176,8 @@ local function header(text)
   if h then
     local fields = {}
     for i = 1, #h.ofx, 2 do fields[h.ofx[i]:upper()] = h.ofx[i + 1] end
-    for i = 1, #h.xml, 2 do fields["XML." .. h.xml[i]:upper()] = h.xml[i + 1] end
+    local xml = h.xml or {}
+    for i = 1, #xml, 2 do fields["XML." .. xml[i]:upper()] = xml[i + 1] end
     return { kind = "v2", fields = fields }, pos
   end
   h, pos = v1_header:match(text, start)
@@ -487,13 +489,13 @@ end)
 local start_tag = lpeg.Cmt(state * Cp() * P"<" * C(name) * attrs * space^0 * (C"/" + Cc(false)) * P">", on(start))
 local end_tag = lpeg.Cmt(state * Cp() * P"</" * space^0 * C(name) * space^0 * P">", on(finish))
 local cdata_section = lpeg.Cmt(state * P"<![CDATA[" * C((1 - P"]]>")^0) * P"]]>", on(cdata))
-local text = lpeg.Cmt(state * Cp() * C((1 - P"<")^1), on(text_token))
+local text_run = lpeg.Cmt(state * Cp() * C((1 - P"<")^1), on(text_token))
 -- a tag the file ends in (a download cut short)
 local cut_tag = lpeg.Cmt(state * Cp() * C(P"<" * (1 - S"<>")^0) * -P(1), on(unfinished))
 local stray = lpeg.Cmt(state * Cp() * C(P"<"), on(text_token))  -- a '<' that starts no tag is text
 -- (the common tokens first: a comment, `<!...>` or `<?...?>` is none of them)
 local body = (start_then_run + elem_run + start_and_text + start_tag + end_tag + comment + pi + cdata_section + decl
-  + text + cut_tag + stray)^0 * -P(1)
+  + text_run + cut_tag + stray)^0 * -P(1)
 
 --- Run fn(...); a problem raised in strict mode becomes nil and
 -- "line L, column C: message" (other errors propagate). Meanwhile the
