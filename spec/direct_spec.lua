@@ -437,4 +437,92 @@ describe("sift fetch against a local OFX server", function()
     assert.are.same({ "700", "700", "600", "600", "600" }, { mode(tmp .. "/private"), mode(dir),
       mode(dir .. "/books.db"), mode(tmp .. "/private/fetch.log"), mode(tmp .. "/private/answer.ofx") })
   end)
+
+  it("names an HTML answer by its title; tells a refused connection, a TLS failure and a silent server apart", function()
+    if not helper.fixtures() then return helper.fixture("ofx") end
+    local port, stop = serve { mode = "html" }
+    local out, err, code = sift { "fetch", "accounts", "fake", "--profiles",
+      profiles_file(("http://127.0.0.1:%d/ofx"):format(port)) }
+    assert.are.equal("html\n", stop())
+    assert.are.same({ 1, "", 'sift: the server answered with an HTML page, not OFX: "Scheduled maintenance"\n' },
+      { code, out, err })
+    -- nothing listens: "cannot connect", over HTTP and HTTPS alike (not TLS)
+    local closed = assert(require("socket").bind("127.0.0.1", 0))
+    local _, free = closed:getsockname()
+    closed:close()
+    for _, scheme in ipairs { "http", "https" } do
+      out, err, code = sift { "fetch", "accounts", "fake", "--profiles",
+        profiles_file(("%s://127.0.0.1:%d/ofx"):format(scheme, free)) }
+      assert.are.same({ 1, "", ("sift: cannot connect to 127.0.0.1:%d: Connection refused (nothing was sent)\n")
+        :format(free) }, { code, out, err })
+    end
+    -- a server that accepts and never answers: the request went out (HTTP),
+    -- or the TLS handshake never finished (HTTPS); --timeout 1 holds
+    local monotime = require("cqueues").monotime
+    port, stop = serve { mode = "silent" }
+    for _, case in ipairs { { "http", "the request was sent, and no answer came" },
+        { "https", "the TLS handshake did not finish; nothing was sent" } } do
+      local t0 = monotime()
+      out, err, code = sift { "fetch", "accounts", "fake", "--timeout", "1", "--profiles",
+        profiles_file(("%s://127.0.0.1:%d/ofx"):format(case[1], port)) }
+      local took = monotime() - t0
+      assert.are.same({ 1, "", ("sift: connected to 127.0.0.1:%d, then no answer within 1 s (--timeout): %s\n")
+        :format(port, case[2]) }, { code, out, err })
+      assert.is_true(took >= 1 and took < 10, tostring(took))
+    end
+    assert.are.equal("accepted, silent\naccepted, silent\n", stop())
+  end)
+
+  it("limits the whole exchange with --timeout: a trickling answer is cut at the limit, saying how much came",
+      function()
+    if not helper.fixtures() then return helper.fixture("ofx") end
+    local size = #helper.read(helper.fixtures() .. "/ofx/ofxparse/account_listing_aggregation.ofx")
+    local port, stop = serve { mode = "trickle" }  -- (one byte a second: size seconds in all)
+    local monotime = require("cqueues").monotime
+    local t0 = monotime()
+    local out, err, code = sift { "fetch", "accounts", "fake", "--timeout", "3", "--profiles",
+      profiles_file(("http://127.0.0.1:%d/ofx"):format(port)) }
+    local took = monotime() - t0
+    assert.are.equal(("trickle %d bytes\n"):format(size), stop())
+    assert.are.same({ 1, "" }, { code, out })
+    local got = tonumber(err:match(("^sift: from 127%%.0%%.0%%.1:%d: the answer did not finish within 3 s %%(%%-%%-timeout%%): "
+      .. "cut after (%%d+) bytes of %d\n$"):format(port, size)))
+    assert.is_truthy(got, err)
+    assert.is_true(got >= 1 and got <= 5, err)  -- (a byte a second for 3 s)
+    assert.is_true(took >= 3 and took < 10, tostring(took))  -- (not per read: that would be size seconds)
+  end)
+
+  it("prints account lines that paste back into a profile, a credit card's description included", function()
+    if not helper.fixture("ofx/ofxparse/checking.ofx") then return end
+    local port, stop = serve {}
+    local url = ("http://127.0.0.1:%d/ofx"):format(port)
+    local out, err, code = sift { "fetch", "accounts", "fake", "--profiles", profiles_file(url) }
+    assert.are.equal(0, code, err)
+    local lines = {}
+    for line in out:gmatch("[^\n]+") do lines[#lines + 1] = line:match("^account = .*") end
+    assert.are.same({ "account = bank 314074269 0000000001 SAVINGS USAA SAVINGS",
+      "account = bank 314074269 0000000002 CHECKING FOUR STAR CHECKING",
+      "account = bank 314074269 00000000000003 CREDITLINE LINE OF CREDIT",
+      "account = creditcard 4111111111111111 MY CREDIT CARD" }, lines)
+    local pasted = profiles_file(url, table.concat(lines, "\n"))
+    -- read back: the same accounts the server lists
+    local listed = assert(direct.accounts({ name = "fake", url = url, org = "FAKE", fid = "1101", user = "jdoe",
+      version = "102" }, PASSWORD))
+    local profile = assert(direct.load_profiles(pasted)).fake
+    local function fields(list)
+      local t = {}
+      for i, a in ipairs(list) do
+        t[i] = { a.kind, a.bank_id, a.broker_id, a.id, a.type, a.description }
+      end
+      return t
+    end
+    assert.are.same(fields(listed), fields(profile.accounts))
+    -- and fetched with: the server is asked for those accounts' statements
+    out, err, code = sift { "fetch", "statements", "fake", "--profiles", pasted, "--since", "2024-01-01" }
+    assert.are.equal(0, code, err)
+    assert.matches("bank 1452687~7: 3 transaction%(s%), balance 100%.99", out)
+    local server = stop()
+    assert.is_nil(server:find("BAD", 1, true), server)
+    assert.are.equal("ACCTINFO\nACCTINFO\nSTMT 0000000001\n", server)
+  end)
 end)

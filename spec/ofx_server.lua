@@ -18,6 +18,10 @@
 --     standing for the server's own port; later requests are expected at
 --     the location's path)
 --     cert=FILE key=FILE (TLS)
+--     mode=html: a 200 whose body is an HTML maintenance page (title
+--     "Scheduled maintenance"); mode=silent: accepts the connection and
+--     never answers (no TLS handshake, nothing read); mode=trickle: a 200
+--     whose OFX body comes one byte a second
 --
 -- It prints "PORT <n> PID <pid>" when it listens, and one line per request.
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
@@ -120,7 +124,15 @@ server:settimeout(30)  -- (and it stops when nothing comes for 30 s: a failed sp
 while true do
   local conn = server:accept()
   if not conn then os.exit(0) end
-  conn:settimeout(10)
+  if cfg.mode == "silent" then  -- hold it, say nothing, until the client hangs up
+    print("accepted, silent")
+    io.flush()
+    conn:settimeout(30)
+    conn:receive("*a")
+    conn:close()
+    conn = nil
+  end
+  if conn then conn:settimeout(10) end
   if ssl_params then
     local ssl = require "ssl"
     conn = ssl.wrap(conn, ssl_params)
@@ -157,6 +169,20 @@ while true do
     elseif cfg.mode == "echo_signon" then
       print("signon refused, echo")
       respond(conn, 200, "OK", signon_refused("you sent: " .. echoes(sonrq:text("USERPASS") or "")))
+    elseif cfg.mode == "html" then
+      print("html")
+      conn:send("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nConnection: close\r\n\r\n"
+        .. "<!DOCTYPE html>\n<html><head><meta charset=utf-8>\n<title>\n  Scheduled  maintenance\n</title></head>\n"
+        .. "<body><h1>We'll be back soon</h1></body></html>\n")
+    elseif cfg.mode == "trickle" then
+      local listing = fixture("ofxparse/account_listing_aggregation.ofx")
+      print(("trickle %d bytes"):format(#listing))
+      io.flush()
+      conn:send(("HTTP/1.1 200 OK\r\nContent-Type: application/x-ofx\r\nContent-Length: %d\r\n\r\n"):format(#listing))
+      for i = 1, #listing do
+        if not conn:send(listing:sub(i, i)) then break end  -- (the client hung up)
+        socket.sleep(1)
+      end
     elseif cfg.mode == "error500" then
       print("500")
       respond(conn, 500, "Internal Server Error", "the OFX service is down for maintenance")

@@ -107,7 +107,9 @@ function M.define.fetch(parser)
   fetch:option("-o --output", "Also write the server's answer to this file.")
   fetch:option("--cafile", "Trust this certificate (or bundle) for the server, instead of the system's.")
   fetch:option("--log", "Write each request and answer to this file, the password replaced by ***.")
-  fetch:option("--timeout", "Seconds to wait for the server.", "60"):convert(tonumber)
+  fetch:option("--timeout", "Seconds the whole exchange may take: connecting, sending, the whole answer "
+    .. "(default: the profile's timeout, or 60).")
+    :convert(function(v) local n = tonumber(v) return n and n > 0 and n or nil end)
   fetch:option("--max-response", "Refuse an answer bigger than SIZE (e.g. 50M).", "256M")
   fetch:flag("--json", "Print JSON.")
 end
@@ -414,11 +416,8 @@ function commands.fetch(args, out, err)
     elseif args.json then
       out:write(json.encode(json.array(accounts)), "\n")
     else
-      for _, a in ipairs(accounts) do
-        out:write(("%-10s %-10s %-20s %-12s %s\n"):format(a.kind or "?", a.bank_id or a.broker_id or "", a.id or "?",
-          a.type or "", a.description or ""))
-      end
-      out:write(("%d account(s); add them to the profile as `account = ...` lines\n"):format(#accounts))
+      for _, a in ipairs(accounts) do out:write(direct.account_line(a), "\n") end
+      out:write(("%d account(s); paste these `account = ...` lines into the profile\n"):format(#accounts))
     end
   else
     local doc, text = direct.statements(profile, password, opts)

@@ -23,7 +23,7 @@
 --     password_command = pass show bank/mybank   ; or password_env = MYBANK_PASSWORD
 --     cafile = /path/to/cert.pem                 ; trust this certificate (a self-signed server)
 --     account = bank 121000248 1234567 CHECKING
---     account = creditcard 4111111111111111
+--     account = creditcard 4111111111111111 MY CREDIT CARD   ; (a description may follow)
 --     account = investment broker.example.com 987654
 -- @module sift.ofx.direct
 
@@ -60,18 +60,49 @@ end
 local BOOLEAN = { yes = true, ["true"] = true, on = true, ["1"] = true, no = false, ["false"] = false, off = false,
   ["0"] = false }
 
--- "bank BANKID ACCTID [TYPE]", "creditcard ACCTID", "investment BROKERID ACCTID"
+-- the bank account types OFX knows (ACCTTYPE)
+local BANK_TYPES = { CHECKING = true, SAVINGS = true, MONEYMRKT = true, CREDITLINE = true, CD = true }
+
+-- "bank BANKID ACCTID [TYPE] [DESCRIPTION]", "creditcard ACCTID
+-- [DESCRIPTION]", "investment BROKERID ACCTID [DESCRIPTION]": the lines
+-- `sift fetch accounts` prints, pasted back (the description is the
+-- bank's name for the account, kept but not sent)
 local function account_line(value)
   local words = {}
   for w in value:gmatch("%S+") do words[#words + 1] = w end
+  local function description(from)
+    return #words >= from and table.concat(words, " ", from) or nil
+  end
   local kind = words[1]
   if kind == "bank" and #words >= 3 then
-    return { kind = "bank", bank_id = words[2], id = words[3], type = (words[4] or "CHECKING"):upper() }
-  elseif kind == "creditcard" and #words == 2 then
-    return { kind = "creditcard", id = words[2] }
-  elseif kind == "investment" and #words == 3 then
-    return { kind = "investment", broker_id = words[2], id = words[3] }
+    local t = (words[4] or "CHECKING"):upper()
+    if not BANK_TYPES[t] then return nil end
+    return { kind = "bank", bank_id = words[2], id = words[3], type = t, description = description(5) }
+  elseif kind == "creditcard" and #words >= 2 then
+    return { kind = "creditcard", id = words[2], description = description(3) }
+  elseif kind == "investment" and #words >= 3 then
+    return { kind = "investment", broker_id = words[2], id = words[3], description = description(4) }
   end
+end
+
+--- The profile line for an account (as `accounts` lists them), which
+-- `load_profiles` reads back: `account = creditcard 4111... MY CARD`.
+function M.account_line(a)
+  local parts = { "account =", a.kind }
+  if a.kind == "bank" then
+    parts[#parts + 1] = a.bank_id
+    parts[#parts + 1] = a.id
+    parts[#parts + 1] = a.type or "CHECKING"
+  elseif a.kind == "investment" then
+    parts[#parts + 1] = a.broker_id
+    parts[#parts + 1] = a.id
+  else
+    parts[#parts + 1] = a.id
+  end
+  -- (a description holding " ;" or " #" would be cut there as a comment)
+  local d = a.description and a.description:gsub("%s+[;#].*$", ""):gsub("%s+", " "):gsub("^ ", "")
+  if d and d ~= "" then parts[#parts + 1] = d end
+  return table.concat(parts, " ")
 end
 
 --- Read a profile file.
@@ -96,8 +127,9 @@ function M.load_profiles(path)
       local a = account_line(value)
       if not a then
         f:close()
-        return nil, ("%s:%d: cannot read the account %q (bank BANKID ACCTID [TYPE], creditcard ACCTID, "
-          .. "investment BROKERID ACCTID)"):format(path, n, value)
+        return nil, ("%s:%d: cannot read the account %q (bank BANKID ACCTID [TYPE [DESCRIPTION]], "
+          .. "creditcard ACCTID [DESCRIPTION], investment BROKERID ACCTID [DESCRIPTION]; TYPE: CHECKING, SAVINGS, "
+          .. "MONEYMRKT, CREDITLINE or CD)"):format(path, n, value)
       end
       table.insert(current.accounts, a)
     elseif key == "password" then
@@ -222,6 +254,27 @@ end
 -- Talking to the server
 -- =======================================================
 
+-- an HTML page's title, quoted ("no title" when it has none), when the
+-- answer is one (a maintenance or login page where OFX was expected): its
+-- Content-Type says text/html, or it starts with <!DOCTYPE html> or <html>
+local function html_title(body, headers)
+  local start = body:sub(1, 512):gsub("^\239\187\191", ""):gsub("^%s+", ""):lower()
+  local ctype = (headers and headers["content-type"] or ""):lower()
+  if not (ctype:find("^%s*text/html") or start:find("^<!doctype%s+html") or start:find("^<html[%s>]")) then
+    return nil
+  end
+  local title = body:match("<[Tt][Ii][Tt][Ll][Ee][^>]*>(.-)</[Tt][Ii][Tt][Ll][Ee]%s*>")
+  if not title then return "no title" end
+  local named = { amp = "&", lt = "<", gt = ">", quot = '"', apos = "'", nbsp = " " }
+  title = title:gsub("&(#?[xX]?)(%w+);", function(kind, name)
+    local n = kind == "#" and tonumber(name) or kind:lower() == "#x" and tonumber(name, 16)
+    if n and n < 0x110000 then return utf8.char(n) end
+    return kind == "" and named[name:lower()] or nil
+  end):gsub("%s+", " "):gsub("^ ", ""):gsub(" $", "")
+  if #title > 200 then title = title:sub(1, 200):gsub("[\128-\191]*[\192-\255]?$", "") .. "..." end
+  return '"' .. title .. '"'
+end
+
 -- post a request; the log sees it and the answer with the password hidden
 local function exchange(profile, password, text, opts)
   local log = opts.log
@@ -231,10 +284,15 @@ local function exchange(profile, password, text, opts)
       .. "read your password"):format(profile.name or profile.url, profile.url))
   end
   if log then log(("POST %s\n%s"):format(profile.url, request.redact(text, password))) end
-  local body, err, code = http.post(profile.url, text, { timeout = tonumber(profile.timeout) or opts.timeout,
+  local body, err, code = http.post(profile.url, text, { timeout = opts.timeout or tonumber(profile.timeout),
     cafile = opts.cafile or profile.cafile, verify = profile.verify, max_response = opts.max_response })
   if not body then return nil, request.redact(err, password), code end
   if log then log(("RESPONSE from %s\n%s"):format(profile.url, request.redact(body, password))) end
+  local page = html_title(body, code)
+  if page then
+    return nil, request.redact(("the server answered with an HTML page, not OFX: %s"):format(page), password),
+      "unknown_format"
+  end
   local doc, msg, pcode = ofx.parse(body)
   if not doc then return nil, ("the server's answer is not OFX: %s"):format(request.redact(msg, password)), pcode end
   local s = doc.signon

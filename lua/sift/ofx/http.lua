@@ -10,14 +10,18 @@
 --
 --     local http = require "sift.ofx.http"
 --     local body, err, code = http.post("https://ofx.example.com/ofx", request, { timeout = 30 })
---     -- code: "network", "tls", "http", "insecure", "redirect", "redirects", "too_big"
+--     -- code: "network", "timeout", "tls", "http", "insecure", "redirect", "redirects", "too_big"
 -- @module sift.ofx.http
 
+local http_client = require "http.client"
 local http_request = require "http.request"
 local http_tls = require "http.tls"
 local http_util = require "http.util"
 local openssl_ctx = require "openssl.ssl.context"
 local x509_store = require "openssl.x509.store"
+
+local ETIMEDOUT = require("cqueues.errno").ETIMEDOUT
+local monotime = require("cqueues").monotime
 
 local M = {}
 
@@ -60,7 +64,7 @@ end
 -- why TLS with u failed, in words: the certificate's chain is not trusted
 -- (and how to trust it), or it is for another name. A second connection
 -- that verifies nothing fetches the certificate to tell which.
-local function tls_failure(u, opts, err)
+local function tls_failure(u, opts, err, timeout)
   local cs = require "cqueues.socket"
   local openssl_ssl = require "openssl.ssl"
   local hint = opts.cafile and "" or " (if you trust this server's certificate, name it with --cafile)"
@@ -70,7 +74,7 @@ local function tls_failure(u, opts, err)
     ctx:setVerify(openssl_ctx.VERIFY_NONE)
     local ssl = openssl_ssl.new(ctx)
     if not http_util.is_ip(u.host) then ssl:setHostName(u.host) end
-    assert(sock:starttls(ssl, opts.timeout))
+    assert(sock:starttls(ssl, timeout))
     local cert = ssl:getPeerCertificate()
     sock:close()
     local store = opts.store or x509_store.new():addDefaults()
@@ -102,42 +106,91 @@ local function context(opts)
   return ctx
 end
 
+-- errno's words, without lua-http's or cqueues' name of the call that failed
+local function strerror(err, errno)
+  errno = errno or (math.type(err) == "integer" and err)
+  if errno then return require("cqueues.errno").strerror(errno) end
+  return (tostring(err):gsub("^%a+: ", ""))
+end
+
 -- one POST: status, headers (lower-case names), body; or nil, message,
--- code. A body over max bytes is refused as soon as that is known.
+-- code. opts.deadline (a cqueues.monotime) ends the whole exchange
+-- (connecting, TLS, sending, the whole answer), not each read; each phase's failure is told apart:
+-- cannot connect (nothing sent), TLS, connected but no answer (after the
+-- request went out, or during the handshake), an answer cut (how much of
+-- it came). A body over max bytes is refused as soon as that is known.
 local function exchange(u, url, body, opts, ctx)
-  local req = http_request.new_from_uri(url)
-  req.follow_redirects = false
-  req.version = 1.1
-  if ctx then req.ctx = ctx end
-  req.headers:upsert(":method", "POST")
-  req.headers:upsert("content-type", "application/x-ofx")
-  req.headers:upsert("accept", "*/*, application/x-ofx")
-  req.headers:upsert("user-agent", M.USER_AGENT)
-  req:set_body(body)
-  req.headers:delete("expect")  -- OFX servers know nothing of 100-continue
-  local headers, stream = req:go(opts.timeout)
-  if not headers then
-    local err = tostring(stream)
-    if u.scheme == "https" and (err:find("certificate") or err:find("starttls") or err:find("SSL")) then
-      return nil, tls_failure(u, opts, err), "tls"
-    end
-    return nil, ("cannot connect to %s:%d: %s"):format(u.host, u.port, (err:gsub("^connect: ", ""))), "network"
+  local function left() return math.max(opts.deadline - monotime(), 0) end
+  local where = ("%s:%d"):format(u.host, u.port)
+  local function silent(what)
+    return nil, ("connected to %s, then no answer within %g s (--timeout): %s"):format(where, opts.timeout, what),
+      "timeout"
   end
+  local req = http_request.new_from_uri(url)
+  local headers = req.headers
+  headers:upsert(":method", "POST")
+  headers:upsert("content-type", "application/x-ofx")
+  headers:upsert("accept", "*/*, application/x-ofx")
+  headers:upsert("user-agent", M.USER_AGENT)
+  headers:upsert("content-length", ("%d"):format(#body))
+  -- TCP first, on its own: a refused or unreachable server is "cannot connect", never TLS
+  local sock, err, errno = require("cqueues.auxlib").fileresult(require("cqueues.socket").connect {
+    host = u.host, port = u.port, sendname = false, nodelay = true })
+  if sock then
+    sock:onerror(function(_, _, code) return code end)
+    local ok
+    ok, err, errno = sock:connect(left())
+    if not ok then sock:close() sock = nil end
+  end
+  if not sock then
+    return nil, ("cannot connect to %s: %s (nothing was sent)"):format(where, strerror(err, errno)), "network"
+  end
+  local connection
+  connection, err, errno = http_client.negotiate(sock, { host = u.host, tls = u.scheme == "https", ctx = ctx,
+    version = 1.1 }, left())
+  if not connection then
+    sock:close()
+    if errno == ETIMEDOUT then return silent("the TLS handshake did not finish; nothing was sent") end
+    return nil, tls_failure(u, opts, tostring(err), left()), "tls"
+  end
+  local stream = assert(connection:new_stream())
+  local function fail(e, n, what)
+    stream:shutdown()
+    connection:close()
+    if n == ETIMEDOUT then return silent(what) end
+    return nil, ("from %s: the connection failed %s: %s"):format(where, what, strerror(e, n)), "network"
+  end
+  local ok
+  ok, err, errno = stream:write_headers(headers, false, left())
+  if ok then ok, err, errno = stream:write_body_from_string(body, left()) end
+  if not ok then return fail(err, errno, "while the request was being sent") end
+  local answer
+  repeat  -- (1xx answers come before the real one)
+    answer, err, errno = stream:get_headers(left())
+    if not answer then return fail(err, errno, "the request was sent, and no answer came") end
+  until not answer:get(":status"):match("^1%d%d$")
   local max = opts.max_response or M.MAX_RESPONSE
   local function too_big(n)
     stream:shutdown()
+    connection:close()
     return nil, ("from %s: the response is bigger than %d bytes (%s): refused (--max-response)"):format(u.host,
       max, n), "too_big"
   end
-  local length = tonumber(headers:get("content-length"))
+  local length = tonumber(answer:get("content-length") or nil)
   if length and length > max then return too_big(length) end
   local parts, received = {}, 0
   while true do
-    local chunk, err = stream:get_next_chunk(opts.timeout)
+    local chunk
+    chunk, err, errno = stream:get_next_chunk(left())
     if not chunk then
-      if err then
+      if errno == ETIMEDOUT then
         stream:shutdown()
-        return nil, ("from %s: the response is cut: %s"):format(u.host, tostring(err)), "network"
+        connection:close()
+        return nil, ("from %s: the answer did not finish within %g s (--timeout): cut after %d bytes%s"):format(
+          where, opts.timeout, received, length and (" of " .. length) or ""), "timeout"
+      elseif err then
+        return fail(err, errno, ("after %d bytes of the answer%s"):format(received,
+          length and (" of " .. length) or ""))
       end
       break
     end
@@ -146,9 +199,10 @@ local function exchange(u, url, body, opts, ctx)
     parts[#parts + 1] = chunk
   end
   stream:shutdown()
+  connection:close()
   local plain = {}
-  for name, value in headers:each() do plain[name] = value end
-  return tonumber(headers:get(":status")), plain, table.concat(parts)
+  for name, value in answer:each() do plain[name] = value end
+  return tonumber(answer:get(":status")), plain, table.concat(parts)
 end
 
 -- the same origin: scheme, host and port
@@ -163,17 +217,20 @@ end
 -- and nothing is sent there.
 -- @tparam string url http or https
 -- @tparam string body the request
--- @tparam[opt] table opts `timeout` (seconds, 60), `cafile` (trust this
+-- @tparam[opt] table opts `timeout` (seconds for the whole exchange,
+--   redirects included, not for each read: 60), `cafile` (trust this
 --   certificate or bundle instead of the system's), `verify` (false turns
 --   TLS verification off), `redirects` (5), `max_response` (bytes,
 --   `M.MAX_RESPONSE`)
 -- @return the response body, status and headers; or nil, message, code
---   ("network", "tls", "http", "insecure", "redirect", "redirects",
---   "too_big", "url")
+--   ("network": cannot connect, or the connection failed; "timeout":
+--   connected, then no (whole) answer in time; "tls", "http", "insecure",
+--   "redirect", "redirects", "too_big", "url")
 function M.post(url, body, opts)
   local own = { timeout = 60 }  -- (a copy: the caller's table is left as it was)
   for k, v in pairs(opts or {}) do own[k] = v end
   opts = own
+  opts.deadline = monotime() + opts.timeout  -- (for the whole exchange, redirects included)
   local origin = M.parse_url(url)
   if not origin then return nil, ("not an http or https URL: %s"):format(url), "url" end
   if origin.scheme == "http" and not loopback(origin.host) then
