@@ -6,9 +6,11 @@
 -- them and names the others.
 return {
   jars = { "ant-1.10.13", "commons-io", "dom4j-2.1.1", "maven-shared-utils", "commons-codec", "junit4",
-    "findbugs-3.0.1", "testng", "org.apache.felix.main", "plexus-classworlds" },
+    "testng", "org.apache.felix.main", "plexus-classworlds" },
   -- judged but not compared: sift misses a right one there (StringTemplateGroup.loadTemplate)
-  not_compared = { ["stringtemplate-3.2.1"] = "sift takes a wrapper's constructor not to throw, so misses "
+  not_compared = { ["findbugs-3.0.1"] = "compared once (2026-11-26): FindBugs reports no open-resource finding in "
+    .. "its own jar and takes 150 s of make test's 15 minutes to say so",
+    ["stringtemplate-3.2.1"] = "sift takes a wrapper's constructor not to throw, so misses "
     .. "the FileInputStream left open when new InputStreamReader(in, encoding) throws UnsupportedEncodingException" },
   judged = {
     { jar = "ant-1.10.13", pattern = "OS", class = "org.apache.tools.ant.Main", method = "getAntVersion",
