@@ -191,7 +191,11 @@ function helper.dom(url)
   return helper.wait_for("the page of " .. url .. " past its progress page", function()
     browser:navigate("about:blank")  -- (a new document, also when only the #fragment differs)
     browser:navigate(url)
-    local page = browser:eval("document.documentElement.outerHTML")
+    -- (a progress page reloads itself once the file is open: between two
+    -- documents there is none, and the next round asks again)
+    local ok, page = pcall(browser.eval, browser,
+      "document.documentElement ? document.documentElement.outerHTML : ''")
+    if not ok or page == "" then return false, ok and "no document yet" or page end
     return not page:find('<p id="progress">', 1, true) and page, page
   end)
 end
