@@ -181,13 +181,14 @@ end
 -- with bytes unread is reset by the kernel, and a reset throws away what
 -- the client had not read yet (a 413 or a 431 among them). So the write
 -- side is shut first, and what the client still sends is read and dropped
--- for a moment (at most 2 s and 1 MB).
+-- until it is silent for 2 s (at most 10 s and 1 MB in all: a client on a
+-- busy machine may still be sending the headers it was refused for).
 local function linger(sock)
   sock:flush("n", 1)
   sock:shutdown("w")
-  local deadline, dropped = cqueues.monotime() + 2, 0
+  local deadline, dropped = cqueues.monotime() + 10, 0
   while dropped < 1024 * 1024 do
-    local left = deadline - cqueues.monotime()
+    local left = math.min(2, deadline - cqueues.monotime())
     if left <= 0 then break end
     local chunk = sock:xread(-65536, "b", left)
     if not chunk then break end
