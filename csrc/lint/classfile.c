@@ -312,8 +312,9 @@ sift_Status cf_parse (cf_Class *cls, const unsigned char *p, size_t n, sift_Erro
   cls->access = (uint16_t)u2(&cur);
   cls->this_class = (uint16_t)u2(&cur);
   cls->super_class = (uint16_t)u2(&cur);
-  count = u2(&cur);
-  skip(&cur, count * 2);  /* interfaces */
+  cls->ninterfaces = (uint16_t)u2(&cur);
+  cls->interfaces = cur.pos;
+  skip(&cur, (size_t)cls->ninterfaces * 2);
   if (cur.bad) FAIL("the class header");
   if ((st = read_members(cls, &cur, 0, err)) != SIFT_OK) goto failed;
   if ((st = read_members(cls, &cur, 1, err)) != SIFT_OK) goto failed;
@@ -378,6 +379,10 @@ int cf_utf8 (const cf_Class *c, uint16_t index, cf_Str *out) {
 int cf_class_name (const cf_Class *c, uint16_t index, cf_Str *out) {
   size_t at = entry(c, index, 7, 2);
   return at != 0 && cf_utf8(c, be2(c->p + at), out);
+}
+
+uint16_t cf_interface (const cf_Class *c, size_t k) {
+  return (uint16_t)be2(c->p + c->interfaces + 2 * k);  /* (cf_parse checked the list lies in the file) */
 }
 
 int cf_dynamic (const cf_Class *c, uint16_t index, cf_Str *name, cf_Str *desc) {

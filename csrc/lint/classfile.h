@@ -52,6 +52,8 @@ typedef struct cf_Class {
   const unsigned char *p;
   size_t n;
   uint16_t minor, major, access, this_class, super_class, source;
+  uint16_t ninterfaces;     /* the interfaces' pool indexes: u2 each, at interfaces */
+  size_t interfaces;
   uint32_t *pool;           /* each entry's offset; 0 for the unusable slots */
   size_t pool_count;
   cf_Method *methods;
@@ -66,6 +68,8 @@ void cf_free (cf_Class *c);
 int cf_utf8 (const cf_Class *c, uint16_t index, cf_Str *out);
 /* a Class entry's name (com/foo/Bar, or [Lcom/foo/Bar; for arrays) */
 int cf_class_name (const cf_Class *c, uint16_t index, cf_Str *out);
+/* the k-th interface's pool index (k < c->ninterfaces) */
+uint16_t cf_interface (const cf_Class *c, size_t k);
 /* a Fieldref, Methodref or InterfaceMethodref: owner class, name, descriptor */
 int cf_member (const cf_Class *c, uint16_t index, cf_Str *owner, cf_Str *name, cf_Str *desc);
 /* how many cases the switch at pc has; the k-th one's target into *target when k is one of them */

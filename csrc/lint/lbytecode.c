@@ -106,7 +106,7 @@ static void push_locals (lua_State *L, const cf_Class *c, const cf_Method *m) {
 }
 
 /*
-** core.classfile(bytes) -> {name, super, source, version, access, methods},
+** core.classfile(bytes) -> {name, super, interfaces, source, version, access, methods},
 ** or nil, message, code. Each method: {name, desc, access, code (its
 ** instructions: {pc, op, var, branch, owner, name, desc, class, line}),
 ** tries ({start, stop, handler, type; no type: catches everything}),
@@ -126,6 +126,14 @@ static int core_classfile (lua_State *L) {
   if (cf_class_name(&c, c.this_class, &s)) setstr(L, "name", s);
   if (cf_class_name(&c, c.super_class, &s)) setstr(L, "super", s);
   if (cf_utf8(&c, c.source, &s)) setstr(L, "source", s);
+  lua_createtable(L, c.ninterfaces, 0);
+  for (k = 0; k < c.ninterfaces; k++) {
+    if (cf_class_name(&c, cf_interface(&c, k), &s)) {
+      lua_pushlstring(L, (const char *)s.s, s.n);
+      lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+    }
+  }
+  lua_setfield(L, -2, "interfaces");
   setint(L, "version", c.major);
   setint(L, "access", c.access);
   lua_createtable(L, (int)c.nmethods, 0);

@@ -166,18 +166,71 @@ local function context(rule, by_name)
   local ctx = { rule = rule, types = types, wrappers = wrappers, opens = opens, opens_named = opens_named,
     interesting = interesting, interesting_new = interesting_new, use_types = use_types, param_types = param_types,
     release = rule.release, closers = M.rules_data.CLOSERS, takers = M.rules_data.TAKERS, parts = M.rules_data.PARTS,
-    quiet = M.rules_data.QUIET, open_failures = M.rules_data.OPEN_FAILURES,
-    summaries = {} }
-  function ctx.summary(owner, name, desc)
+    quiet = M.rules_data.QUIET, quiet_classes = M.rules_data.QUIET_CLASSES, open_failures = M.rules_data.OPEN_FAILURES,
+    summaries = {}, quiet_methods = {}, by_name = by_name }
+  -- what `table` holds for a method, found on its class or inherited
+  local function inherited(table, owner, name, desc)
     local cls = owner
     for _ = 1, 32 do
-      local s = ctx.summaries[cls .. "." .. name .. desc]
-      if s then return s end
+      local v = table[cls .. "." .. name .. desc]
+      if v then return v end
       local c = by_name[cls]
       if not (c and c.super) then return nil end
       cls = c.super
     end
     return nil
+  end
+  -- every supertype of a class read (its superclasses and interfaces), memoized
+  local supertypes = {}
+  local function supers(name)
+    if supertypes[name] then return supertypes[name] end
+    local out = {}
+    supertypes[name] = out  -- (a cycle in hostile input ends here)
+    local c = by_name[name]
+    if c then
+      for _, t in ipairs { c.super, table.unpack(c.interfaces or {}) } do
+        out[t] = true
+        for u in pairs(supers(t)) do out[u] = true end
+      end
+    end
+    return out
+  end
+  -- an interface's or abstract method's summary: the one every
+  -- implementation among the classes read has (class hierarchy analysis);
+  -- nil when none is read or when they differ
+  local subtypes = nil  -- (type -> the classes read below it, made on first use)
+  local function implemented(owner, name, desc)
+    if not by_name[owner] then return nil end
+    if not subtypes then
+      subtypes = {}
+      for cname in pairs(by_name) do
+        for t in pairs(supers(cname)) do
+          subtypes[t] = subtypes[t] or {}
+          table.insert(subtypes[t], cname)
+        end
+      end
+    end
+    local found, shape = nil, nil
+    for _, cname in ipairs(subtypes[owner] or {}) do
+      local s = ctx.summaries[cname .. "." .. name .. desc]
+      if s then
+        local this = summaries.shape(s)
+        if shape and this ~= shape then return nil end
+        found, shape = s, this
+      end
+    end
+    return found
+  end
+  ctx.implemented = {}  -- (memo, emptied when the summaries change: sift.lint.summaries)
+  function ctx.summary(owner, name, desc)
+    local s = inherited(ctx.summaries, owner, name, desc)
+    if s then return s end
+    local key = owner .. "." .. name .. desc
+    if ctx.implemented[key] == nil then ctx.implemented[key] = implemented(owner, name, desc) or false end
+    return ctx.implemented[key] or nil
+  end
+  function ctx.is_quiet(owner, name, desc)
+    return desc ~= nil and inherited(ctx.quiet_methods, owner, name, desc) or false
   end
   function ctx.opener(ins, summary)
     if summary and (summary.fresh or summary.kept or next(summary.returns)) then return summary.fresh end

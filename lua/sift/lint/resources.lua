@@ -15,7 +15,11 @@
 -- value or taking one, calls on a resource type, constructors of resources,
 -- and athrow. A call elsewhere (StringBuilder.append, a logger) is taken not
 -- to throw: a leak only an OutOfMemoryError could cause is not reported.
--- A wrapper's constructor (BufferedReader(Reader)) is taken not to throw.
+-- An `assert` (a throw of a new AssertionError) is not an exit either.
+-- Nor do a wrapper's constructor (BufferedReader(Reader)), the methods of
+-- sift.lint.rules' QUIET_CLASSES (PrintStream.println) and the methods of the
+-- classes read that can throw nothing (no athrow, no call that can: a
+-- setter; sift.lint.summaries).
 -- An exception inside a try block goes to its handlers (a typed catch is
 -- taken to catch it, unless it catches only what opening throws, such as
 -- FileNotFoundException, and the call is on an open resource); outside
@@ -36,13 +40,14 @@ local FIELD = 1 << 62   -- a value read from a field: no resource of this method
 local ID_MASK = FIELD - 1
 M.FIELD = FIELD
 
--- the JDK classes whose methods are taken not to throw between open and close
-local QUIET = { ["java/lang/StringBuilder"] = true, ["java/lang/StringBuffer"] = true, ["java/lang/String"] = true,
-  ["java/lang/Object"] = true, ["java/lang/Integer"] = true, ["java/lang/Long"] = true, ["java/lang/Boolean"] = true,
-  ["java/lang/Math"] = true, ["java/util/Objects"] = true, ["java/util/Hashtable"] = true, ["java/util/HashMap"] = true,
-  ["java/util/Map"] = true, ["java/util/List"] = true, ["java/util/ArrayList"] = true, ["java/util/Vector"] = true,
-  ["java/util/Set"] = true, ["java/util/HashSet"] = true, ["java/util/Collection"] = true,
-  ["java/util/LinkedList"] = true, ["java/util/TreeMap"] = true, ["java/util/Stack"] = true }
+--- Whether instruction i of code throws the AssertionError it has just
+-- made (`assert`, `throw new AssertionError(...)`: what the code says
+-- cannot happen; not an exit that leaks).
+function M.asserts(code, i)
+  local prev = code[i - 1]
+  return (code[i].op == "athrow" or code[i].op == "throw") and prev ~= nil
+    and prev.owner == "java/lang/AssertionError" and prev.name == "<init>"
+end
 
 local function copy(s)
   local l, st, sk = {}, {}, {}
@@ -140,16 +145,27 @@ function M.analyse(m, ctx)
     end
     return out
   end
+  -- whether id's wrapper chain holds a parameter (the caller's: a factory wrapping it opens nothing)
+  local function holds_param(id)
+    for _, k in ipairs(group(id)) do
+      if ids[k].kind == "param" then return true end
+    end
+    return false
+  end
   local closing = false  -- whether the instruction being applied closed something
-  -- what happens to every open value of mask: "close" or "pass" (passed on)
+  -- what happens to every open value of mask: "close", "pass" (passed on),
+  -- or "partly" (closed on some paths of a callee, still open on others)
   local function settle(s, mask, how, not_on_exception)
     if how == "close" and mask & ID_MASK ~= 0 and not not_on_exception then closing = true end
     for id in bits(mask) do
       for _, k in ipairs(group(id)) do
         local v = s.st[k] or 0
-        if v & OPEN ~= 0 then s.st[k] = (v & ~OPEN) | (how == "close" and CLOSED or GONE) end
+        if v & OPEN ~= 0 then
+          if how == "partly" then s.st[k] = v | CLOSED
+          else s.st[k] = (v & ~OPEN) | (how == "close" and CLOSED or GONE) end
+        end
         if facts then
-          if how == "close" then facts.closed[k] = true else facts.gone[k] = true end
+          if how == "pass" then facts.gone[k] = true else facts.closed[k] = true end
         end
       end
     end
@@ -190,7 +206,8 @@ function M.analyse(m, ctx)
       if argmask ~= 0 then  -- an object of another class keeps what it is given
         if summary then
           for k, a in ipairs(args) do
-            if a ~= 0 and summary.closes[k] then settle(s, a, "close", not summary.always[k])
+            if a ~= 0 and summary.closes[k] then
+              settle(s, a, summary.partly[k] and "partly" or "close", not summary.always[k])
             elseif a ~= 0 and summary.stores[k] then settle(s, a, "pass") end
           end
         else
@@ -221,7 +238,7 @@ function M.analyse(m, ctx)
       if a ~= 0 then
         if summary then
           if summary.closes[k] then  -- (a helper that closes on its normal path only has not, when it throws)
-            settle(s, a, "close", not summary.always[k])
+            settle(s, a, summary.partly[k] and "partly" or "close", not summary.always[k])
             if facts then facts.released_at[i] = (facts.released_at[i] or 0) | a end
           elseif summary.stores[k] then settle(s, a, "pass") end
           if summary.returns[k] then result = result | a end
@@ -249,20 +266,22 @@ function M.analyse(m, ctx)
   end
 
   -- does instruction i throw (for the resource model: see the header)
-  local function throws(ins, s)
+  local function throws(i, ins, s)
     local op = ins.op
-    if op == "athrow" or op == "throw" then return true end
+    if op == "athrow" or op == "throw" then return not M.asserts(code, i) end
     if not (ins.owner and op:sub(1, 6) == "invoke") then return false end
     if ins.name == "<init>" and (ctx.wrappers[ins.owner] or not (ctx.opens[ins.owner] or ctx.opens_named[ins.owner])) then
       return false
     end
-    if ctx.closers[ins.owner .. "." .. ins.name] or ctx.quiet[ins.owner .. "." .. ins.name] then return false end
+    if ctx.closers[ins.owner .. "." .. ins.name] or ctx.quiet[ins.owner .. "." .. ins.name]
+        or ctx.quiet_classes[ins.owner] or ctx.is_quiet(ins.owner, ins.name, ins.desc) then
+      return false
+    end
     local summary = ins.desc and ctx.summary(ins.owner, ins.name, ins.desc)
     if summary and next(summary.returns) then return false end  -- (a factory of wrappers: as a wrapper's constructor)
     if summary and next(summary.always) then return false end  -- (a closing helper: as a known closer, quiet)
     if ins.desc and bytecode.desc(ins.desc).ret_class == ins.owner then return false end  -- (fluent: derives a value)
     if ctx.use_types[ins.owner] or ctx.opens[ins.owner] then return true end
-    if QUIET[ins.owner] then return false end
     if dex then return (s.locals[ins.var or -1] or 0) & ID_MASK ~= 0 end
     -- a call taking a followed value: its arguments are the top of the stack
     local cd = bytecode.desc(ins.desc)
@@ -347,7 +366,9 @@ function M.analyse(m, ctx)
       if v ~= 0 then
         if facts then
           for id in bits(v) do
-            if ids[id].kind == "open" and (s.st[id] or 0) & OPEN ~= 0 then facts.returns_fresh = true end
+            if ids[id].kind == "open" and (s.st[id] or 0) & OPEN ~= 0 and not holds_param(id) then
+              facts.returns_fresh = true
+            end
           end
         end
         settle(s, v, "pass")
@@ -415,7 +436,9 @@ function M.analyse(m, ctx)
       if op == "return-object" and facts then
         facts.returned = facts.returned | v
         for id in bits(v) do
-          if ids[id].kind == "open" and (s.st[id] or 0) & OPEN ~= 0 then facts.returns_fresh = true end
+          if ids[id].kind == "open" and (s.st[id] or 0) & OPEN ~= 0 and not holds_param(id) then
+            facts.returns_fresh = true
+          end
         end
       end
       if v ~= 0 then settle(s, v, "pass") end
@@ -458,7 +481,7 @@ function M.analyse(m, ctx)
         if budget < 0 then return false end
       end
       local ins, s = code[i], copy(states[i])
-      local throwing = throws(ins, s)
+      local throwing = throws(i, ins, s)
       local before = throwing and copy(s) or nil
       closing = false
       local tested, null_edge = step(i, ins, s)

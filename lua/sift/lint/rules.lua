@@ -91,6 +91,27 @@ M.QUIET = {
   ["java/util/jar/JarFile.entries"] = true, ["java/util/jar/JarFile.getEntry"] = true,
   ["java/util/jar/JarFile.getJarEntry"] = true,
 }
+-- (a stream's intermediate operations read nothing yet: only a terminal
+-- one, forEach or collect, reads, and may throw UncheckedIOException)
+for _, owner in ipairs { "java/util/stream/Stream", "java/util/stream/BaseStream" } do
+  for _, op in ipairs { "filter", "map", "mapToInt", "mapToLong", "mapToObj", "flatMap", "distinct", "sorted", "peek",
+      "limit", "skip", "iterator", "spliterator", "onClose", "parallel", "sequential", "unordered", "boxed" } do
+    M.QUIET[owner .. "." .. op] = true
+  end
+end
+
+--- Classes none of whose methods throws a checked exception (collections,
+-- strings; PrintStream and PrintWriter, which keep an I/O error for
+-- checkError; InputSource's setters): a call on one is taken not to throw.
+M.QUIET_CLASSES = {
+  ["java/lang/StringBuilder"] = true, ["java/lang/StringBuffer"] = true, ["java/lang/String"] = true,
+  ["java/lang/Object"] = true, ["java/lang/Integer"] = true, ["java/lang/Long"] = true, ["java/lang/Boolean"] = true,
+  ["java/lang/Math"] = true, ["java/util/Objects"] = true, ["java/util/Hashtable"] = true, ["java/util/HashMap"] = true,
+  ["java/util/Map"] = true, ["java/util/List"] = true, ["java/util/ArrayList"] = true, ["java/util/Vector"] = true,
+  ["java/util/Set"] = true, ["java/util/HashSet"] = true, ["java/util/Collection"] = true,
+  ["java/util/LinkedList"] = true, ["java/util/TreeMap"] = true, ["java/util/Stack"] = true,
+  ["java/io/PrintStream"] = true, ["java/io/PrintWriter"] = true, ["org/xml/sax/InputSource"] = true,
+}
 
 --- Exceptions only opening a resource throws: a catch of one of them does
 -- not catch what a call on an open resource throws (a read error).

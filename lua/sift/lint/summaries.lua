@@ -1,7 +1,8 @@
 --- Summaries across methods: for each method of the classes read (those
 -- reported on and those only read for this, `--classpath`), what it does
 -- with each parameter that is a resource (closes it on some path, and
--- whether also when an exception leaves the method: `always`; passes it
+-- whether also when an exception leaves the method: `always`; whether it
+-- also returns with it open on some path: `partly`; passes it
 -- on: stores it or hands it to a keeper; returns it), whether it
 -- returns a resource it opened (a factory: its caller owns the result) and
 -- whether it returns one read from a field (an accessor: it opens nothing).
@@ -13,15 +14,63 @@ local resources = require "sift.lint.resources"
 
 local M = {}
 
+--- A summary as a string: two summaries say the same when their shapes are equal.
+function M.shape(s)
+  local parts = { tostring(s.fresh), tostring(s.kept) }
+  for _, k in ipairs { "closes", "always", "partly", "stores", "returns" } do
+    local ps = {}
+    for p in pairs(s[k]) do ps[#ps + 1] = p end
+    table.sort(ps)
+    parts[#parts + 1] = k .. "=" .. table.concat(ps, ",")
+  end
+  return table.concat(parts, " ")
+end
+
 local function same(a, b)
   if (a == nil) ~= (b == nil) then return false end
-  if not a then return true end
-  if a.fresh ~= b.fresh or a.kept ~= b.kept then return false end
-  for _, k in ipairs { "closes", "always", "stores", "returns" } do
-    for p, v in pairs(a[k]) do if b[k][p] ~= v then return false end end
-    for p, v in pairs(b[k]) do if a[k][p] ~= v then return false end end
+  return a == nil or M.shape(a) == M.shape(b)
+end
+
+-- whether a call can throw nothing, by what is known of the callee
+local function quiet_call(ins, ctx)
+  if ins.op == "invokedynamic" then return true end  -- (a lambda made, a string joined)
+  local key = ins.owner .. "." .. ins.name
+  if ctx.quiet[key] or ctx.quiet_classes[ins.owner] or ctx.is_quiet(ins.owner, ins.name, ins.desc) then return true end
+  -- (a wrapper, an Object, an exception: their constructors throw nothing)
+  return ins.name == "<init>" and (ctx.wrappers[ins.owner] or ins.owner == "java/lang/Object"
+    or ins.owner:find("Exception$") ~= nil or ins.owner:find("Error$") ~= nil)
+end
+
+--- The methods of classes that can throw nothing (no athrow, and only
+-- calls that cannot either: a setter, a getter, a wrapper's constructor),
+-- found in rounds: ctx.quiet_methods["owner.name+desc"] = true. Exceptions
+-- the JVM raises itself (a null dereference) are left out, as everywhere
+-- in the resource model.
+function M.quiet(classes, ctx)
+  local quiet = {}
+  ctx.quiet_methods = quiet
+  for _ = 1, 8 do
+    local changed = false
+    for _, cls in ipairs(classes) do
+      for _, m in ipairs(cls.methods) do
+        local key = cls.name .. "." .. m.name .. m.desc
+        if m.code and not quiet[key] then
+          local ok = true
+          for i, ins in ipairs(m.code) do
+            local op = ins.op
+            if ((op == "athrow" or op == "throw") and not resources.asserts(m.code, i))
+                or (op:sub(1, 6) == "invoke" and ins.owner and not quiet_call(ins, ctx)) then
+              ok = false
+              break
+            end
+          end
+          if ok then quiet[key] = true; changed = true end
+        end
+      end
+    end
+    if not changed then break end
   end
-  return true
+  return quiet
 end
 
 --- The summaries ("owner.name+desc" -> {closes, always, stores, returns:
@@ -29,6 +78,7 @@ end
 -- ctx (sift.lint's); ctx.summaries is filled in as they are found.
 function M.compute(classes, ctx)
   ctx.summaries = {}
+  M.quiet(classes, ctx)
   for _ = 1, 4 do
     local next_round, changed = {}, false
     for _, cls in ipairs(classes) do
@@ -36,7 +86,7 @@ function M.compute(classes, ctx)
       for _, m in ipairs(cls.methods) do
         local r = m.code and resources.analyse(m, ctx)
         if r then
-          local s = { closes = {}, always = {}, stores = {}, returns = {}, fresh = r.facts.returns_fresh or false,
+          local s = { closes = {}, always = {}, partly = {}, stores = {}, returns = {}, fresh = r.facts.returns_fresh or false,
             kept = r.facts.returned & resources.FIELD ~= 0 }
           for id, v in ipairs(r.ids) do
             if v.kind == "param" then
@@ -49,6 +99,7 @@ function M.compute(classes, ctx)
               elseif r.facts.closed[id] then
                 s.closes[v.param] = true
                 s.always[v.param] = not r.facts.exc_open[id] or nil
+                s.partly[v.param] = r.facts.normal_open[id] and true or nil
               elseif r.facts.gone[id] then s.stores[v.param] = true end
             end
           end
@@ -59,6 +110,7 @@ function M.compute(classes, ctx)
       end
     end
     ctx.summaries = next_round
+    ctx.implemented = {}
     if not changed then break end
   end
   return ctx.summaries
