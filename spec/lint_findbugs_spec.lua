@@ -48,14 +48,17 @@ local function findbugs(jars, boot)
   return helper.read(cached)
 end
 
--- its open-resource findings: {pattern, class, method}; a constructor is "new pkg.Class(...)"
+-- its open-resource findings: {pattern, class, method}; a constructor is
+-- "new pkg.Class(...)", a static initializer "pkg.Class.<static initializer for Class>()"
 local function open_resource(text)
   local out = {}
-  for abbrev, where in text:gmatch("\n%u %u (%u+): (%S+ ?%S*)") do
+  for abbrev, where in text:gmatch("\n%u %u (%u+): ([^\n]+)") do
     if abbrev == "OS" or abbrev == "OBL" or abbrev == "ODR" then
       local ctor = where:match("^new ([%w.$_]+)%(")
+      local clinit = where:match("^([%w.$_]+)%.<static initializer for ")
       local class, method = where:match("^([%w.$_]+)%.([%w$_<>]+)%(")
       if ctor then class, method = ctor, "<init>" end
+      if clinit then class, method = clinit, "<clinit>" end
       out[#out + 1] = { abbrev, class, method }
     end
   end

@@ -184,6 +184,7 @@ end
 -- until it is silent for 2 s (at most 10 s and 1 MB in all: a client on a
 -- busy machine may still be sending the headers it was refused for).
 local function linger(sock)
+  sock:clearerr()  -- (a cqueues socket keeps a failed read's error, and would give it again at once)
   sock:flush("n", 1)
   sock:shutdown("w")
   local deadline, dropped = cqueues.monotime() + 10, 0
