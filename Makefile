@@ -48,7 +48,7 @@ FUZZ_TIME ?= 60
 SPEC_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;"
 RUN_ENV  = $(SPEC_ENV) LUA_CPATH="build/?.so;;" SIFT_CPATH="build/?.so"
 
-.PHONY: all build deps test check-warnings lint-lua check-browser spec spec-asan fuzz fuzz-smoke \
+.PHONY: all build deps test sanitized check-warnings lint-lua check-browser spec spec-asan fuzz fuzz-smoke \
         demo bench install uninstall rock clean help
 
 all: build/sift/core.so
@@ -75,14 +75,18 @@ deps:
 	fi
 
 # the full suite: zero warnings, luacheck, specs, specs again under ASan/UBSan, fuzz
-# smoke (the three builds side by side; the peers' cached outputs in build/
-# are made once, under a lock: helper.once)
+# smoke. The three builds run side by side, then two lanes: the specs, and
+# beside them the fuzzers and then the specs under ASan (the peers' cached
+# outputs in build/ are made once, under a lock: helper.once)
 test: deps
 	@$(MAKE) --no-print-directory -j2 check-warnings build/sift/core.so build/asan/sift/core.so
 	@$(MAKE) --no-print-directory lint-lua
-	@$(MAKE) --no-print-directory spec
-	@$(MAKE) --no-print-directory spec-asan
+	@$(MAKE) --no-print-directory -j2 spec sanitized
+
+# make test's second lane
+sanitized:
 	@$(MAKE) --no-print-directory fuzz-smoke
+	@$(MAKE) --no-print-directory spec-asan
 
 # luacheck over the Lua sources, the CLI and the specs (.luacheckrc): no warnings
 lint-lua:
@@ -110,19 +114,26 @@ spec-asan: build/asan/sift/core.so
 	  $(BUSTED) --ignore-lua --cpath="build/asan/?.so" --exclude-tags=rock,heavy spec \
 	  > build/spec-asan.log 2>&1; s=$$?; $(call SUMMARY,asan) build/spec-asan.log; exit $$s
 
-build/fuzz/%: fuzz/fuzz_%.c $(FUZZ_SRC) $(CORE_HDR)
+# every C source is compiled once for the fuzzers (with Lua's headers: the
+# fuzzers of sift's Lua modules link the bindings too), then each fuzzer is
+# its harness linked with the objects it needs
+FUZZ_FLAGS = -g -O1 -Icsrc -fno-sanitize-recover=all
+FUZZ_OBJ   = $(patsubst csrc/%.c,build/fuzz/obj/%.o,$(FUZZ_SRC))
+build/fuzz/obj/%.o: csrc/%.c $(CORE_HDR)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -g -O1 -Icsrc -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=all -o $@ $< $(FUZZ_SRC) $(LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -I$(LUA_INCDIR) -c -o $@ $<
+
+build/fuzz/%: fuzz/fuzz_%.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJ) $(LIBS)
 
 # the fuzzers that run sift's Lua modules (the OFX grammar; the heap graph
 # through sift.hprof and sift.leaks) on an embedded Lua, fuzz/lua_check.h:
 # they take every C source and link Lua itself (LPeg is loaded as installed)
 LUA_FUZZERS = ofx_grammar heap_graph
-$(addprefix build/fuzz/,$(LUA_FUZZERS)): build/fuzz/%: fuzz/fuzz_%.c fuzz/lua_check.h $(CORE_SRC) $(CORE_HDR)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) -g -O1 -Icsrc -I$(LUA_INCDIR) -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=all -Wl,-E -o $@ $< $(CORE_SRC) -llua5.4 $(LIBS) -lm -ldl
+LUA_FUZZ_OBJ = $(patsubst csrc/%.c,build/fuzz/obj/%.o,$(CORE_SRC))
+$(addprefix build/fuzz/,$(LUA_FUZZERS)): build/fuzz/%: fuzz/fuzz_%.c fuzz/lua_check.h $(LUA_FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -I$(LUA_INCDIR) -fsanitize=fuzzer,address,undefined \
+	  -Wl,-E -o $@ $< $(LUA_FUZZ_OBJ) -llua5.4 $(LIBS) -lm -ldl
 
 # seeds: the first bytes of every fixture (generated, never committed)
 build/fuzz/seeds: fuzz/seeds.sh
