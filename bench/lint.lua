@@ -1,7 +1,8 @@
 -- sift lint beside FindBugs, for `make bench` (bench/run.lua): classes per
 -- second of `sift lint --rules closeable` and of FindBugs 3.1 (`-textui
--- -effort:max -low`, its whole analysis: it has no way to run only its
--- open-resource detectors) on the same jars of the lint corpus
+-- -effort:max -low`: its whole analysis, and its two open-resource
+-- detectors alone, `-visitors FindOpenStream,FindUnsatisfiedObligation`,
+-- the fairer peer of one rule) on the same jars of the lint corpus
 -- (spec/lint/corpus.lua), in the same run. FindBugs needs JDK 8's class
 -- signatures on its aux classpath: made from the JDK's ct.sym (release 8)
 -- into build/findbugs/jdk8-ct.jar, once. BENCH_LINT_JARS=name,name picks
@@ -31,7 +32,8 @@ local _, out = common.sh(LUA .. " bin/sift lint --rules closeable " .. table.con
 local classes = tonumber(out:match("in (%d+) class")) or 0
 
 local sift_s = common.best(LUA .. " bin/sift lint --rules closeable " .. table.concat(paths, " "), RUNS, true)
-print(("sift lint   %5d classes in %d jars  %8.2f s  %8.0f classes/s"):format(classes, #jars, sift_s, classes / sift_s))
+print(("%-36s %5d classes in %d jars  %8.2f s  %8.0f classes/s"):format("sift lint", classes, #jars, sift_s,
+  classes / sift_s))
 
 local ct = "/usr/lib/jvm/java-17-openjdk-amd64/lib/ct.sym"
 local boot = "build/findbugs/jdk8-ct.jar"
@@ -42,7 +44,12 @@ if not common.exists(boot) then
   local ok, why = common.sh(("mkdir -p build/findbugs && python3 spec/lint/ct8.py %s %s"):format(q(ct), q(boot)))
   if not ok then return print("could not make JDK 8's classes from ct.sym: " .. why) end
 end
-local fb_s = common.best(("env -u LD_PRELOAD findbugs -textui -effort:max -low -auxclasspath %s %s"):format(boot,
-  table.concat(paths, " ")), 1, true)
-print(("FindBugs    %5d classes in %d jars  %8.2f s  %8.0f classes/s   FindBugs/sift %.1fx"):format(classes, #jars,
-  fb_s, classes / fb_s, fb_s / sift_s))
+for _, run in ipairs {
+  { "FindBugs (all detectors)", "" },
+  { "FindBugs (open-resource detectors)", "-visitors FindOpenStream,FindUnsatisfiedObligation " },
+} do
+  local fb_s = common.best(("env -u LD_PRELOAD findbugs -textui -effort:max -low %s-auxclasspath %s %s"):format(run[2],
+    boot, table.concat(paths, " ")), 1, true)
+  print(("%-36s %5d classes in %d jars  %8.2f s  %8.0f classes/s   FindBugs/sift %.1fx"):format(run[1], classes,
+    #jars, fb_s, classes / fb_s, fb_s / sift_s))
+end

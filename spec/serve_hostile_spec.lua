@@ -336,9 +336,9 @@ describe("sift serve's files", function()
       if case.group then args[#args + 1] = "--group" args[#args + 1] = case.group end
       local parent = helper.tmpdir()
       local data = parent .. "/deep/data"
-      local u, p, out = helper.serve(args, data)
+      local u, p, server_dir = helper.serve(args, data)
       finally(function() stop(p) end)
-      assert.truthy(u, "sift serve stopped: " .. helper.read(out .. "/out"))
+      assert.truthy(u, "sift serve stopped: " .. helper.read(server_dir .. "/out"))
       local n = tonumber(u:match(":(%d+)/$"))
       local whole = helper.read(jvm)
       local status, text = exchange(n, head("POST", "/ingest?app=a&version=1&device=d", "127.0.0.1",
