@@ -88,9 +88,9 @@ sanitized:
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@$(MAKE) --no-print-directory spec-asan
 
-# luacheck over the Lua sources, the CLI and the specs (.luacheckrc): no warnings
+# luacheck over the Lua sources, the CLI, the specs, the benches and the examples (.luacheckrc): no warnings
 lint-lua:
-	luacheck --quiet --no-color lua bin/sift spec
+	luacheck --quiet --no-color lua bin/sift spec bench examples
 
 check-warnings:
 	@mkdir -p build
@@ -198,7 +198,7 @@ help:
 	@echo "make            build build/sift/core.so"
 	@echo "make deps       install missing Debian packages (apt-get)"
 	@echo "make test       zero-warning build, luacheck, specs, specs under ASan/UBSan, fuzz smoke"
-	@echo "make lint-lua   luacheck over lua/, bin/sift and spec/ (.luacheckrc)"
+	@echo "make lint-lua   luacheck over lua/, bin/sift, spec/, bench/ and examples/ (.luacheckrc)"
 	@echo "make demo       run sift on the shared fixtures (or generated files)"
 	@echo "make bench      timings and throughput"
 	@echo "make fuzz       run every fuzz harness for FUZZ_TIME seconds (default 60)"

@@ -41,9 +41,9 @@ local function queue(backend, run)
   local opts = {}
   if backend == "redis+postgres" then
     if not engines then
-      local why
-      engines, why = require("spec.engines").start()
-      if not engines then return nil, why end
+      local failed
+      engines, failed = require("spec.engines").start()
+      if not engines then return nil, failed end
     end
     opts.redis, opts.postgres = engines.fresh()
     assert(fleet.open(nil, { redis = opts.redis, postgres = opts.postgres, migrating = true })):migrate()
@@ -62,9 +62,9 @@ for _, backend in ipairs { "sqlite", "redis+postgres" } do
   local rates = {}
   for _, workers in ipairs { 1, 2 } do
     run = run + 1
-    local opts, why = queue(backend, run)
+    local opts, failed = queue(backend, run)
     if not opts then
-      print(("%-16s (%s)"):format(backend, why))
+      print(("%-16s (%s)"):format(backend, failed))
       break
     end
     local args = opts.redis and ("--redis %s --postgres %s"):format(opts.redis, opts.postgres)

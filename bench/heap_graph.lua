@@ -36,7 +36,8 @@ for _, r in ipairs(top) do
 end
 local found = 0
 for _, p in ipairs(paths) do if p then found = found + 1 end end
-print(("objects=%d edges=%d index_ms=%d bfs_ms=%d graph_ms=%d dominators_ms=%d reachable=%d paths=%d top_retained=%d top_instance=%d peak_kb=%d")
+print(("objects=%d edges=%d index_ms=%d bfs_ms=%d graph_ms=%d dominators_ms=%d reachable=%d paths=%d "
+  .. "top_retained=%d top_instance=%d peak_kb=%d")
   :format(info.objects, heap.index:graph_info().edges, (t1 - t0) * 1000 // 1, (t3 - t2) * 1000 // 1,
     (t3b - t3) * 1000 // 1, (t4 - t3b) * 1000 // 1,
     summary.reachable, found, top[1].retained, top_instance, peak_kb()))

@@ -101,13 +101,13 @@ if exists(first) and exists("/usr/bin/time") then
     "top -n 20 --model jvm",
     "dominators --depth 3 --model jvm",
   } do
-    local t, out = best(("/usr/bin/time -f peak_kb=%%M lua5.4 bin/sift %s -q %s > /dev/null"):format(cmd, first), 1)
-    local kb = out and tonumber(out:match("peak_kb=(%d+)"))
+    local t, timed = best(("/usr/bin/time -f peak_kb=%%M lua5.4 bin/sift %s -q %s > /dev/null"):format(cmd, first), 1)
+    local kb = timed and tonumber(timed:match("peak_kb=(%d+)"))
     if t and kb and objects then
       local own = kb * 1024 - size
       print(("%-58s %8.0fms %8.0fMB %12.1f"):format("sift " .. cmd, t * 1e3, kb / 1024, own / objects))
     else
-      print(("%-58s failed: %s"):format("sift " .. cmd, tostring(out):sub(1, 200)))
+      print(("%-58s failed: %s"):format("sift " .. cmd, tostring(timed):sub(1, 200)))
     end
   end
   print(("(%d objects; B/object = (peak RSS - the dump's %d MB, which is mapped) / objects)"):format(

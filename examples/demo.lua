@@ -26,7 +26,7 @@ if probe then
     local family = rel:match("^(%a+)/")
     if family == "hprof" or family == "bmd" or family == "trace" or family == "ofx" then
       total = total + 1
-      local info, err, code = sift.detect(path, { bytes = false })
+      local info, _, code = sift.detect(path, { bytes = false })
       if info then
         local key = info.format .. (info.compressed and " (" .. info.compressed .. ")" or "")
         by_format[key] = by_format[key] or {}
@@ -310,12 +310,12 @@ end
 
 -- the reports after the leak trace: waste, threads, loaders, growth, root kinds through BMD
 section("heap reports: waste, threads, class loaders, growth across dumps, root kinds through BMD")
-local leaky = fixtures .. "/hprof/generated-jdk17/leaky_jdk17_all.hprof"
-if io.open(leaky) then
-  sh("bin/sift waste -q --top 2 " .. leaky .. " | head -14")
-  sh("bin/sift threads -q " .. leaky .. " | head -6")
-  sh("bin/sift loaders -q " .. leaky .. " | head -6")
-  sh("bin/sift crunch -q " .. leaky .. " build/demo/leaky.bmd | grep roots")
+local leaky_all = fixtures .. "/hprof/generated-jdk17/leaky_jdk17_all.hprof"
+if io.open(leaky_all) then
+  sh("bin/sift waste -q --top 2 " .. leaky_all .. " | head -14")
+  sh("bin/sift threads -q " .. leaky_all .. " | head -6")
+  sh("bin/sift loaders -q " .. leaky_all .. " | head -6")
+  sh("bin/sift crunch -q " .. leaky_all .. " build/demo/leaky.bmd | grep roots")
   sh("bin/sift path -q build/demo/leaky.bmd --class java.lang.Thread --limit 1 | head -3")
 end
 local series = require("spec.helper").jvm_series("GrowthSample", "leak", 3)

@@ -18,11 +18,9 @@ for _, d in ipairs(waste.duplicate_arrays(heap, { top = 1 })) do
   print(("duplicate %s[%d]: %d copies, %d bytes wasted"):format(d.class:sub(1, -3), d.length, d.count, d.wasted))
 end
 print("(wasted: " .. waste.RULES.duplicate_strings .. ")")
-for _, c in ipairs(waste.collections(heap)) do
-  local w = c.worst[1]
-  if w then print(("%s: %d instances, worst holds %d of %d"):format(c.class, c.count, w.size, w.capacity)) end
-  break
-end
+local fullest = waste.collections(heap)[1]
+local w = fullest and fullest.worst[1]
+if w then print(("%s: %d instances, worst holds %d of %d"):format(fullest.class, fullest.count, w.size, w.capacity)) end
 
 local top
 for _, t in ipairs(census.threads(heap)) do
