@@ -165,9 +165,14 @@ demo: deps build/sift/core.so
 	@$(RUN_ENV) $(LUA) examples/demo.lua
 
 # the peers: VisualVM's heap library (Debian visualvm) for heap indexing
-bench: deps build/sift/core.so
+bench: deps build/sift/core.so build/bench/hprof_walk
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="visualvm file python3-ofxparse ofx time"
 	@$(RUN_ENV) $(LUA) bench/run.lua
+
+# the floor under the heap index and graph (bench/hprof.lua): a bare C walk of a dump's records
+build/bench/hprof_walk: bench/hprof_walk.c
+	@mkdir -p $(@D)
+	$(CC) -std=c99 -D_DEFAULT_SOURCE -O2 -Wall -Wextra -o $@ $<
 
 # the Lua modules, as paths under lua/ (sift/*.lua, sift/ofx/*.lua...)
 LUA_MODULES = $(patsubst lua/%,%,$(wildcard lua/sift/*.lua lua/sift/*/*.lua))

@@ -15,6 +15,14 @@ print("\n== heap dump indexing (sift.open + counts vs VisualVM HeapFactory.creat
 local common = dofile("bench/common.lua")
 local sh, exists, best = common.sh, common.exists, common.best
 
+-- the floor: a bare C walk of the same records (bench/hprof_walk.c), whole process
+local WALK = "build/bench/hprof_walk"
+local function walk(path)
+  if not exists(WALK) then return nil end
+  local t, res = best(WALK .. " " .. path, RUNS)
+  return t, res
+end
+
 local function fields(out)
   local t = {}
   for k, v in out:gmatch("([%w_]+)=(%d+)") do t[k] = tonumber(v) end
@@ -75,6 +83,12 @@ for _, mb in ipairs(SIZES) do
       s.object_bytes, s.index_bytes / s.objects, s.peak_kb / 1024,
       vt and ("%.0fms"):format(vt * 1e3) or "-", v.peak_kb and ("%.0fMB"):format(v.peak_kb / 1024) or "-",
       vt and ("%.1fx"):format(vt / t) or "-"))
+    local wt, wres = walk(path)
+    if wt then
+      local w = fields(wres)
+      print(("          floor: a bare C walk of the records (bench/hprof_walk.c) %.0f ms, %d objects, %d references;"
+        .. " sift's index %.1fx the walk"):format(wt * 1e3, w.objects or -1, w.refs or -1, t / wt))
+    end
     if vt then
       local agree = v.instances == s.instances and v.classes == s.classes
       print(("          counts: sift %d instances, %d classes, %d roots; VisualVM %d, %d, %d%s"):format(
@@ -190,6 +204,11 @@ if exists(big) then
       .. "dominators + retained %d ms;"):format(s.objects, s.edges, s.index_ms, s.bfs_ms, s.graph_ms, s.dominators_ms))
     print(("      whole process %.0f ms, peak memory %.0f MB besides the mapped file = %.1f bytes per object")
       :format(t * 1e3, own / 2^20, own / s.objects))
+    local wt = walk(big)
+    if wt then
+      print(("      index + references %d ms = %.1fx the bare C walk of the records (%.0f ms, the floor)"):format(
+        s.index_ms + s.graph_ms, (s.index_ms + s.graph_ms) / 1e3 / wt, wt * 1e3))
+    end
     if have_visualvm then
       local vt, vres = best(("rm -rf %s.hwcache; java -Xmx12g -cp %s:%s VisualVMRetained %s"):format(
         big, JAR, CLASSES, big), 1)

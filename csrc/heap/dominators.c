@@ -24,43 +24,55 @@
 ** offsets, succ): shark and jvm, the strong graph (HG_NEVER left out) with
 ** what the JVM keeps alive without a field; visualvm (vv given), every
 ** field, element, static and class loader, referents too, and the class
-** references its walk added. Progress runs from base by n >> shift per pass.
+** references its walk added. Each object's references are decoded once,
+** into succ grown as it fills (by half again: a copy costs less than a
+** second decoding of every record), then cut to size. Progress runs from
+** base by n >> shift.
 */
 static sift_Status build_csr (const hg_Graph *g, const hg_VisualVM *vv,
                               uint32_t **pfirst, uint32_t **psucc, uint64_t *pedges,
                               sift_Progress *pr, uint64_t base, int shift) {
-  uint64_t n = g->n, i, e = 0;
-  uint32_t *first, *succ;
+  uint64_t n = g->n, i, e = 0, cap = n / 2 + 16;
+  uint32_t *first, *succ, *grown;
   hg_Iter it;
   hg_Ref ref;
+  sift_Status s = SIFT_OK;
   if (!HG_ALLOC(first, n + 1)) return SIFT_ENOMEM;
-  for (i = 0; i < n; i++) {  /* count */
-    first[i] = (uint32_t)e;
-    hg_refs_begin(&it, g, (uint32_t)i, 1);
-    while (vv ? hg_vv_next(&it, &ref) : hg_refs_next(&it, &ref))
-      e += vv != NULL || !(ref.flags & HG_NEVER);
-    if (vv && HG_BIT(vv->class_edge, i)) e++;
-    if (e > UINT32_MAX || !sift_progress(pr, base + (i >> shift))) {
-      sift_big_free(first);
-      return e > UINT32_MAX ? SIFT_ETOOBIG : SIFT_ECANCEL;
-    }
-  }
-  first[n] = (uint32_t)e;
-  if (!HG_ALLOC(succ, e)) {
+  if (!HG_ALLOC(succ, cap)) {
     sift_big_free(first);
     return SIFT_ENOMEM;
   }
-  for (i = 0, e = 0; i < n; i++) {  /* fill */
+  for (i = 0; i < n && s == SIFT_OK; i++) {
+    first[i] = (uint32_t)e;
     hg_refs_begin(&it, g, (uint32_t)i, 1);
-    while (vv ? hg_vv_next(&it, &ref) : hg_refs_next(&it, &ref))
-      if (vv != NULL || !(ref.flags & HG_NEVER)) succ[e++] = ref.target;
-    if (vv && HG_BIT(vv->class_edge, i)) succ[e++] = hg_vv_class_target(g, (uint32_t)i);
-    if (!sift_progress(pr, base + (n >> shift) + (i >> shift))) {
-      sift_big_free(first);
-      sift_big_free(succ);
-      return SIFT_ECANCEL;
+    for (;;) {
+      int more = vv ? hg_vv_next(&it, &ref) : hg_refs_next(&it, &ref);
+      uint32_t target;
+      if (more) {
+        if (vv == NULL && (ref.flags & HG_NEVER)) continue;
+        target = ref.target;
+      }
+      else if (vv && HG_BIT(vv->class_edge, i)) target = hg_vv_class_target(g, (uint32_t)i);
+      else break;
+      if (e == cap) {
+        cap += cap / 2;
+        if (cap > (uint64_t)UINT32_MAX + 1) cap = (uint64_t)UINT32_MAX + 1;
+        if (e == cap) { s = SIFT_ETOOBIG; break; }
+        if ((grown = sift_big_realloc(succ, cap * sizeof *succ)) == NULL) { s = SIFT_ENOMEM; break; }
+        succ = grown;
+      }
+      succ[e++] = target;
+      if (!more) break;
     }
+    if (s == SIFT_OK && !sift_progress(pr, base + (i >> shift))) s = SIFT_ECANCEL;
   }
+  if (s == SIFT_OK && (grown = sift_big_realloc(succ, (e ? e : 1) * sizeof *succ)) != NULL) succ = grown;
+  if (s != SIFT_OK) {
+    sift_big_free(first);
+    sift_big_free(succ);
+    return s;
+  }
+  first[n] = (uint32_t)e;
   *pfirst = first;
   *psucc = succ;
   *pedges = e;
@@ -72,7 +84,7 @@ sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
   uint64_t e;
   sift_Status s;
   if (g->first) return SIFT_OK;
-  if ((s = build_csr(g, NULL, &first, &succ, &e, pr, 0, 1)) != SIFT_OK) return s;
+  if ((s = build_csr(g, NULL, &first, &succ, &e, pr, 0, 0)) != SIFT_OK) return s;
   g->first = first;  /* only once complete */
   g->succ = succ;
   g->edges = e;
@@ -102,7 +114,7 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   memset(&vv, 0, sizeof vv);
   if (vvm) {
     if ((s = hg_vv_reach(g, &vv, pr)) != SIFT_OK) return s;
-    if ((s = build_csr(g, &vv, &first, &succ, &edges, pr, n / 2, 2)) != SIFT_OK) goto out;
+    if ((s = build_csr(g, &vv, &first, &succ, &edges, pr, n / 2, 1)) != SIFT_OK) goto out;
     rootv = vv.roots;
     nrootv = vv.nroots;
   }
@@ -111,7 +123,7 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
       first = g->first; succ = g->succ; edges = g->edges;
       g->first = NULL; g->succ = NULL;
     }
-    else if ((s = build_csr(g, NULL, &first, &succ, &edges, pr, 0, 1)) != SIFT_OK)
+    else if ((s = build_csr(g, NULL, &first, &succ, &edges, pr, 0, 0)) != SIFT_OK)
       return s;
     rootv = g->root_obj;
     nrootv = g->nroots;
