@@ -8,7 +8,9 @@
 ** each instance's references are read at those offsets (its class's, then
 ** its superclasses'), each object array's elements read; the non-null ones
 ** are counted. No index is kept, nothing is checked beyond what stepping
-** needs, errors stop the walk. It prints what it counted.
+** needs (each sub-record within its record, each instance's fields within
+** its data); a record that does not fit stops the walk, said. It prints
+** what it counted.
 **
 ** Usage: hprof_walk FILE
 */
@@ -87,20 +89,33 @@ static unsigned type_size (unsigned t) {
   }
 }
 
-/* the class dump at q (after its tag); its end */
-static const unsigned char *class_dump (const unsigned char *q) {
+#define FITS(q, k, lim) ((size_t)((lim) - (q)) >= (size_t)(k))
+
+/* the class dump at q (after its tag) within lim; its end, NULL if cut */
+static const unsigned char *class_dump (const unsigned char *q, const unsigned char *lim) {
   Class c;
   unsigned n, k, t, off = 0;
   memset(&c, 0, sizeof c);
+  if (!FITS(q, 7 * idsize + 10, lim)) return NULL;
   c.id = rd(q, idsize);
   c.super = rd(q + idsize + 4, idsize);
   q += 7 * idsize + 4 + 4;
   n = (unsigned)rd(q, 2); q += 2;  /* constant pool */
-  for (k = 0; k < n; k++) { t = q[2]; q += 3 + type_size(t); }
+  for (k = 0; k < n; k++) {
+    if (!FITS(q, 3, lim)) return NULL;
+    t = q[2]; q += 3 + type_size(t);
+  }
+  if (!FITS(q, 2, lim)) return NULL;
   n = (unsigned)rd(q, 2); q += 2;  /* statics */
-  for (k = 0; k < n; k++) { t = q[idsize]; q += idsize + 1 + type_size(t); }
+  for (k = 0; k < n; k++) {
+    if (!FITS(q, idsize + 1, lim)) return NULL;
+    t = q[idsize]; q += idsize + 1 + type_size(t);
+  }
+  if (!FITS(q, 2, lim)) return NULL;
   n = (unsigned)rd(q, 2); q += 2;  /* instance fields */
+  if (!FITS(q, (size_t)n * (idsize + 1), lim)) return NULL;
   c.refs = malloc((n ? n : 1) * sizeof *c.refs);
+  if (c.refs == NULL) return NULL;
   for (k = 0; k < n; k++) {
     t = q[idsize];
     if (t == 2) c.refs[c.nrefs++] = off;
@@ -131,23 +146,32 @@ int main (int argc, char **argv) {
     unsigned tag = p[0];
     uint64_t len = rd(p + 5, 4);
     const unsigned char *q = p + 9, *rend = q + len;
-    if (len > (uint64_t)(end - q)) break;
+    if (len > (uint64_t)(end - q)) {
+      fprintf(stderr, "a record past the file's end at byte %ld: the file is cut\n", (long)(p - base));
+      return 1;
+    }
     if (tag == 0x0C || tag == 0x1C) {
-      while (q < rend) {
+      while (q != NULL && q < rend) {
         unsigned sub = *q++;
         switch (sub) {
           case 0xFF: case 0x05: case 0x07: q += idsize; roots++; break;
           case 0x01: q += 2 * idsize; roots++; break;
           case 0x02: case 0x03: case 0x08: q += idsize + 8; roots++; break;
           case 0x04: case 0x06: q += idsize + 4; roots++; break;
-          case 0x20: q = class_dump(q); objects++; break;
+          case 0x20: q = class_dump(q, rend); objects++; break;
           case 0x21: {
-            uint64_t cls = rd(q + idsize + 4, idsize);
-            uint32_t n = (uint32_t)rd(q + 2 * idsize + 4, 4);
-            const unsigned char *data = q + 2 * idsize + 8, *part = data;
-            Class *c = find(cls);
+            uint64_t cls;
+            uint32_t n;
+            const unsigned char *data, *part;
+            Class *c;
+            if (!FITS(q, 2 * idsize + 8, rend)) { q = NULL; break; }
+            cls = rd(q + idsize + 4, idsize);
+            n = (uint32_t)rd(q + 2 * idsize + 4, 4);
+            data = part = q + 2 * idsize + 8;
+            if (!FITS(data, n, rend)) { q = NULL; break; }
+            c = find(cls);
             if (!c) unresolved++;
-            while (c) {  /* its own fields, then each superclass's */
+            while (c && FITS(part, c->own, data + n)) {  /* its own fields, then each superclass's */
               uint32_t k;
               for (k = 0; k < c->nrefs; k++) refs += rd(part + c->refs[k], idsize) != 0;
               part += c->own;
@@ -158,16 +182,24 @@ int main (int argc, char **argv) {
             break;
           }
           case 0x22: {
-            uint32_t n = (uint32_t)rd(q + idsize + 4, 4), k;
-            const unsigned char *e = q + 2 * idsize + 8;
+            uint32_t n, k;
+            const unsigned char *e;
+            if (!FITS(q, 2 * idsize + 8, rend)) { q = NULL; break; }
+            n = (uint32_t)rd(q + idsize + 4, 4);
+            e = q + 2 * idsize + 8;
+            if (!FITS(e, (size_t)n * idsize, rend)) { q = NULL; break; }
             for (k = 0; k < n; k++) refs += rd(e + (size_t)k * idsize, idsize) != 0;
             q = e + (size_t)n * idsize;
             objects++; arrays++;
             break;
           }
           case 0x23: {
-            uint32_t n = (uint32_t)rd(q + idsize + 4, 4);
-            unsigned t = q[idsize + 8];
+            uint32_t n;
+            unsigned t;
+            if (!FITS(q, idsize + 9, rend)) { q = NULL; break; }
+            n = (uint32_t)rd(q + idsize + 4, 4);
+            t = q[idsize + 8];
+            if (!FITS(q, idsize + 9 + (size_t)n * type_size(t), rend)) { q = NULL; break; }
             q += idsize + 9 + (size_t)n * type_size(t);
             objects++; arrays++;
             break;
@@ -176,6 +208,10 @@ int main (int argc, char **argv) {
             fprintf(stderr, "sub-record 0x%02x not walked: stopped\n", sub);
             q = rend;
         }
+      }
+      if (q == NULL || q > rend) {
+        fprintf(stderr, "a sub-record past its record's end at byte %ld: stopped\n", (long)(p - base));
+        return 1;
       }
     }
     p = rend;
