@@ -97,6 +97,9 @@ function M.define.fleet(parser)
   data_option(f)
   M.engine_options(f)
   f:flag("--all", "groups: also those marked fixed and not seen since.")
+  f:option("--limit", "groups: at most this many, a page (0: all).", "50"):convert(tonumber)
+  f:option("--offset", "groups: after the first this many (the next page: --offset plus --limit).", "0")
+    :convert(tonumber)
   f:flag("--json", "Print JSON.")
 end
 
@@ -130,7 +133,11 @@ function M.commands.fleet(args, out, err)
       for _, f in ipairs(st.failures) do out:write("  failed ", f.sha256:sub(1, 12), ": ", common.printable(f.error), "\n") end
     end
   else
-    local groups = fleet:groups { all = args.all }
+    if not (math.tointeger(args.limit) and args.limit >= 0 and math.tointeger(args.offset) and args.offset >= 0) then
+      err:write("sift: --limit and --offset take a whole number, 0 or more\n")
+      return common.EXIT_USAGE
+    end
+    local groups, total = fleet:groups { all = args.all, limit = args.limit, offset = args.offset }
     if args.json then out:write(json.encode(groups), "\n")
     else
       for _, g in ipairs(groups) do
@@ -141,7 +148,12 @@ function M.commands.fleet(args, out, err)
           common.group_digits(g.retained_median or 0),
           g.damaged_dumps > 0 and ("; %d of the dumps damaged (cut, bad records)"):format(g.damaged_dumps) or ""))
       end
-      if #groups == 0 then out:write("no leak groups\n") end
+      if total == 0 then out:write("no leak groups\n")
+      elseif #groups == 0 then out:write(("no leak groups after the first %d (%d in all)\n"):format(args.offset, total))
+      elseif #groups < total then
+        out:write(("groups %d-%d of %s%s\n"):format(args.offset + 1, args.offset + #groups, common.group_digits(total),
+          args.offset + #groups < total and ("; the next: --offset %d"):format(args.offset + #groups) or ""))
+      end
     end
   end
   return status

@@ -59,7 +59,27 @@ CREATE TABLE fixes (signature text PRIMARY KEY, version text NOT NULL);
 ALTER TABLE files ADD COLUMN warnings text;
 ALTER TABLE leaks ADD COLUMN damaged boolean NOT NULL DEFAULT false;
 ]],
+  -- the groups: each one's dumps kept as uploads and results come
+  -- (leak_groups, for the order and the pages); the rest aggregated for
+  -- the groups of a page, on a group's leaks by signature with their files
+  -- (leaks_signature_sha) joined to their uploads by file (uploads_sha_id)
+  [[
+CREATE TABLE leak_groups (signature text PRIMARY KEY, dumps bigint NOT NULL);
+CREATE INDEX leak_groups_dumps ON leak_groups (dumps DESC, signature COLLATE "C");
+CREATE INDEX leaks_signature_sha ON leaks (signature, sha256) INCLUDE (damaged, retained);
+DROP INDEX leaks_signature;
+CREATE INDEX uploads_sha_id ON uploads (sha256, id) INCLUDE (received_at, version, device);
+DROP INDEX uploads_sha;
+DELETE FROM leak_groups;
+INSERT INTO leak_groups (signature, dumps) SELECT l.signature, count(*) FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
+  GROUP BY l.signature;
+]],
 }
+
+--- Add n dumps to the groups of each leak of a file (sha256): its uploads
+-- times its leaks, as the groups count them.
+M.COUNT = [[INSERT INTO leak_groups (signature, dumps) SELECT signature, count(*) * ? FROM leaks WHERE sha256 = ?
+  GROUP BY signature ON CONFLICT (signature) DO UPDATE SET dumps = leak_groups.dumps + EXCLUDED.dumps]]
 
 local now = os.time
 
@@ -247,9 +267,15 @@ function Queue:ingest(sha256, path, format, meta)
   return engines(self, function()
     local new = first(self, [[INSERT INTO files (sha256, path, format) VALUES (?, ?, ?)
       ON CONFLICT (sha256) DO NOTHING RETURNING sha256]], sha256, path, format)
+    -- (the file's row held while its leaks are counted: a worker finishing
+    -- it waits, or is waited for, so this upload is counted once)
+    q(self, "SELECT sha256 FROM files WHERE sha256 = ? FOR SHARE", sha256)
     local row = first(self, [[INSERT INTO uploads (key, sha256, app, version, device, os, time, tags)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING id::text AS id]],
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key
+      RETURNING id::text AS id, (xmax = 0)::int AS inserted]],
       key, sha256, meta.app, meta.version, meta.device, meta.os, meta.time, meta.tags)
+    -- (its leaks, if analysed: one dump more each; not again for an upload retried after its commit)
+    if not new and row.inserted == 1 then q(self, M.COUNT, 1, sha256) end
     -- queued before the commit: were the commit lost, a worker finds no
     -- file for the entry and drops it
     if new then self.redis:xadd(STREAM, "*", "sha256", sha256, "path", path, "format", format) end
@@ -326,12 +352,15 @@ function Queue:finish(worker, job, results)
     if row.state == "done" then return true end  -- (our commit went through; its answer was lost)
     if row.state ~= "running" then return false end
     local warnings = results.warnings and #results.warnings > 0 and json.encode(json.array(results.warnings)) or nil
+    local uploads = tonumber(first(self, "SELECT count(*)::text AS n FROM uploads WHERE sha256 = ?", job.sha256).n)
+    q(self, M.COUNT, -uploads, job.sha256)  -- (results written before, were there any: no longer)
     q(self, "DELETE FROM leaks WHERE sha256 = ?", job.sha256)
     for _, l in ipairs(results.leaks) do
       q(self, [[INSERT INTO leaks (sha256, signature, kind, description, retained, trace, damaged)
         VALUES (?, ?, ?, ?, ?, ?, ?)]], job.sha256, l.signature, l.kind, l.description, l.retained, l.trace,
         warnings ~= nil)
     end
+    q(self, M.COUNT, uploads, job.sha256)
     q(self, [[UPDATE files SET state = 'done', error = NULL, warnings = ?, summary = ?, analysed_at = now()
       WHERE sha256 = ?]], warnings, json.encode(results.summary), job.sha256)
     return true
@@ -396,6 +425,99 @@ function Queue:leak_rows()
     row.retained = math.tointeger(tonumber(row.retained))
     row.damaged = row.damaged == 1
     return row
+  end)
+end
+
+--- The leak groups, one page of them: the groups whose signature is not
+-- in `hidden` (a JSON array), most dumps first (then by signature),
+-- `limit` of them (nil: all) after the first `offset`, as `{signature,
+-- dumps}`; and how many groups there are in all.
+function Queue:group_page(hidden, limit, offset)
+  return engines(self, function()
+    local out = json.array {}
+    for row in q(self, [[SELECT signature, dumps::text AS n FROM leak_groups
+        WHERE dumps > 0 AND signature NOT IN (SELECT json_array_elements_text(?::json))
+        ORDER BY dumps DESC, signature COLLATE "C" LIMIT ?::bigint OFFSET ?::bigint]], hidden, limit, offset or 0)
+        :rows(true) do
+      out[#out + 1] = { signature = row.signature, dumps = math.tointeger(tonumber(row.n)) }
+    end
+    local total = first(self, [[SELECT count(*)::text AS n FROM leak_groups
+      WHERE dumps > 0 AND signature NOT IN (SELECT json_array_elements_text(?::json))]], hidden).n
+    return out, math.tointeger(tonumber(total))
+  end)
+end
+
+--- Count the groups' dumps again from the leaks and uploads (the
+-- migration that made leak_groups does; so can a repair).
+function Queue:recount()
+  engines(self, function()
+    q(self, "LOCK TABLE leak_groups")
+    for statement in M.MIGRATIONS[3]:match("DELETE FROM leak_groups;.*$"):gmatch("[^;]+") do
+      if statement:find("%S") then q(self, statement) end
+    end
+  end)
+end
+
+--- The versions the uploads of each group marked fixed came from:
+-- `{signature = {version, ...}}` (whether they reopened it is sift's
+-- comparison of versions, sift.fleet.version_after).
+function Queue:fixed_versions()
+  local out = {}
+  for _, row in ipairs(all(self, [[SELECT DISTINCT l.signature, u.version FROM fixes f
+      JOIN leaks l ON l.signature = f.signature JOIN uploads u ON u.sha256 = l.sha256 WHERE u.version IS NOT NULL]])) do
+    out[row.signature] = out[row.signature] or {}
+    table.insert(out[row.signature], row.version)
+  end
+  return out
+end
+
+local function integer(text) return math.tointeger(tonumber(text)) end
+
+--- What sift.fleet's groups say of the groups named in `signatures` (a
+-- JSON array): `{signature = {dumps, damaged_dumps, retained_total,
+-- retained_median, first_seen, last_seen, kind, description, trace (of
+-- its first upload), files, versions, devices (sorted, distinct)}}`. One
+-- pass over their leaks joined to their uploads (kept aside: the median
+-- reads them again); their files from their leaks alone (ingest writes
+-- a file's first upload with it, so each has one).
+function Queue:group_details(signatures)
+  return engines(self, function()
+    local out = {}
+    -- (the median as sift's: the middle one, or the mean of the two middle ones, rounded down)
+    for row in q(self, [[WITH r AS MATERIALIZED (
+        SELECT l.signature AS s, coalesce(l.retained, 0) AS v, l.damaged AS d, u.id, u.received_at AS at,
+          u.version, u.device FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
+        WHERE l.signature IN (SELECT json_array_elements_text(?::json))),
+      m AS (SELECT s, (min(v) + max(v)) / 2 AS median FROM (
+        SELECT s, v, count(*) OVER w AS n, row_number() OVER (w ORDER BY v) AS i FROM r WINDOW w AS (PARTITION BY s)) x
+        WHERE i = (n + 1) / 2 OR i = n / 2 + 1 GROUP BY s)
+      SELECT r.s AS signature, count(*)::text AS dumps, count(*) FILTER (WHERE d)::text AS damaged_dumps,
+        sum(v)::text AS retained_total,
+        to_char(min(at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first_seen,
+        to_char(max(at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_seen,
+        min(id)::text AS first_id, min(m.median)::text AS median,
+        coalesce(to_json(array_agg(DISTINCT version COLLATE "C") FILTER (WHERE version IS NOT NULL)), '[]')::text
+          AS versions,
+        coalesce(to_json(array_agg(DISTINCT device COLLATE "C") FILTER (WHERE device IS NOT NULL)), '[]')::text
+          AS devices
+      FROM r JOIN m ON m.s = r.s GROUP BY r.s]], signatures):rows(true) do
+      out[row.signature] = { signature = row.signature, dumps = integer(row.dumps),
+        damaged_dumps = integer(row.damaged_dumps), retained_total = integer(row.retained_total),
+        retained_median = integer(row.median), first_seen = row.first_seen, last_seen = row.last_seen,
+        first_id = row.first_id, files = json.array {}, versions = json.array(decode(row.versions)),
+        devices = json.array(decode(row.devices)) }
+    end
+    for row in q(self, [[SELECT DISTINCT signature, sha256 COLLATE "C" AS sha256 FROM leaks
+        WHERE signature IN (SELECT json_array_elements_text(?::json)) ORDER BY 1, 2]], signatures):rows(true) do
+      local files = out[row.signature].files
+      files[#files + 1] = row.sha256
+    end
+    for _, g in pairs(out) do
+      local row = first(self, [[SELECT l.kind, l.description, l.trace FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
+        WHERE u.id = ?::bigint AND l.signature = ?]], g.first_id, g.signature)
+      g.kind, g.description, g.trace, g.first_id = row.kind, row.description, row.trace, nil
+    end
+    return out
   end)
 end
 

@@ -66,70 +66,54 @@ for _, name in ipairs { "ingest", "claim", "finish", "fail", "status", "failures
   Fleet[name] = function(self, ...) return self.queue[name](self.queue, ...) end
 end
 
-local function median(list)
-  table.sort(list)
-  local n = #list
-  if n == 0 then return nil end
-  if n % 2 == 1 then return list[(n + 1) // 2] end
-  return (list[n // 2] + list[n // 2 + 1]) // 2
-end
-
---- The leak groups, most dumps first: `{signature, kind, description,
--- dumps (uploads, duplicates counted), damaged_dumps (those of them whose
--- file was analysed with warnings: cut, damaged records), files,
--- first_seen, last_seen, versions, devices, retained_total,
--- retained_median, trace, fixed_in, reopened}`. A group marked fixed in a version is left out unless a dump
--- from a later version has it (then it is `reopened`).
+--- The leak groups, most dumps first (then by signature): `{signature,
+-- kind, description, dumps (uploads, duplicates counted), damaged_dumps
+-- (those of them whose file was analysed with warnings: cut, damaged
+-- records), files, first_seen, last_seen, versions, devices,
+-- retained_total, retained_median (bytes per upload: the middle one, or
+-- the mean of the two middle ones rounded down), trace (its first
+-- upload's), fixed_in, reopened}`. A group marked fixed in a version is
+-- left out unless a dump from a later version has it (then it is
+-- `reopened`), or opts.all. The backend aggregates them (SQL, on its
+-- indexes) one page at a time: opts.limit groups (nil or 0: all) after the
+-- first opts.offset (0). Returns the page (an array) and the number of
+-- groups in all pages.
 function Fleet:groups(opts)
   opts = opts or {}
-  local groups, by_sig = json.array {}, {}
-  for _, row in ipairs(self.queue:leak_rows()) do
-    local g = by_sig[row.signature]
-    if not g then
-      g = { signature = row.signature, kind = row.kind, description = row.description, dumps = 0, damaged_dumps = 0,
-        files = {},
-        first_seen = row.received_at, last_seen = row.received_at, versions = {}, devices = {},
-        retained_total = 0, retained = {}, trace = row.trace }
-      by_sig[row.signature] = g
-      groups[#groups + 1] = g
-    end
-    g.dumps = g.dumps + 1
-    if row.damaged then g.damaged_dumps = g.damaged_dumps + 1 end
-    g.retained_total = g.retained_total + (row.retained or 0)
-    g.retained[#g.retained + 1] = row.retained or 0
-    if not g.files[row.sha256] then g.files[row.sha256] = true end
-    if row.received_at < g.first_seen then g.first_seen = row.received_at end
-    if row.received_at > g.last_seen then g.last_seen = row.received_at end
-    if row.version then g.versions[row.version] = true end
-    if row.device then g.devices[row.device] = true end
-  end
   local fixes = self.queue:fixes()
-  local out = json.array {}
-  for _, g in ipairs(groups) do
-    local function keys(set)
-      local list = json.array {}
-      for k in pairs(set) do list[#list + 1] = k end
-      table.sort(list)
-      return list
+  -- the groups marked fixed and not seen since in a later version: hidden
+  local hidden = json.array {}
+  if not opts.all and next(fixes) then
+    local seen = self.queue:fixed_versions()
+    for signature, version in pairs(fixes) do
+      local reopened = false
+      for _, v in ipairs(seen[signature] or {}) do
+        if M.version_after(v, version) then reopened = true break end
+      end
+      if not reopened then hidden[#hidden + 1] = signature end
     end
-    local files = keys(g.files)
-    g.files = files
-    g.versions, g.devices = keys(g.versions), keys(g.devices)
-    g.retained_median = median(g.retained)
-    g.retained = nil
-    g.fixed_in = fixes[g.signature]
+    table.sort(hidden)
+  end
+  local limit = opts.limit and opts.limit > 0 and math.tointeger(opts.limit) or nil
+  local page, total = self.queue:group_page(json.encode(hidden), limit, math.tointeger(opts.offset or 0) or 0)
+  local names = json.array {}
+  for i, g in ipairs(page) do names[i] = g.signature end
+  local details = #names > 0 and self.queue:group_details(json.encode(names)) or {}
+  local out = json.array {}
+  for i, p in ipairs(page) do
+    local d = details[p.signature]
+    local g = { signature = p.signature, kind = d.kind, description = d.description, dumps = d.dumps,
+      damaged_dumps = d.damaged_dumps, files = d.files, first_seen = d.first_seen, last_seen = d.last_seen,
+      versions = d.versions, devices = d.devices, retained_total = d.retained_total,
+      retained_median = d.retained_median, trace = d.trace, fixed_in = fixes[p.signature] }
     if g.fixed_in then
       for _, v in ipairs(g.versions) do
-        if M.version_after(v, g.fixed_in) then g.reopened = true end
+        if M.version_after(v, g.fixed_in) then g.reopened = true break end
       end
     end
-    if not g.fixed_in or g.reopened or opts.all then out[#out + 1] = g end
+    out[i] = g
   end
-  table.sort(out, function(x, y)
-    if x.dumps ~= y.dumps then return x.dumps > y.dumps end
-    return x.signature < y.signature
-  end)
-  return out
+  return out, total
 end
 
 --- Whether version a comes after b ("1.10" after "1.9"): numbers compared

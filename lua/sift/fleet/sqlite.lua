@@ -43,6 +43,20 @@ CREATE TABLE IF NOT EXISTS fixes (signature TEXT PRIMARY KEY, version TEXT NOT N
 ALTER TABLE files ADD COLUMN warnings TEXT;
 ALTER TABLE leaks ADD COLUMN damaged INTEGER NOT NULL DEFAULT 0;
 ]],
+  -- the groups: each one's dumps kept as uploads and results come
+  -- (leak_groups, for the order and the pages); the rest aggregated for
+  -- the groups of a page, on a group's leaks by signature with their files
+  -- (leaks_signature_sha) joined to their uploads by file (uploads_sha,
+  -- which holds the id too: SQLite's indexes end with the rowid)
+  [[
+CREATE TABLE IF NOT EXISTS leak_groups (signature TEXT PRIMARY KEY, dumps INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS leak_groups_dumps ON leak_groups (dumps DESC, signature);
+CREATE INDEX IF NOT EXISTS leaks_signature_sha ON leaks (signature, sha256, damaged, retained);
+DROP INDEX IF EXISTS leaks_signature;
+DELETE FROM leak_groups;
+INSERT INTO leak_groups (signature, dumps) SELECT l.signature, count(*) FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
+  WHERE true GROUP BY l.signature;
+]],
 }
 
 -- bring the file's schema to this sift's version; the number of migrations applied
@@ -68,6 +82,11 @@ local function migrate(db, path)
   db:exec("COMMIT")
   return applied
 end
+
+--- Add n dumps to the groups of each leak of a file (sha256): its uploads
+-- times its leaks, as the groups count them.
+M.COUNT = [[INSERT INTO leak_groups (signature, dumps) SELECT signature, count(*) * ? FROM leaks WHERE sha256 = ?
+  GROUP BY signature ON CONFLICT (signature) DO UPDATE SET dumps = dumps + excluded.dumps]]
 
 --- Open (and create, or bring up to date) the queue in a data directory.
 function M.open(dir, max_attempts)
@@ -111,7 +130,9 @@ function Queue:ingest(sha256, path, format, meta)
     self.db:run([[INSERT INTO uploads (sha256, app, version, device, os, time, tags, received_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))]], sha256, meta.app, meta.version,
       meta.device, meta.os, meta.time, meta.tags)
-    return self.db:last_id(), known
+    local id = self.db:last_id()
+    if known then self.db:run(M.COUNT, 1, sha256) end  -- (its leaks, if analysed: one dump more each)
+    return id, known
   end)
 end
 
@@ -135,12 +156,15 @@ function Queue:finish(worker, job, results)
     local row = self.db:first("SELECT worker, state FROM files WHERE sha256 = ?", job.sha256)
     if not row or row.worker ~= worker or row.state ~= "running" then return false end
     local warnings = results.warnings and #results.warnings > 0 and json.encode(json.array(results.warnings)) or nil
+    local uploads = self.db:first("SELECT count(*) AS n FROM uploads WHERE sha256 = ?", job.sha256).n
+    self.db:run(M.COUNT, -uploads, job.sha256)  -- (results written before, were there any: no longer)
     self.db:run("DELETE FROM leaks WHERE sha256 = ?", job.sha256)
     for _, l in ipairs(results.leaks) do
       self.db:run([[INSERT INTO leaks (sha256, signature, kind, description, retained, trace, damaged)
         VALUES (?, ?, ?, ?, ?, ?, ?)]], job.sha256, l.signature, l.kind, l.description, l.retained, l.trace,
         warnings and 1 or 0)
     end
+    self.db:run(M.COUNT, uploads, job.sha256)
     self.db:run([[UPDATE files SET state = 'done', error = NULL, warnings = ?, summary = ?,
       analysed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE sha256 = ?]], warnings, json.encode(results.summary),
       job.sha256)
@@ -187,6 +211,85 @@ function Queue:leak_rows()
       u.version, u.device, u.received_at FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
       ORDER BY l.signature, u.id]])
   for _, row in ipairs(out) do row.damaged = row.damaged == 1 end
+  return out
+end
+
+--- The leak groups, one page of them: the groups whose signature is not
+-- in `hidden` (a JSON array), most dumps first (then by signature),
+-- `limit` of them (nil: all) after the first `offset`, as `{signature,
+-- dumps}`; and how many groups there are in all.
+function Queue:group_page(hidden, limit, offset)
+  local out = json.array {}
+  for row in self.db:rows([[SELECT signature, dumps FROM leak_groups
+      WHERE dumps > 0 AND signature NOT IN (SELECT value FROM json_each(?))
+      ORDER BY dumps DESC, signature LIMIT ? OFFSET ?]], hidden, limit or -1, offset or 0) do
+    out[#out + 1] = row
+  end
+  return out, self.db:first([[SELECT count(*) AS n FROM leak_groups
+    WHERE dumps > 0 AND signature NOT IN (SELECT value FROM json_each(?))]], hidden).n
+end
+
+--- Count the groups' dumps again from the leaks and uploads (the
+-- migration that made leak_groups does; so can a repair).
+function Queue:recount()
+  atomically(self.db, function() self.db:exec(M.MIGRATIONS[3]:match("DELETE FROM leak_groups;.*$")) end)
+end
+
+--- The versions the uploads of each group marked fixed came from:
+-- `{signature = {version, ...}}` (whether they reopened it is sift's
+-- comparison of versions, sift.fleet.version_after).
+function Queue:fixed_versions()
+  local out = {}
+  for row in self.db:rows([[SELECT DISTINCT l.signature, u.version FROM fixes f JOIN leaks l ON l.signature = f.signature
+      JOIN uploads u ON u.sha256 = l.sha256 WHERE u.version IS NOT NULL]]) do
+    out[row.signature] = out[row.signature] or {}
+    table.insert(out[row.signature], row.version)
+  end
+  return out
+end
+
+--- What sift.fleet's groups say of the groups named in `signatures` (a
+-- JSON array): `{signature = {dumps, damaged_dumps, retained_total,
+-- retained_median, first_seen, last_seen, kind, description, trace (of
+-- its first upload), files, versions, devices (sorted, distinct)}}`. One
+-- pass over their leaks joined to their uploads (kept aside: the median
+-- reads them again); their files from their leaks alone (ingest writes
+-- a file's first upload with it, so each has one).
+function Queue:group_details(signatures)
+  local out = {}
+  -- (the median as sift's: the middle one, or the mean of the two middle ones, rounded down)
+  for row in self.db:rows([[WITH r AS MATERIALIZED (
+      SELECT l.signature AS s, coalesce(l.retained, 0) AS v, l.damaged AS d, u.id AS id,
+        u.received_at AS at, u.version AS version, u.device AS device
+      FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 WHERE l.signature IN (SELECT value FROM json_each(?))),
+    m AS (SELECT s, (min(v) + max(v)) / 2 AS median FROM (
+      SELECT s, v, count(*) OVER w AS n, row_number() OVER (w ORDER BY v) AS i FROM r WINDOW w AS (PARTITION BY s))
+      WHERE i = (n + 1) / 2 OR i = n / 2 + 1 GROUP BY s)
+    SELECT r.s AS signature, count(*) AS dumps, sum(d) AS damaged_dumps, sum(v) AS retained_total,
+      min(at) AS first_seen, max(at) AS last_seen, min(id) AS first_id, m.median AS retained_median,
+      json_group_array(DISTINCT version) AS versions, json_group_array(DISTINCT device) AS devices
+    FROM r JOIN m ON m.s = r.s GROUP BY r.s]], signatures) do
+    for _, list in ipairs { "versions", "devices" } do
+      local values = json.array {}
+      for _, v in ipairs(decode(row[list])) do
+        if type(v) == "string" then values[#values + 1] = v end  -- (not NULL)
+      end
+      table.sort(values)
+      row[list] = values
+    end
+    row.files = json.array {}
+    out[row.signature] = row
+  end
+  for row in self.db:rows([[SELECT DISTINCT signature, sha256 FROM leaks WHERE signature IN (SELECT value FROM json_each(?))
+      ORDER BY signature, sha256]], signatures) do
+    local files = out[row.signature].files
+    files[#files + 1] = row.sha256
+  end
+  for _, g in pairs(out) do
+    local first = self.db:first([[SELECT l.kind, l.description, l.trace FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
+      WHERE u.id = ? AND l.signature = ?]], g.first_id, g.signature)
+    g.kind, g.description, g.trace, g.first_id = first.kind, first.description, first.trace, nil
+  end
   return out
 end
 

@@ -522,13 +522,32 @@ local function ingest(self, request, query)
   send_json(stream, 202, { id = id, sha256 = entry.sha256, format = entry.format, duplicate = known })
 end
 
--- the leak groups (--ingest): sift fleet groups' JSON, and a page
+--- Leak groups on a page of /fleet (?per_page=, up to FLEET_MAX_PER_PAGE).
+M.FLEET_PER_PAGE, M.FLEET_MAX_PER_PAGE = 50, 1000
+
+-- the leak groups (--ingest): sift fleet groups' JSON, and a page; one
+-- page of them (?page=, from 1), with the number of groups in all
 local function fleet_page(self, query)
   if not self.fleet then return nil, 404, "no fleet: start the server with --ingest" end
-  local groups = self.fleet:groups { all = query.all == "1" }
+  local page = math.tointeger(tonumber(query.page or "1"))
+  local per_page = math.tointeger(tonumber(query.per_page or M.FLEET_PER_PAGE))
+  if not page or page < 1 or not per_page or per_page < 1 or per_page > M.FLEET_MAX_PER_PAGE then
+    return nil, 400, ("?page= takes a whole number from 1, ?per_page= from 1 to %d"):format(M.FLEET_MAX_PER_PAGE)
+  end
+  local all = query.all == "1"
+  local groups, total = self.fleet:groups { all = all, limit = per_page, offset = (page - 1) * per_page }
   local st = self.fleet:status()  -- (as `sift fleet status --json` gives it)
   st.failures, st.warnings = self.fleet:failures(), self.fleet:warned()
-  return { status = st, groups = groups }, function()
+  local pages = math.max(1, (total + per_page - 1) // per_page)
+  return { status = st, groups = groups, page = page, per_page = per_page, total_groups = total }, function()
+    local function link(p)
+      return ('<a href="/fleet?page=%d%s%s">'):format(p, per_page ~= M.FLEET_PER_PAGE and ("&amp;per_page=" .. per_page)
+        or "", all and "&amp;all=1" or "")
+    end
+    local nav = ("<p>groups %s&ndash;%s of %s (page %s of %s)%s%s</p>"):format(html.num(math.min(total,
+      (page - 1) * per_page + 1)), html.num((page - 1) * per_page + #groups), html.num(total), html.num(page),
+      html.num(pages), page > 1 and (" " .. link(page - 1) .. "previous</a>") or "",
+      page < pages and (" " .. link(page + 1) .. "next</a>") or "")
     local rows, damaged = {}, {}
     for i, g in ipairs(groups) do
       rows[i] = { html.num(g.dumps), ('<span class="mono">%s</span>'):format(g.signature:sub(1, 12)),
@@ -545,6 +564,7 @@ local function fleet_page(self, query)
       ("<p>%s uploads; %s files queued, %s running, %s done (%s with warnings), %s failed</p>"):format(
         html.num(st.uploads), html.num(st.queued), html.num(st.running), html.num(st.done),
         html.num(st.done_with_warnings), html.num(st.failed)),
+      nav,
       html.table({ "#dumps", "signature", "leak", "first seen", "last seen", "versions", "#devices",
         "#retained", "#damaged dumps", "a trace" }, rows, "groups"),
       #damaged > 0 and "<h2>Dumps analysed with warnings (cut or damaged)</h2>"
