@@ -59,8 +59,10 @@ do
     b.fleet:migrate()
     t0 = monotime()
     if b.redis then oracle.load_postgres(engines, b.postgres, data, dir) else oracle.load_sqlite(b.fleet.queue, data) end
+    local t1 = monotime()
     b.fleet.queue:recount()
-    print(("%-11s loaded in %.1f s"):format(b.name, monotime() - t0))
+    print(("%-11s loaded in %.1f s; recount (what the migration to schema 3 does) %.1f s"):format(b.name,
+      t1 - t0, monotime() - t1))
   end
   local sig = data.signatures[1]
   data = nil  -- luacheck: ignore 311

@@ -153,7 +153,8 @@ function M.rows(data)
 end
 
 --- Put generated data into the embedded backend's database (the queue of
--- an open fleet), in one transaction, and count its groups.
+-- an open fleet), in one transaction; then `queue:recount()` counts its
+-- groups (as for PostgreSQL).
 function M.load_sqlite(queue, data)
   local db = queue.db
   db:exec("PRAGMA cache_size = -262144")  -- (256 MB while it loads: the indexes grow out of order)
@@ -174,7 +175,6 @@ function M.load_sqlite(queue, data)
   end
   db:exec("COMMIT")
   db:exec("PRAGMA cache_size = -2000")  -- (SQLite's default again)
-  queue:recount()
 end
 
 -- a CSV field: empty (NULL) for nil, quoted otherwise

@@ -125,6 +125,7 @@ describe("sift fleet groups, aggregated in SQL", function()
     local dir = helper.tmpdir()
     local fleet = assert(fleet_mod.open(dir))
     oracle.load_sqlite(fleet.queue, data)
+    fleet.queue:recount()
     scenario(fleet)
     -- the CLI's pages: --limit and --offset; --json of a page is an array of its groups
     local page = cjson.decode(helper.sift_ok { "fleet", "groups", "--json", "--limit", "5", "--offset", "5",

@@ -59,27 +59,34 @@ CREATE TABLE fixes (signature text PRIMARY KEY, version text NOT NULL);
 ALTER TABLE files ADD COLUMN warnings text;
 ALTER TABLE leaks ADD COLUMN damaged boolean NOT NULL DEFAULT false;
 ]],
-  -- the groups: each one's dumps kept as uploads and results come
-  -- (leak_groups, for the order and the pages); the rest aggregated for
-  -- the groups of a page, on a group's leaks by signature with their files
-  -- (leaks_signature_sha) joined to their uploads by file (uploads_sha_id)
+  -- the groups, kept as uploads and results come: each one's dumps
+  -- (leak_groups, for the order and the pages), each leak's file's uploads
+  -- (how many, the first and the last), each group's versions and devices
+  -- with their uploads (group_values); a page's groups read from the
+  -- leaks' index (leaks_signature_sha, which includes what they need)
   [[
+ALTER TABLE leaks ADD COLUMN uploads bigint NOT NULL DEFAULT 0;
+ALTER TABLE leaks ADD COLUMN first_id bigint;
+ALTER TABLE leaks ADD COLUMN first_at timestamptz;
+ALTER TABLE leaks ADD COLUMN last_at timestamptz;
 CREATE TABLE leak_groups (signature text PRIMARY KEY, dumps bigint NOT NULL);
 CREATE INDEX leak_groups_dumps ON leak_groups (dumps DESC, signature COLLATE "C");
-CREATE INDEX leaks_signature_sha ON leaks (signature, sha256) INCLUDE (damaged, retained);
+CREATE TABLE group_values (signature text NOT NULL, field text NOT NULL, value text NOT NULL, n bigint NOT NULL,
+  PRIMARY KEY (signature, field, value));
+CREATE INDEX leaks_signature_sha ON leaks (signature, sha256) INCLUDE (uploads, retained, damaged, first_id, first_at,
+  last_at);
 DROP INDEX leaks_signature;
-CREATE INDEX uploads_sha_id ON uploads (sha256, id) INCLUDE (received_at, version, device);
-DROP INDEX uploads_sha;
+UPDATE leaks SET (uploads, first_id, first_at, last_at) = (SELECT count(*), min(id), min(received_at), max(received_at)
+  FROM uploads u WHERE u.sha256 = leaks.sha256);
 DELETE FROM leak_groups;
-INSERT INTO leak_groups (signature, dumps) SELECT l.signature, count(*) FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
-  GROUP BY l.signature;
+INSERT INTO leak_groups (signature, dumps) SELECT signature, sum(uploads) FROM leaks GROUP BY signature;
+DELETE FROM group_values;
+INSERT INTO group_values (signature, field, value, n) SELECT l.signature, 'version', u.version, count(*)
+  FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 WHERE u.version IS NOT NULL GROUP BY l.signature, u.version;
+INSERT INTO group_values (signature, field, value, n) SELECT l.signature, 'device', u.device, count(*)
+  FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 WHERE u.device IS NOT NULL GROUP BY l.signature, u.device;
 ]],
 }
-
---- Add n dumps to the groups of each leak of a file (sha256): its uploads
--- times its leaks, as the groups count them.
-M.COUNT = [[INSERT INTO leak_groups (signature, dumps) SELECT signature, count(*) * ? FROM leaks WHERE sha256 = ?
-  GROUP BY signature ON CONFLICT (signature) DO UPDATE SET dumps = leak_groups.dumps + EXCLUDED.dumps]]
 
 local now = os.time
 
@@ -158,6 +165,27 @@ end
 local function first(self, sql, ...)
   return q(self, sql, ...):fetch(true)
 end
+
+-- add the uploads (sign: 1, or -1 to take them away) of a file to the
+-- groups of each of its leaks: their dumps, versions and devices; `only`
+-- (an upload's id): that upload alone, else all the file's
+local function count(self, sha256, sign, only)
+  local uploads = only and "u.id = ?::bigint" or "u.sha256 = ?"
+  q(self, ([[INSERT INTO leak_groups (signature, dumps) SELECT l.signature, ?::bigint * count(*)
+    FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 WHERE l.sha256 = ? AND %s GROUP BY l.signature
+    ON CONFLICT (signature) DO UPDATE SET dumps = leak_groups.dumps + EXCLUDED.dumps]]):format(uploads), sign, sha256,
+    only or sha256)
+  for _, field in ipairs { "version", "device" } do
+    q(self, ([[INSERT INTO group_values (signature, field, value, n) SELECT l.signature, '%s', u.%s, ?::bigint * count(*)
+      FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 WHERE l.sha256 = ? AND %s AND u.%s IS NOT NULL
+      GROUP BY l.signature, u.%s ON CONFLICT (signature, field, value) DO UPDATE SET n = group_values.n + EXCLUDED.n]])
+      :format(field, field, uploads, field, field), sign, sha256, only or sha256)
+  end
+end
+
+-- a file's leaks say how many uploads it has, its first and its last
+local FILE_UPLOADS = [[UPDATE leaks SET (uploads, first_id, first_at, last_at) = (SELECT count(*), min(id),
+  min(received_at), max(received_at) FROM uploads u WHERE u.sha256 = leaks.sha256) WHERE sha256 = ?]]
 
 -- run fn as one PostgreSQL transaction (and its Redis commands); when an
 -- engine went away, reconnect and run it again, for self.retry seconds
@@ -275,7 +303,10 @@ function Queue:ingest(sha256, path, format, meta)
       RETURNING id::text AS id, (xmax = 0)::int AS inserted]],
       key, sha256, meta.app, meta.version, meta.device, meta.os, meta.time, meta.tags)
     -- (its leaks, if analysed: one dump more each; not again for an upload retried after its commit)
-    if not new and row.inserted == 1 then q(self, M.COUNT, 1, sha256) end
+    if not new and row.inserted == 1 then
+      q(self, FILE_UPLOADS, sha256)
+      count(self, sha256, 1, row.id)
+    end
     -- queued before the commit: were the commit lost, a worker finds no
     -- file for the entry and drops it
     if new then self.redis:xadd(STREAM, "*", "sha256", sha256, "path", path, "format", format) end
@@ -352,15 +383,15 @@ function Queue:finish(worker, job, results)
     if row.state == "done" then return true end  -- (our commit went through; its answer was lost)
     if row.state ~= "running" then return false end
     local warnings = results.warnings and #results.warnings > 0 and json.encode(json.array(results.warnings)) or nil
-    local uploads = tonumber(first(self, "SELECT count(*)::text AS n FROM uploads WHERE sha256 = ?", job.sha256).n)
-    q(self, M.COUNT, -uploads, job.sha256)  -- (results written before, were there any: no longer)
+    count(self, job.sha256, -1)  -- (results written before, were there any: no longer)
     q(self, "DELETE FROM leaks WHERE sha256 = ?", job.sha256)
     for _, l in ipairs(results.leaks) do
       q(self, [[INSERT INTO leaks (sha256, signature, kind, description, retained, trace, damaged)
         VALUES (?, ?, ?, ?, ?, ?, ?)]], job.sha256, l.signature, l.kind, l.description, l.retained, l.trace,
         warnings ~= nil)
     end
-    q(self, M.COUNT, uploads, job.sha256)
+    q(self, FILE_UPLOADS, job.sha256)
+    count(self, job.sha256, 1)
     q(self, [[UPDATE files SET state = 'done', error = NULL, warnings = ?, summary = ?, analysed_at = now()
       WHERE sha256 = ?]], warnings, json.encode(results.summary), job.sha256)
     return true
@@ -452,7 +483,7 @@ end
 function Queue:recount()
   engines(self, function()
     q(self, "LOCK TABLE leak_groups")
-    for statement in M.MIGRATIONS[3]:match("DELETE FROM leak_groups;.*$"):gmatch("[^;]+") do
+    for statement in M.MIGRATIONS[3]:match("UPDATE leaks SET %(uploads.*$"):gmatch("[^;]+") do
       if statement:find("%S") then q(self, statement) end
     end
   end)
@@ -476,45 +507,48 @@ local function integer(text) return math.tointeger(tonumber(text)) end
 --- What sift.fleet's groups say of the groups named in `signatures` (a
 -- JSON array): `{signature = {dumps, damaged_dumps, retained_total,
 -- retained_median, first_seen, last_seen, kind, description, trace (of
--- its first upload), files, versions, devices (sorted, distinct)}}`. One
--- pass over their leaks joined to their uploads (kept aside: the median
--- reads them again); their files from their leaks alone (ingest writes
--- a file's first upload with it, so each has one).
+-- its first upload), files, versions, devices (sorted, distinct)}}`. Read
+-- from their leaks' index (each leak row weighs its file's uploads) and
+-- group_values, with no join.
 function Queue:group_details(signatures)
   return engines(self, function()
     local out = {}
-    -- (the median as sift's: the middle one, or the mean of the two middle ones, rounded down)
-    for row in q(self, [[WITH r AS MATERIALIZED (
-        SELECT l.signature AS s, coalesce(l.retained, 0) AS v, l.damaged AS d, u.id, u.received_at AS at,
-          u.version, u.device FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
-        WHERE l.signature IN (SELECT json_array_elements_text(?::json))),
-      m AS (SELECT s, (min(v) + max(v)) / 2 AS median FROM (
-        SELECT s, v, count(*) OVER w AS n, row_number() OVER (w ORDER BY v) AS i FROM r WINDOW w AS (PARTITION BY s)) x
-        WHERE i = (n + 1) / 2 OR i = n / 2 + 1 GROUP BY s)
-      SELECT r.s AS signature, count(*)::text AS dumps, count(*) FILTER (WHERE d)::text AS damaged_dumps,
-        sum(v)::text AS retained_total,
-        to_char(min(at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first_seen,
-        to_char(max(at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_seen,
-        min(id)::text AS first_id, min(m.median)::text AS median,
-        coalesce(to_json(array_agg(DISTINCT version COLLATE "C") FILTER (WHERE version IS NOT NULL)), '[]')::text
-          AS versions,
-        coalesce(to_json(array_agg(DISTINCT device COLLATE "C") FILTER (WHERE device IS NOT NULL)), '[]')::text
-          AS devices
-      FROM r JOIN m ON m.s = r.s GROUP BY r.s]], signatures):rows(true) do
+    local rows = [[r AS (SELECT signature AS s, coalesce(retained, 0) AS v, uploads AS w, damaged AS d, first_id,
+      first_at, last_at FROM leaks WHERE signature IN (SELECT json_array_elements_text(?::json)) AND uploads > 0)]]
+    for row in q(self, "WITH " .. rows .. [[ SELECT s AS signature, sum(w)::text AS dumps,
+        sum(CASE WHEN d THEN w ELSE 0 END)::text AS damaged_dumps, sum(v * w)::text AS retained_total,
+        to_char(min(first_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first_seen,
+        to_char(max(last_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_seen,
+        min(first_id)::text AS first_id FROM r GROUP BY s]], signatures):rows(true) do
       out[row.signature] = { signature = row.signature, dumps = integer(row.dumps),
         damaged_dumps = integer(row.damaged_dumps), retained_total = integer(row.retained_total),
-        retained_median = integer(row.median), first_seen = row.first_seen, last_seen = row.last_seen,
-        first_id = row.first_id, files = json.array {}, versions = json.array(decode(row.versions)),
-        devices = json.array(decode(row.devices)) }
+        first_seen = row.first_seen, last_seen = row.last_seen, first_id = row.first_id,
+        files = json.array {}, versions = json.array {}, devices = json.array {} }
+    end
+    -- the median as sift's: the middle one, or the mean of the two middle
+    -- ones, rounded down; the k-th of a group in order is the first whose
+    -- running sum of uploads reaches k
+    for row in q(self, "WITH " .. rows .. [[, c AS (SELECT s, v, (sum(w) OVER (PARTITION BY s ORDER BY v))::bigint AS c,
+        (sum(w) OVER (PARTITION BY s))::bigint AS n FROM r)
+      SELECT s, ((min(CASE WHEN c >= (n + 1) / 2 THEN v END) + min(CASE WHEN c >= n / 2 + 1 THEN v END)) / 2)::text
+        AS median FROM c GROUP BY s]], signatures):rows(true) do
+      out[row.s].retained_median = integer(row.median)
     end
     for row in q(self, [[SELECT DISTINCT signature, sha256 COLLATE "C" AS sha256 FROM leaks
-        WHERE signature IN (SELECT json_array_elements_text(?::json)) ORDER BY 1, 2]], signatures):rows(true) do
+        WHERE signature IN (SELECT json_array_elements_text(?::json)) AND uploads > 0 ORDER BY 1, 2]], signatures)
+        :rows(true) do
       local files = out[row.signature].files
       files[#files + 1] = row.sha256
     end
+    for row in q(self, [[SELECT signature, field, value COLLATE "C" AS value FROM group_values
+        WHERE signature IN (SELECT json_array_elements_text(?::json)) AND n > 0 ORDER BY 1, 2, 3]], signatures)
+        :rows(true) do
+      local list = out[row.signature][row.field .. "s"]
+      list[#list + 1] = row.value
+    end
     for _, g in pairs(out) do
-      local row = first(self, [[SELECT l.kind, l.description, l.trace FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
-        WHERE u.id = ?::bigint AND l.signature = ?]], g.first_id, g.signature)
+      local row = first(self, [[SELECT kind, description, trace FROM leaks WHERE signature = ? AND first_id = ?::bigint
+        ORDER BY sha256 COLLATE "C" LIMIT 1]], g.signature, g.first_id)
       g.kind, g.description, g.trace, g.first_id = row.kind, row.description, row.trace, nil
     end
     return out

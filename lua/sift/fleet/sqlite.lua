@@ -43,19 +43,32 @@ CREATE TABLE IF NOT EXISTS fixes (signature TEXT PRIMARY KEY, version TEXT NOT N
 ALTER TABLE files ADD COLUMN warnings TEXT;
 ALTER TABLE leaks ADD COLUMN damaged INTEGER NOT NULL DEFAULT 0;
 ]],
-  -- the groups: each one's dumps kept as uploads and results come
-  -- (leak_groups, for the order and the pages); the rest aggregated for
-  -- the groups of a page, on a group's leaks by signature with their files
-  -- (leaks_signature_sha) joined to their uploads by file (uploads_sha,
-  -- which holds the id too: SQLite's indexes end with the rowid)
+  -- the groups, kept as uploads and results come: each one's dumps
+  -- (leak_groups, for the order and the pages), each leak's file's uploads
+  -- (how many, the first and the last), each group's versions and devices
+  -- with their uploads (group_values); a page's groups read from the
+  -- leaks' index (leaks_signature_sha, which holds what they need)
   [[
+ALTER TABLE leaks ADD COLUMN uploads INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE leaks ADD COLUMN first_id INTEGER;
+ALTER TABLE leaks ADD COLUMN first_at TEXT;
+ALTER TABLE leaks ADD COLUMN last_at TEXT;
 CREATE TABLE IF NOT EXISTS leak_groups (signature TEXT PRIMARY KEY, dumps INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS leak_groups_dumps ON leak_groups (dumps DESC, signature);
-CREATE INDEX IF NOT EXISTS leaks_signature_sha ON leaks (signature, sha256, damaged, retained);
+CREATE TABLE IF NOT EXISTS group_values (signature TEXT NOT NULL, field TEXT NOT NULL, value TEXT NOT NULL,
+  n INTEGER NOT NULL, PRIMARY KEY (signature, field, value)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS leaks_signature_sha ON leaks (signature, sha256, uploads, retained, damaged, first_id,
+  first_at, last_at);
 DROP INDEX IF EXISTS leaks_signature;
+UPDATE leaks SET (uploads, first_id, first_at, last_at) = (SELECT count(*), min(id), min(received_at), max(received_at)
+  FROM uploads u WHERE u.sha256 = leaks.sha256);
 DELETE FROM leak_groups;
-INSERT INTO leak_groups (signature, dumps) SELECT l.signature, count(*) FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
-  WHERE true GROUP BY l.signature;
+INSERT INTO leak_groups (signature, dumps) SELECT signature, sum(uploads) FROM leaks WHERE true GROUP BY signature;
+DELETE FROM group_values;
+INSERT INTO group_values (signature, field, value, n) SELECT l.signature, 'version', u.version, count(*)
+  FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 WHERE u.version IS NOT NULL GROUP BY l.signature, u.version;
+INSERT INTO group_values (signature, field, value, n) SELECT l.signature, 'device', u.device, count(*)
+  FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 WHERE u.device IS NOT NULL GROUP BY l.signature, u.device;
 ]],
 }
 
@@ -83,10 +96,26 @@ local function migrate(db, path)
   return applied
 end
 
---- Add n dumps to the groups of each leak of a file (sha256): its uploads
--- times its leaks, as the groups count them.
-M.COUNT = [[INSERT INTO leak_groups (signature, dumps) SELECT signature, count(*) * ? FROM leaks WHERE sha256 = ?
-  GROUP BY signature ON CONFLICT (signature) DO UPDATE SET dumps = dumps + excluded.dumps]]
+-- add the uploads (sign: 1, or -1 to take them away) of a file to the
+-- groups of each of its leaks: their dumps, versions and devices; `only`
+-- (an upload's id): that upload alone, else all the file's
+local function count(db, sha256, sign, only)
+  local uploads = only and "u.id = ?" or "u.sha256 = ?"
+  db:run(([[INSERT INTO leak_groups (signature, dumps) SELECT l.signature, ? * count(*)
+    FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 WHERE l.sha256 = ? AND %s GROUP BY l.signature
+    ON CONFLICT (signature) DO UPDATE SET dumps = dumps + excluded.dumps]]):format(uploads), sign, sha256,
+    only or sha256)
+  for _, field in ipairs { "version", "device" } do
+    db:run(([[INSERT INTO group_values (signature, field, value, n) SELECT l.signature, '%s', u.%s, ? * count(*)
+      FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 WHERE l.sha256 = ? AND %s AND u.%s IS NOT NULL
+      GROUP BY l.signature, u.%s ON CONFLICT (signature, field, value) DO UPDATE SET n = n + excluded.n]]):format(
+      field, field, uploads, field, field), sign, sha256, only or sha256)
+  end
+end
+
+-- a file's leaks say how many uploads it has, its first and its last
+local FILE_UPLOADS = [[UPDATE leaks SET (uploads, first_id, first_at, last_at) = (SELECT count(*), min(id),
+  min(received_at), max(received_at) FROM uploads u WHERE u.sha256 = leaks.sha256) WHERE sha256 = ?]]
 
 --- Open (and create, or bring up to date) the queue in a data directory.
 function M.open(dir, max_attempts)
@@ -131,7 +160,10 @@ function Queue:ingest(sha256, path, format, meta)
       VALUES (?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))]], sha256, meta.app, meta.version,
       meta.device, meta.os, meta.time, meta.tags)
     local id = self.db:last_id()
-    if known then self.db:run(M.COUNT, 1, sha256) end  -- (its leaks, if analysed: one dump more each)
+    if known then  -- (its leaks, if analysed: one dump more each)
+      self.db:run(FILE_UPLOADS, sha256)
+      count(self.db, sha256, 1, id)
+    end
     return id, known
   end)
 end
@@ -156,15 +188,15 @@ function Queue:finish(worker, job, results)
     local row = self.db:first("SELECT worker, state FROM files WHERE sha256 = ?", job.sha256)
     if not row or row.worker ~= worker or row.state ~= "running" then return false end
     local warnings = results.warnings and #results.warnings > 0 and json.encode(json.array(results.warnings)) or nil
-    local uploads = self.db:first("SELECT count(*) AS n FROM uploads WHERE sha256 = ?", job.sha256).n
-    self.db:run(M.COUNT, -uploads, job.sha256)  -- (results written before, were there any: no longer)
+    count(self.db, job.sha256, -1)  -- (results written before, were there any: no longer)
     self.db:run("DELETE FROM leaks WHERE sha256 = ?", job.sha256)
     for _, l in ipairs(results.leaks) do
       self.db:run([[INSERT INTO leaks (sha256, signature, kind, description, retained, trace, damaged)
         VALUES (?, ?, ?, ?, ?, ?, ?)]], job.sha256, l.signature, l.kind, l.description, l.retained, l.trace,
         warnings and 1 or 0)
     end
-    self.db:run(M.COUNT, uploads, job.sha256)
+    self.db:run(FILE_UPLOADS, job.sha256)
+    count(self.db, job.sha256, 1)
     self.db:run([[UPDATE files SET state = 'done', error = NULL, warnings = ?, summary = ?,
       analysed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE sha256 = ?]], warnings, json.encode(results.summary),
       job.sha256)
@@ -232,7 +264,7 @@ end
 --- Count the groups' dumps again from the leaks and uploads (the
 -- migration that made leak_groups does; so can a repair).
 function Queue:recount()
-  atomically(self.db, function() self.db:exec(M.MIGRATIONS[3]:match("DELETE FROM leak_groups;.*$")) end)
+  atomically(self.db, function() self.db:exec(M.MIGRATIONS[3]:match("UPDATE leaks SET %(uploads.*$")) end)
 end
 
 --- The versions the uploads of each group marked fixed came from:
@@ -251,43 +283,41 @@ end
 --- What sift.fleet's groups say of the groups named in `signatures` (a
 -- JSON array): `{signature = {dumps, damaged_dumps, retained_total,
 -- retained_median, first_seen, last_seen, kind, description, trace (of
--- its first upload), files, versions, devices (sorted, distinct)}}`. One
--- pass over their leaks joined to their uploads (kept aside: the median
--- reads them again); their files from their leaks alone (ingest writes
--- a file's first upload with it, so each has one).
+-- its first upload), files, versions, devices (sorted, distinct)}}`. Read
+-- from their leaks' index (each leak row weighs its file's uploads) and
+-- group_values, with no join.
 function Queue:group_details(signatures)
   local out = {}
-  -- (the median as sift's: the middle one, or the mean of the two middle ones, rounded down)
-  for row in self.db:rows([[WITH r AS MATERIALIZED (
-      SELECT l.signature AS s, coalesce(l.retained, 0) AS v, l.damaged AS d, u.id AS id,
-        u.received_at AS at, u.version AS version, u.device AS device
-      FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 WHERE l.signature IN (SELECT value FROM json_each(?))),
-    m AS (SELECT s, (min(v) + max(v)) / 2 AS median FROM (
-      SELECT s, v, count(*) OVER w AS n, row_number() OVER (w ORDER BY v) AS i FROM r WINDOW w AS (PARTITION BY s))
-      WHERE i = (n + 1) / 2 OR i = n / 2 + 1 GROUP BY s)
-    SELECT r.s AS signature, count(*) AS dumps, sum(d) AS damaged_dumps, sum(v) AS retained_total,
-      min(at) AS first_seen, max(at) AS last_seen, min(id) AS first_id, m.median AS retained_median,
-      json_group_array(DISTINCT version) AS versions, json_group_array(DISTINCT device) AS devices
-    FROM r JOIN m ON m.s = r.s GROUP BY r.s]], signatures) do
-    for _, list in ipairs { "versions", "devices" } do
-      local values = json.array {}
-      for _, v in ipairs(decode(row[list])) do
-        if type(v) == "string" then values[#values + 1] = v end  -- (not NULL)
-      end
-      table.sort(values)
-      row[list] = values
-    end
-    row.files = json.array {}
+  local rows = [[r AS (SELECT signature AS s, coalesce(retained, 0) AS v, uploads AS w, damaged AS d, first_id, first_at,
+    last_at FROM leaks WHERE signature IN (SELECT value FROM json_each(?)) AND uploads > 0)]]
+  for row in self.db:rows("WITH " .. rows .. [[ SELECT s AS signature, sum(w) AS dumps, sum(d * w) AS damaged_dumps,
+      sum(v * w) AS retained_total, min(first_at) AS first_seen, max(last_at) AS last_seen, min(first_id) AS first_id
+      FROM r GROUP BY s]], signatures) do
+    row.files, row.versions, row.devices = json.array {}, json.array {}, json.array {}
     out[row.signature] = row
   end
-  for row in self.db:rows([[SELECT DISTINCT signature, sha256 FROM leaks WHERE signature IN (SELECT value FROM json_each(?))
-      ORDER BY signature, sha256]], signatures) do
+  -- the median as sift's: the middle one, or the mean of the two middle ones,
+  -- rounded down; the k-th of a group in order is the first whose running
+  -- sum of uploads reaches k
+  for row in self.db:rows("WITH " .. rows .. [[, c AS (SELECT s, v, sum(w) OVER (PARTITION BY s ORDER BY v) AS c,
+      sum(w) OVER (PARTITION BY s) AS n FROM r)
+    SELECT s, (min(CASE WHEN c >= (n + 1) / 2 THEN v END) + min(CASE WHEN c >= n / 2 + 1 THEN v END)) / 2 AS median
+    FROM c GROUP BY s]], signatures) do
+    out[row.s].retained_median = row.median
+  end
+  for row in self.db:rows([[SELECT DISTINCT signature, sha256 FROM leaks
+      WHERE signature IN (SELECT value FROM json_each(?)) AND uploads > 0 ORDER BY signature, sha256]], signatures) do
     local files = out[row.signature].files
     files[#files + 1] = row.sha256
   end
+  for row in self.db:rows([[SELECT signature, field, value FROM group_values
+      WHERE signature IN (SELECT value FROM json_each(?)) AND n > 0 ORDER BY signature, field, value]], signatures) do
+    local list = out[row.signature][row.field .. "s"]
+    list[#list + 1] = row.value
+  end
   for _, g in pairs(out) do
-    local first = self.db:first([[SELECT l.kind, l.description, l.trace FROM leaks l JOIN uploads u ON u.sha256 = l.sha256
-      WHERE u.id = ? AND l.signature = ?]], g.first_id, g.signature)
+    local first = self.db:first([[SELECT kind, description, trace FROM leaks WHERE signature = ? AND first_id = ?
+      ORDER BY rowid LIMIT 1]], g.signature, g.first_id)
     g.kind, g.description, g.trace, g.first_id = first.kind, first.description, first.trace, nil
   end
   return out

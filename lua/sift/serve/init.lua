@@ -544,10 +544,18 @@ local function fleet_page(self, query)
       return ('<a href="/fleet?page=%d%s%s">'):format(p, per_page ~= M.FLEET_PER_PAGE and ("&amp;per_page=" .. per_page)
         or "", all and "&amp;all=1" or "")
     end
-    local nav = ("<p>groups %s&ndash;%s of %s (page %s of %s)%s%s</p>"):format(html.num(math.min(total,
-      (page - 1) * per_page + 1)), html.num((page - 1) * per_page + #groups), html.num(total), html.num(page),
-      html.num(pages), page > 1 and (" " .. link(page - 1) .. "previous</a>") or "",
-      page < pages and (" " .. link(page + 1) .. "next</a>") or "")
+    local from = (page - 1) * per_page
+    local nav
+    if total == 0 then nav = "<p>no leak groups</p>"
+    elseif #groups == 0 then
+      nav = ("<p>no groups on page %s: %s in all, on %s page(s) %s</p>"):format(html.num(page), html.num(total),
+        html.num(pages), link(pages) .. "the last</a>")
+    else
+      nav = ("<p>groups %s&ndash;%s of %s (page %s of %s)%s%s</p>"):format(html.num(from + 1),
+        html.num(from + #groups), html.num(total), html.num(page), html.num(pages),
+        page > 1 and (" " .. link(page - 1) .. "previous</a>") or "",
+        page < pages and (" " .. link(page + 1) .. "next</a>") or "")
+    end
     local rows, damaged = {}, {}
     for i, g in ipairs(groups) do
       rows[i] = { html.num(g.dumps), ('<span class="mono">%s</span>'):format(g.signature:sub(1, 12)),
