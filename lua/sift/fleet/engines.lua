@@ -494,8 +494,8 @@ end
 -- comparison of versions, sift.fleet.version_after).
 function Queue:fixed_versions()
   local out = {}
-  for _, row in ipairs(all(self, [[SELECT DISTINCT l.signature, u.version FROM fixes f
-      JOIN leaks l ON l.signature = f.signature JOIN uploads u ON u.sha256 = l.sha256 WHERE u.version IS NOT NULL]])) do
+  for _, row in ipairs(all(self, [[SELECT g.signature, g.value AS version FROM fixes f JOIN group_values g
+      ON g.signature = f.signature AND g.field = 'version' AND g.n > 0]])) do
     out[row.signature] = out[row.signature] or {}
     table.insert(out[row.signature], row.version)
   end

@@ -100,18 +100,20 @@ function Fleet:groups(opts)
   for i, g in ipairs(page) do names[i] = g.signature end
   local details = #names > 0 and self.queue:group_details(json.encode(names)) or {}
   local out = json.array {}
-  for i, p in ipairs(page) do
-    local d = details[p.signature]
-    local g = { signature = p.signature, kind = d.kind, description = d.description, dumps = d.dumps,
-      damaged_dumps = d.damaged_dumps, files = d.files, first_seen = d.first_seen, last_seen = d.last_seen,
-      versions = d.versions, devices = d.devices, retained_total = d.retained_total,
-      retained_median = d.retained_median, trace = d.trace, fixed_in = fixes[p.signature] }
-    if g.fixed_in then
-      for _, v in ipairs(g.versions) do
-        if M.version_after(v, g.fixed_in) then g.reopened = true break end
+  for _, p in ipairs(page) do
+    local d = details[p.signature]  -- (nil: a group counted and gone since, its file's results written again)
+    if d then
+      local g = { signature = p.signature, kind = d.kind, description = d.description, dumps = d.dumps,
+        damaged_dumps = d.damaged_dumps, files = d.files, first_seen = d.first_seen, last_seen = d.last_seen,
+        versions = d.versions, devices = d.devices, retained_total = d.retained_total,
+        retained_median = d.retained_median, trace = d.trace, fixed_in = fixes[p.signature] }
+      if g.fixed_in then
+        for _, v in ipairs(g.versions) do
+          if M.version_after(v, g.fixed_in) then g.reopened = true break end
+        end
       end
+      out[#out + 1] = g
     end
-    out[i] = g
   end
   return out, total
 end
