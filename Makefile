@@ -48,7 +48,8 @@ FUZZ_TIME ?= 60
 SPEC_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;"
 RUN_ENV  = $(SPEC_ENV) LUA_CPATH="build/?.so;;" SIFT_CPATH="build/?.so"
 
-.PHONY: all build deps test sanitized check-warnings lint-lua check-browser spec spec-asan fuzz fuzz-smoke \
+.PHONY: all build deps test sanitized check-warnings lint-lua check-browser spec spec-light spec-heavy spec-asan \
+        fuzz fuzz-smoke \
         demo bench install uninstall rock clean help
 
 all: build/sift/core.so
@@ -75,15 +76,17 @@ deps:
 	fi
 
 # the full suite: zero warnings, luacheck, specs, specs again under ASan/UBSan, fuzz
-# smoke. The three builds run side by side, then two lanes: the specs, and
-# beside them the fuzzers and then the specs under ASan (the peers' cached
-# outputs in build/ are made once, under a lock: helper.once)
+# smoke. The three builds run side by side, then three lanes (much of a
+# spec's time is spent waiting on a JVM, a server or a browser): the specs,
+# the #heavy specs (peers and engines), and the fuzzers then the specs under
+# ASan (the peers' cached outputs in build/ are made once, under a lock:
+# helper.once)
 test: deps
 	@$(MAKE) --no-print-directory -j2 check-warnings build/sift/core.so build/asan/sift/core.so
 	@$(MAKE) --no-print-directory lint-lua
-	@$(MAKE) --no-print-directory -j2 spec sanitized
+	@$(MAKE) --no-print-directory -j3 spec-light spec-heavy sanitized
 
-# make test's second lane
+# make test's third lane
 sanitized:
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@$(MAKE) --no-print-directory spec-asan
@@ -100,10 +103,20 @@ check-warnings:
 # busted's closing line, restated as "<pass>: N passed, M failed"
 SUMMARY = awk '{ print } /successes \/ .* failures \/ .* errors/ { print "$(1): " $$1 " passed, " $$4 + $$7 " failed" }'
 
-spec: build/sift/core.so
+# every spec: those tagged #heavy (a JVM, VisualVM, FindBugs, Redis and
+# PostgreSQL) beside the others
+spec:
+	@$(MAKE) --no-print-directory -j2 spec-light spec-heavy
+
+spec-light: build/sift/core.so
 	@mkdir -p build
-	@$(SPEC_ENV) SIFT_CPATH="build/?.so" $(BUSTED) --ignore-lua --cpath="build/?.so" spec \
+	@$(SPEC_ENV) SIFT_CPATH="build/?.so" $(BUSTED) --ignore-lua --cpath="build/?.so" --exclude-tags=heavy spec \
 	  > build/spec.log 2>&1; s=$$?; $(call SUMMARY,spec) build/spec.log; exit $$s
+
+spec-heavy: build/sift/core.so
+	@mkdir -p build
+	@$(SPEC_ENV) SIFT_CPATH="build/?.so" $(BUSTED) --ignore-lua --cpath="build/?.so" --tags=heavy spec \
+	  > build/spec-heavy.log 2>&1; s=$$?; $(call SUMMARY,heavy) build/spec-heavy.log; exit $$s
 
 # the sanitizer runtime must be loaded before the interpreter starts
 spec-asan: build/asan/sift/core.so
@@ -203,6 +216,7 @@ help:
 	@echo "make            build build/sift/core.so"
 	@echo "make deps       install missing Debian packages (apt-get)"
 	@echo "make test       zero-warning build, luacheck, specs, specs under ASan/UBSan, fuzz smoke"
+	@echo "make spec       the specs: spec-light (all but #heavy) beside spec-heavy"
 	@echo "make lint-lua   luacheck over lua/, bin/sift, spec/, bench/ and examples/ (.luacheckrc)"
 	@echo "make demo       run sift on the shared fixtures (or generated files)"
 	@echo "make bench      timings and throughput"
