@@ -1,6 +1,6 @@
 -- Fleet mode from Lua: ingest dumps into a data directory the way
 -- `sift serve --ingest` does, run a worker until the queue is empty, and
--- print the leak groups, most dumps first. With SIFT_REDIS and
+-- print the first page of leak groups, most dumps first. With SIFT_REDIS and
 -- SIFT_POSTGRES set (URLs; the schema made by `sift fleet migrate`), the
 -- jobs go on that Redis Stream and the results in that PostgreSQL.
 -- Usage: sift run examples/fleet.lua DATA_DIR [DUMP[@VERSION]...]
@@ -23,8 +23,11 @@ end
 local jobs = f:work { once = true }
 local st = f:status()
 print(("%d uploads, %d analysed now; %d done, %d failed"):format(st.uploads, jobs, st.done, st.failed))
-for _, g in ipairs(f:groups()) do
+-- the groups come a page at a time, aggregated by the backend (SQL on its indexes)
+local page, total = f:groups { limit = 10, offset = 0 }
+for _, g in ipairs(page) do
   print(("%4d dumps  %s  %s  (versions %s, retained %d bytes in all)"):format(g.dumps, g.signature:sub(1, 12),
     g.description, table.concat(g.versions, ", "), g.retained_total))
   print(((g.trace or ""):gsub("^", "      "):gsub("\n", "\n      ")))
 end
+print(("groups 1-%d of %d"):format(#page, total))

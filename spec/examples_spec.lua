@@ -255,6 +255,7 @@ describe("examples", function()
       assert.matches("   2 dumps  ef9d39eb4003  com.example.leakcanary.LeakyService instance  (versions 1.0, 1.1", out,
         1, true)
       assert.matches("GC Root: Global variable in native code", out, 1, true)
+      assert.matches("\ngroups 1-2 of 2\n", out, 1, true)
     end
     check(run("fleet.lua", { helper.tmpdir() .. "/new", a .. "@1.0", b .. "@1.1" }))  -- (a directory not there yet)
     local engines = require("spec.engines").start()
