@@ -48,7 +48,7 @@ FUZZ_TIME ?= 60
 SPEC_ENV = LUA_PATH="lua/?.lua;lua/?/init.lua;;"
 RUN_ENV  = $(SPEC_ENV) LUA_CPATH="build/?.so;;" SIFT_CPATH="build/?.so"
 
-.PHONY: all build deps test heavy-then-fuzz check-warnings lint-lua check-browser spec spec-light spec-heavy spec-asan \
+.PHONY: all build deps test sanitized check-warnings lint-lua check-browser spec spec-light spec-heavy spec-asan \
         fuzz fuzz-smoke \
         demo bench install uninstall rock clean help
 
@@ -77,19 +77,19 @@ deps:
 
 # the full suite: zero warnings, luacheck, specs, specs again under ASan/UBSan, fuzz
 # smoke. The three builds run side by side, then three lanes (much of a
-# spec's time is spent waiting on a JVM, a server or a browser): the specs;
-# the #heavy specs (peers and engines) then the fuzzers; the specs under
+# spec's time is spent waiting on a JVM, a server or a browser): the specs,
+# the #heavy specs (peers and engines), and the fuzzers then the specs under
 # ASan (the peers' cached outputs in build/ are made once, under a lock:
 # helper.once)
 test: deps
 	@$(MAKE) --no-print-directory -j2 check-warnings build/sift/core.so build/asan/sift/core.so
 	@$(MAKE) --no-print-directory lint-lua
-	@$(MAKE) --no-print-directory -j3 spec-light heavy-then-fuzz spec-asan
+	@$(MAKE) --no-print-directory -j3 spec-light spec-heavy sanitized
 
-# make test's second lane
-heavy-then-fuzz:
-	@$(MAKE) --no-print-directory spec-heavy
+# make test's third lane
+sanitized:
 	@$(MAKE) --no-print-directory fuzz-smoke
+	@$(MAKE) --no-print-directory spec-asan
 
 # luacheck over the Lua sources, the CLI, the specs, the benches and the examples (.luacheckrc): no warnings
 lint-lua:
