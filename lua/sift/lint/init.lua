@@ -188,7 +188,9 @@ local function context(rule, by_name)
     supertypes[name] = out  -- (a cycle in hostile input ends here)
     local c = by_name[name]
     if c then
-      for _, t in ipairs { c.super, table.unpack(c.interfaces or {}) } do
+      local direct = { table.unpack(c.interfaces or {}) }
+      direct[#direct + 1] = c.super  -- (none for java/lang/Object: its interfaces are still read)
+      for _, t in ipairs(direct) do
         out[t] = true
         for u in pairs(supers(t)) do out[u] = true end
       end
