@@ -2,8 +2,10 @@
 -- (csrc/heap/waste.c), kept as an oracle for spec/waste_spec.lua where
 -- their answers were right: which strings are equal and how many copies
 -- each value has (not what they waste: every copy was charged a whole
--- array, shared or not), arrays of zeros and boxed primitives. It loops
--- over every instance in Lua: for specs only.
+-- array, shared or not), arrays of zeros, boxed primitives and
+-- collections below capacity (csrc/heap/fill.c now; its rules are data,
+-- sift.heap.waste's COLLECTIONS, while these are the functions they
+-- replaced). It loops over every instance in Lua: for specs only.
 local json = require "sift.json"
 
 local M = {}
@@ -167,6 +169,83 @@ function M.boxed(heap)
     end
   end
   return sorted_by_wasted(list)
+end
+
+local function length(obj) return type(obj) == "userdata" and obj:length() or nil end
+
+-- how each collection class keeps its array (capacity) and its size
+
+local COLLECTIONS = {
+  { "java.util.ArrayList", function(c) return f(c, "elementData") end, function(c) return f(c, "size") end },
+  { "java.util.Vector", function(c) return f(c, "elementData") end, function(c) return f(c, "elementCount") end },
+  { "java.util.HashMap", function(c) return f(c, "table") end, function(c) return f(c, "size") end },
+  { "java.util.HashSet", function(c) local m = f(c, "map") return m and f(m, "table") end,
+    function(c) local m = f(c, "map") return m and f(m, "size") end },
+  { "java.util.Hashtable", function(c) return f(c, "table") end, function(c) return f(c, "count") end },
+  { "java.util.IdentityHashMap", function(c) return f(c, "table") end, function(c) return f(c, "size") and 2 * f(c, "size") end },
+  { "java.util.concurrent.ConcurrentHashMap", function(c) return f(c, "table") end, function(c) return f(c, "baseCount") end },
+  { "java.util.ArrayDeque", function(c) return f(c, "elements") end, function(c)
+      local n, head, tail = length(f(c, "elements")), f(c, "head"), f(c, "tail")
+      if not (n and head and tail) then return nil end
+      return (tail - head) % n
+    end },
+  { "android.util.ArrayMap", function(c) return f(c, "mHashes") end, function(c) return f(c, "mSize") end },
+  { "androidx.collection.ArrayMap", function(c) return f(c, "mHashes") or f(c, "hashes") end,
+    function(c) return f(c, "mSize") or f(c, "size") end },
+  { "androidx.collection.SimpleArrayMap", function(c) return f(c, "mHashes") or f(c, "hashes") end,
+    function(c) return f(c, "mSize") or f(c, "size") end },
+  { "android.util.SparseArray", function(c) return f(c, "mKeys") end, function(c) return f(c, "mSize") end },
+  { "androidx.collection.SparseArrayCompat", function(c) return f(c, "mKeys") or f(c, "keys") end,
+    function(c) return f(c, "mSize") or f(c, "size") end },
+}
+
+--- Collections filled far below their capacity: per collection class
+-- `{class, count, capacity, size, fill (size / capacity over all), wasted
+-- (the unused share of their arrays' bytes), worst ({id, capacity, size,
+-- wasted}: the most wasteful instances)}`, most wasted first. A HashSet
+-- (and LinkedHashSet) row is its map's table and size: the HashMap row
+-- counts those maps too; a collection with no
+-- array yet (capacity 0) wastes nothing. opts: `worst` (instances listed per
+-- class, 5).
+function M.collections(heap, opts)
+  opts = opts or {}
+  local list = {}
+  for _, spec in ipairs(COLLECTIONS) do
+    local cls = heap:class(spec[1])
+    if cls then
+      local row = { class = spec[1], count = 0, capacity = 0, size = 0, wasted = 0, instances = {} }
+      for c in cls:instances { subclasses = true } do
+        local array, size = spec[2](c), spec[3](c)
+        local capacity = length(array)
+        row.count = row.count + 1
+        if capacity and capacity > 0 and size then
+          local unused = math.max(capacity - size, 0)
+          local wasted = heap:shallow(array, opts.model) * unused // capacity
+          row.capacity, row.size, row.wasted = row.capacity + capacity, row.size + size, row.wasted + wasted
+          if wasted > 0 then
+            row.instances[#row.instances + 1] = { object = c, id = ("0x%x"):format(c:id()), capacity = capacity,
+              size = size, wasted = wasted }
+          end
+        end
+      end
+      if row.count > 0 then
+        row.fill = row.capacity > 0 and row.size / row.capacity or nil
+        table.sort(row.instances, function(a, b)
+          if a.wasted ~= b.wasted then return a.wasted > b.wasted end
+          return a.id < b.id
+        end)
+        row.worst = json.array {}
+        for i = 1, math.min(#row.instances, opts.worst or 5) do row.worst[i] = row.instances[i] end
+        row.instances = nil
+        list[#list + 1] = row
+      end
+    end
+  end
+  local out = sorted_by_wasted(list)
+  for _, row in ipairs(out) do
+    for _, w in ipairs(row.worst) do w.object = nil end
+  end
+  return out
 end
 
 return M

@@ -114,9 +114,10 @@ describe("sift waste", function()
   -- the C pass against the Lua passes it replaced: which strings are
   -- equal, how many copies and one copy's bytes; arrays of zeros; boxes
   -- (their ten most repeated values may break a tie at the tenth place
-  -- differently: the oracle orders ties by text, C by value)
-  local function compare(path)
-    local heap <close> = assert(sift.open(path))
+  -- differently: the oracle orders ties by text, C by value); the
+  -- collections row for row, with every wasteful instance listed too
+  -- (`worst`: all of them, in order)
+  local function compare_content(heap, path)
     local r = waste.report(heap, { top = math.maxinteger })
     local o = { strings = oracle.duplicate_strings(heap, { top = math.maxinteger }), zeros = oracle.zero_arrays(heap),
       boxed = oracle.boxed(heap) }
@@ -138,22 +139,41 @@ describe("sift waste", function()
         if v.count > last.count then assert.are.same(v, c.values[k], path) end
       end
     end
-    return #r.duplicate_strings
+    return #r.duplicate_strings, r
+  end
+
+  -- compare_content, and the collections: how many wasteful instances
+  local function compare(path, models)
+    local heap <close> = assert(sift.open(path))
+    local rows = 0
+    for _, model in ipairs(models) do
+      local all = { worst = math.maxinteger, model = model }
+      local c = waste.collections(heap, all)
+      assert.are.same(oracle.collections(heap, all), c, path)
+      for _, line in ipairs(c) do rows = rows + #line.worst end
+    end
+    local strings, r = compare_content(heap, path)
+    assert.are.same(oracle.collections(heap), r.collections, path)  -- (5 worst each, as the report shows them)
+    return strings, rows
   end
 
   it("agrees with the Lua passes it replaced, on the planted dump and the fixtures", function()
     local dump = helper.jvm_dump("WasteSample")
-    if dump then assert.is_true(compare(dump) >= 2) end
+    if dump then
+      local strings, instances = compare(dump, { "shark", "jvm" })
+      assert.is_true(strings >= 2 and instances >= 200)
+    end
     local root = helper.fixture("hprof")
     if not root then return end
-    local seen = 0
+    local seen, wasteful = 0, 0
     for _, rel in ipairs { "generated-jdk17/leaky_jdk17_live.hprof", "android/ahat/test-dump.hprof",
                            "android/leakcanary-1.x/leak_service_binder.hprof",
                            "eclipse-mat/sun_jdk6_18_x64.hprof",  -- char[] values with offset and count
                            "eclipse-mat/oracle_jdk7_21_x64.hprof", "../bmd/jdk17-sample.id4.bmd" } do
-      seen = seen + compare(root .. "/" .. rel)
+      local strings, instances = compare(root .. "/" .. rel, { "shark" })
+      seen, wasteful = seen + strings, wasteful + instances
     end
-    assert.is_true(seen > 1000)
+    assert.is_true(seen > 1000 and wasteful > 1000)
   end)
 
   it("says what is wrong with a file that is not a dump", function()

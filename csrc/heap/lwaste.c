@@ -57,6 +57,107 @@ static void push_set (lua_State *L, const hw_Set *s, lua_Integer top,
   lua_setfield(L, -2, "rows");
 }
 
+/* the index of field name `name` in f's names, added if new */
+static int name_index (lua_State *L, hf_Fill *f, const char *name, size_t len) {
+  int k;
+  for (k = 0; k < f->nnames; k++)
+    if (f->lens[k] == len && memcmp(f->names[k], name, len) == 0) return k;
+  luaL_argcheck(L, f->nnames < HF_MAXNAMES, 6, "too many field names");
+  f->names[f->nnames] = name;  /* (the rules table, on the stack, keeps it) */
+  f->lens[f->nnames] = len;
+  return f->nnames++;
+}
+
+/* field `key` of the rule on top: a name's index, -1 when absent */
+static int rule_name (lua_State *L, hf_Fill *f, const char *key) {
+  size_t len;
+  const char *s;
+  int k = -1;
+  if (lua_getfield(L, -1, key) == LUA_TSTRING) {
+    s = lua_tolstring(L, -1, &len);
+    k = name_index(L, f, s, len);
+  }
+  else luaL_argcheck(L, lua_isnil(L, -1), 6, "a rule's field names are strings");
+  lua_pop(L, 1);
+  return k;
+}
+
+/* list `key` of the rule on top (names tried in turn) into idx */
+static int rule_names (lua_State *L, hf_Fill *f, const char *key, int *idx) {
+  int n = 0, i;
+  if (lua_getfield(L, -1, key) == LUA_TTABLE) {
+    n = (int)lua_rawlen(L, -1);
+    luaL_argcheck(L, n <= HF_ALT, 6, "too many fields tried in a rule");
+    for (i = 0; i < n; i++) {
+      size_t len;
+      const char *s;
+      luaL_argcheck(L, lua_rawgeti(L, -1, i + 1) == LUA_TSTRING, 6,
+                    "a rule's field names are strings");
+      s = lua_tolstring(L, -1, &len);
+      idx[i] = name_index(L, f, s, len);
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  return n;
+}
+
+/* the collection rules at argument 6 (see heap_waste) into f */
+static void check_rules (lua_State *L, const hp_Heap *h, hf_Fill *f) {
+  int k;
+  if (lua_isnoneornil(L, 6)) return;
+  luaL_checktype(L, 6, LUA_TTABLE);
+  f->nrules = (int)lua_rawlen(L, 6);
+  luaL_argcheck(L, f->nrules <= HF_MAXRULES, 6, "too many collection rules");
+  f->keep = (uint64_t)luaL_optinteger(L, 7, 5);
+  luaL_argcheck(L, luaL_optinteger(L, 7, 5) >= 0, 7, "a count of instances");
+  for (k = 0; k < f->nrules; k++) {
+    hf_Rule *r = &f->rules[k];
+    lua_Integer c;
+    luaL_argcheck(L, lua_rawgeti(L, 6, k + 1) == LUA_TTABLE, 6, "rules are tables");
+    lua_getfield(L, -1, "class");
+    c = lua_tointeger(L, -1);
+    luaL_argcheck(L, c >= 1 && (lua_Unsigned)c <= h->nclasses, 6, "no such class number");
+    r->cls = (int64_t)c - 1;
+    lua_getfield(L, -2, "times");
+    r->times = (int)luaL_optinteger(L, -1, 1);
+    lua_pop(L, 2);
+    r->via = rule_name(L, f, "via");
+    r->head = rule_name(L, f, "head");
+    r->tail = rule_name(L, f, "tail");
+    luaL_argcheck(L, (r->head < 0) == (r->tail < 0), 6, "a ring has a head and a tail");
+    r->narray = rule_names(L, f, "array", r->array);
+    r->nsize = rule_names(L, f, "size", r->size);
+    lua_pop(L, 1);
+  }
+}
+
+/* the collections found, one row per rule */
+static void push_fill (lua_State *L, const hf_Fill *f) {
+  int k;
+  uint64_t i;
+  lua_createtable(L, f->nrules, 0);
+  for (k = 0; k < f->nrules; k++) {
+    const hf_Rule *r = &f->rules[k];
+    lua_createtable(L, 0, 5);
+    SIFT_SETINT("count", r->count);
+    SIFT_SETINT("capacity", r->capacity);
+    SIFT_SETINT("size", r->size_sum);
+    SIFT_SETINT("wasted", r->wasted);
+    lua_createtable(L, (int)r->nworst, 0);
+    for (i = 0; i < r->nworst; i++) {
+      lua_createtable(L, 0, 4);
+      SIFT_SETINT("id", r->worst[i].id);
+      SIFT_SETINT("capacity", r->worst[i].capacity);
+      SIFT_SETINT("size", r->worst[i].size);
+      SIFT_SETINT("wasted", r->worst[i].wasted);
+      lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "worst");
+    lua_rawseti(L, -2, k + 1);
+  }
+}
+
 /* a box's raw value as its bytes, big-endian (Lua decodes by type) */
 static void push_raw (lua_State *L, const hp_Heap *h, int type, uint64_t v) {
   char b[8];
@@ -66,13 +167,18 @@ static void push_raw (lua_State *L, const hp_Heap *h, int type, uint64_t v) {
 }
 
 /*
-** heap:waste(model, string class | nil, { box class... }, top) ->
-** { strings = set, arrays = set, zeros = { {type, count, wasted, lengths =
-** {{length, count}...}}... }, boxes = { {count, bytes, type | nil,
-** distinct, wasted, values = {{raw, count}...}}... (as the box classes) } }
-** where a set is { groups, wasted, rows = { {count, arrays, bytes,
-** wasted, copies = {object numbers}, type, length (arrays)}... } },
-** rows most wasted first. Sizes under `model`.
+** heap:waste(model, string class | nil, { box class... }, top [, rules
+** [, worst [, content]]]) -> { strings = set, arrays = set, zeros = {
+** {type, count, wasted, lengths = {{length, count}...}}... }, boxes = {
+** {count, bytes, type | nil, distinct, wasted, values = {{raw,
+** count}...}}... (as the box classes) }, collections = { {count,
+** capacity, size, wasted, worst = {{id, capacity, size, wasted}...}}...
+** (as the rules) } } where a set is { groups, wasted, rows = { {count,
+** arrays, bytes, wasted, copies = {object numbers}, type, length
+** (arrays)}... } }, rows most wasted first. Sizes under `model`. A rule
+** is { class = class number, array = {names}, size = {names}, via =
+** name, head = name, tail = name, times = n } (fill.h); `worst`
+** instances kept per rule (5). content false: the collections alone.
 */
 static int heap_waste (lua_State *L) {
   hg_Graph *g = sift_checkgraph(L);
@@ -97,7 +203,9 @@ static int heap_waste (lua_State *L) {
   w = (hw_Waste *)lua_newuserdatauv(L, sizeof *w, 0);
   memset(w, 0, sizeof *w);
   luaL_setmetatable(L, SIFT_WASTE_T);
-  s = hw_waste(g, model, string_cls, box_cls, nboxes, w);
+  check_rules(L, h, &w->fill);
+  s = hw_waste(g, model, string_cls, box_cls, nboxes,
+               lua_isnoneornil(L, 8) || lua_toboolean(L, 8), w);
   if (s != SIFT_OK) {
     hw_free(w);
     return luaL_error(L, "not enough memory for the waste report");
@@ -153,6 +261,8 @@ static int heap_waste (lua_State *L) {
     lua_rawseti(L, -2, b + 1);
   }
   lua_setfield(L, -2, "boxes");
+  push_fill(L, &w->fill);
+  lua_setfield(L, -2, "collections");
   hw_free(w);
   return 1;
 }

@@ -2,8 +2,8 @@
 ** waste.c
 ** Wasted memory counted as the fix would free it (see waste.h). Two passes
 ** over the objects: the first hashes every String's content and marks the
-** value arrays (they belong to the strings report only) and counts the
-** boxes; the second hashes the other primitive arrays (setting aside those
+** value arrays (they belong to the strings report only), counts the boxes
+** and measures the collections (fill.c); the second hashes the other primitive arrays (setting aside those
 ** of zeros) and collects the boxes' values. Equal content is then found by
 ** sorting (hash, object number) pairs and comparing the bytes of each run
 ** of equal hashes: a hash only brings candidates together, it never decides
@@ -388,7 +388,8 @@ static sift_Status add_zero (hw_Waste *w, int type, uint64_t length) {
 }
 
 sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
-                      const int64_t *box_cls, int nboxes, hw_Waste *w) {
+                      const int64_t *box_cls, int nboxes, int content,
+                      hw_Waste *w) {
   const hp_Heap *h = g->h;
   uint64_t i, nbits = ((uint64_t)g->n + 8) / 8, total = 0;
   StrLayout sl;
@@ -402,7 +403,9 @@ sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
   w->is_value = (uint8_t *)sift_big_alloc((size_t)nbits);
   w->charged = (uint8_t *)sift_big_alloc((size_t)nbits);
   box_of = (uint8_t *)calloc((size_t)h->nclasses + 1, 1);
-  if (w->is_value == NULL || w->charged == NULL || box_of == NULL) goto done;
+  if (w->is_value == NULL || w->charged == NULL || box_of == NULL
+      || (w->fill.nrules > 0 && hf_prepare(h, &w->fill) != SIFT_OK))
+    goto done;
   for (b = 0; b < w->nboxes; b++) {
     hw_Box *bx = &w->boxes[b];
     int64_t off;
@@ -413,11 +416,15 @@ sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
     if (off < 0 || bx->type == HP_OBJECT) bx->type = 0;
     else bx->offset = (uint32_t)off;
   }
-  /* pass 1: strings, value arrays, boxes counted */
+  /* pass 1: strings, value arrays, boxes counted, collections */
   for (i = 0; i < g->n; i++) {
     hp_ObjInfo o;
     hp_object(h, i, &o);
-    if (o.kind != HP_INSTANCE_DUMP || o.cls < 0) continue;
+    if (o.kind == HP_CLASS_DUMP || o.cls < 0) continue;
+    if (w->fill.nrules > 0 && w->fill.mask[o.cls]
+        && hf_visit(g, &w->fill, (uint32_t)i, &o, model) != SIFT_OK)
+      goto done;
+    if (o.kind != HP_INSTANCE_DUMP) continue;
     if (o.cls == string_cls) {
       uint64_t tag, len;
       const unsigned char *p;
@@ -437,6 +444,11 @@ sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
   for (b = 0; b < w->nboxes; b++) {
     w->boxes[b].start = total;
     if (w->boxes[b].type) total += w->boxes[b].count;
+  }
+  hf_finish(&w->fill);
+  if (!content) {  /* the collections alone */
+    st = SIFT_OK;
+    goto done;
   }
   w->values = (uint64_t *)sift_big_alloc((size_t)(total ? total : 1) * sizeof *w->values);
   if (w->values == NULL) goto done;
@@ -487,5 +499,6 @@ void hw_free (hw_Waste *w) {
   sift_big_free(w->zkeys);
   sift_big_free(w->is_value);
   sift_big_free(w->charged);
+  hf_free(&w->fill);
   memset(w, 0, sizeof *w);
 }

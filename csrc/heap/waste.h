@@ -2,10 +2,11 @@
 ** waste.h
 ** Memory a heap wastes, counted as the fix would free it, in one pass
 ** pair over the index: equal strings (grouped by the bytes of their value
-** and its encoding), equal primitive arrays, primitive arrays of zeros and
-** boxed primitives. Pure C over hp_Heap and hg_Graph (for object numbers
-** of ids and shallow sizes under a model); the policy (which reports, what
-** to show) is lua/sift/heap/waste.lua's.
+** and its encoding), equal primitive arrays, primitive arrays of zeros,
+** boxed primitives and collections below capacity (fill.h). Pure C
+** over hp_Heap and hg_Graph (for object numbers of ids and shallow sizes
+** under a model); the policy (which reports, what to show) is
+** lua/sift/heap/waste.lua's.
 */
 
 #if !defined(sift_waste_h)
@@ -13,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "fill.h"
 #include "graph.h"
 
 #define HW_TOP 10     /* lengths and values kept per zero-array type or box */
@@ -71,16 +73,20 @@ typedef struct hw_Waste {
   uint64_t *zkeys;                 /* type << 32 | length of each zero array */
   uint64_t nzkeys, zcap;
   uint8_t *is_value, *charged;     /* bit sets over object numbers */
+  hf_Fill fill;                    /* collections: rules set by the caller */
 } hw_Waste;
 
 /*
-** Fill w (zeroed by the caller): strings of class index string_cls (-1:
-** none), boxes of the classes box_cls[0 .. nboxes), sizes under `model`.
-** A String's value array is the strings report's: it is in no other.
-** SIFT_OK or SIFT_ENOMEM; hw_free(w) in every case.
+** Fill w (zeroed by the caller, but for w->fill's rules, names and keep):
+** strings of class index string_cls (-1: none), boxes of the classes
+** box_cls[0 .. nboxes), the collections of w->fill's rules, sizes under
+** `model`. A String's value array is the strings report's: it is in no
+** other. content 0: the collections alone (no strings, arrays, zeros or
+** boxes: one pass). SIFT_OK or SIFT_ENOMEM; hw_free(w) in every case.
 */
 sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
-                      const int64_t *box_cls, int nboxes, hw_Waste *w);
+                      const int64_t *box_cls, int nboxes, int content,
+                      hw_Waste *w);
 
 void hw_free (hw_Waste *w);
 

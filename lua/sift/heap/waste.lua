@@ -31,15 +31,6 @@ M.RULES = {
   boxed = "every box beyond the first of each distinct value (its shallow size)",
 }
 
-local function length(obj) return type(obj) == "userdata" and obj:length() or nil end
-
--- a field's value, nil when the object has no such field (fields are read
--- with `field`: `size` and the like are sift's methods, not the fields)
-local function f(obj, name)
-  if obj:has_field(name) then return obj:field(name) end
-  return nil
-end
-
 local function sorted_by_wasted(list, top, key)
   key = key or function(x) return x.value or x.class or "" end
   table.sort(list, function(a, b)
@@ -70,19 +61,63 @@ end
 local BOXES = { "java.lang.Integer", "java.lang.Long", "java.lang.Short", "java.lang.Byte", "java.lang.Character",
   "java.lang.Boolean", "java.lang.Float", "java.lang.Double" }
 
+--- How each collection class keeps its array (its capacity is the array's
+-- length) and its size, as data the C pass reads (csrc/heap/fill.c): a
+-- class and its subclasses; `array` and `size`, fields tried in turn (the
+-- first whose reference is not null; the first integral field present);
+-- `via`, a field whose object holds them (a HashSet's map); `times`, what
+-- the size counts per entry (IdentityHashMap keeps key and value side by
+-- side); `head` and `tail`: a ring buffer, its size (tail - head) modulo
+-- the capacity.
+M.COLLECTIONS = {
+  { class = "java.util.ArrayList", array = { "elementData" }, size = { "size" } },
+  { class = "java.util.Vector", array = { "elementData" }, size = { "elementCount" } },
+  { class = "java.util.HashMap", array = { "table" }, size = { "size" } },
+  { class = "java.util.HashSet", via = "map", array = { "table" }, size = { "size" } },
+  { class = "java.util.Hashtable", array = { "table" }, size = { "count" } },
+  { class = "java.util.IdentityHashMap", array = { "table" }, size = { "size" }, times = 2 },
+  { class = "java.util.concurrent.ConcurrentHashMap", array = { "table" }, size = { "baseCount" } },
+  { class = "java.util.ArrayDeque", array = { "elements" }, head = "head", tail = "tail" },
+  { class = "android.util.ArrayMap", array = { "mHashes" }, size = { "mSize" } },
+  { class = "androidx.collection.ArrayMap", array = { "mHashes", "hashes" }, size = { "mSize", "size" } },
+  { class = "androidx.collection.SimpleArrayMap", array = { "mHashes", "hashes" }, size = { "mSize", "size" } },
+  { class = "android.util.SparseArray", array = { "mKeys" }, size = { "mSize" } },
+  { class = "androidx.collection.SparseArrayCompat", array = { "mKeys", "keys" }, size = { "mSize", "size" } },
+}
+
+-- the rules of the classes in this dump, with their class numbers
+local function collection_rules(heap)
+  local rules, names = {}, {}
+  for _, spec in ipairs(M.COLLECTIONS) do
+    local cls = heap:class(spec.class)
+    if cls then
+      local rule = { class = cls.number }
+      for k, v in pairs(spec) do
+        if k ~= "class" then rule[k] = v end
+      end
+      rules[#rules + 1], names[#names + 1] = rule, spec.class
+    end
+  end
+  return rules, names
+end
+
 -- the C pass over every object (csrc/heap/waste.c), under opts.model (or
--- the heap's), with `top` rows per set and any that tie with the last
-local function scan(heap, opts)
+-- the heap's), with `top` rows per set and any that tie with the last, and
+-- `worst` instances per collection class; collections_only: no other
+-- report (one pass)
+local function scan(heap, opts, collections_only)
   local model = opts.model or heap._model or "shark"
   if model == "jvm" then heap:jvm_layout() end
-  local string_class = heap:class("java.lang.String")
+  local string_class = not collections_only and heap:class("java.lang.String") or nil
   local classes, names = {}, {}
-  for _, name in ipairs(BOXES) do
+  for _, name in ipairs(collections_only and {} or BOXES) do
     local c = heap:class(name)
     if c then classes[#classes + 1], names[#names + 1] = c.number, name end
   end
-  local r = heap.index:waste(model, string_class and string_class.number, classes, opts.top or 20)
-  r.box_names, r.model = names, model
+  local rules, rule_names = collection_rules(heap)
+  local r = heap.index:waste(model, string_class and string_class.number, classes, opts.top or 20, rules,
+    opts.worst or 5, not collections_only)
+  r.box_names, r.collection_names, r.model = names, rule_names, model
   return r
 end
 
@@ -165,79 +200,33 @@ function M.duplicate_arrays(heap, opts)
   return arrays_of(heap, scan(heap, opts), opts)
 end
 
--- how each collection class keeps its array (capacity) and its size
-
-local COLLECTIONS = {
-  { "java.util.ArrayList", function(c) return f(c, "elementData") end, function(c) return f(c, "size") end },
-  { "java.util.Vector", function(c) return f(c, "elementData") end, function(c) return f(c, "elementCount") end },
-  { "java.util.HashMap", function(c) return f(c, "table") end, function(c) return f(c, "size") end },
-  { "java.util.HashSet", function(c) local m = f(c, "map") return m and f(m, "table") end,
-    function(c) local m = f(c, "map") return m and f(m, "size") end },
-  { "java.util.Hashtable", function(c) return f(c, "table") end, function(c) return f(c, "count") end },
-  { "java.util.IdentityHashMap", function(c) return f(c, "table") end, function(c) return f(c, "size") and 2 * f(c, "size") end },
-  { "java.util.concurrent.ConcurrentHashMap", function(c) return f(c, "table") end, function(c) return f(c, "baseCount") end },
-  { "java.util.ArrayDeque", function(c) return f(c, "elements") end, function(c)
-      local n, head, tail = length(f(c, "elements")), f(c, "head"), f(c, "tail")
-      if not (n and head and tail) then return nil end
-      return (tail - head) % n
-    end },
-  { "android.util.ArrayMap", function(c) return f(c, "mHashes") end, function(c) return f(c, "mSize") end },
-  { "androidx.collection.ArrayMap", function(c) return f(c, "mHashes") or f(c, "hashes") end,
-    function(c) return f(c, "mSize") or f(c, "size") end },
-  { "androidx.collection.SimpleArrayMap", function(c) return f(c, "mHashes") or f(c, "hashes") end,
-    function(c) return f(c, "mSize") or f(c, "size") end },
-  { "android.util.SparseArray", function(c) return f(c, "mKeys") end, function(c) return f(c, "mSize") end },
-  { "androidx.collection.SparseArrayCompat", function(c) return f(c, "mKeys") or f(c, "keys") end,
-    function(c) return f(c, "mSize") or f(c, "size") end },
-}
-
---- Collections filled far below their capacity: per collection class
--- `{class, count, capacity, size, fill (size / capacity over all), wasted
--- (the unused share of their arrays' bytes), worst ({id, capacity, size,
--- wasted}: the most wasteful instances)}`, most wasted first. A HashSet
--- (and LinkedHashSet) row is its map's table and size: the HashMap row
--- counts those maps too; a collection with no
--- array yet (capacity 0) wastes nothing. opts: `worst` (instances listed per
--- class, 5).
-function M.collections(heap, opts)
-  opts = opts or {}
+-- the rows of the collections the C pass measured
+local function collections_of(r)
   local list = {}
-  for _, spec in ipairs(COLLECTIONS) do
-    local cls = heap:class(spec[1])
-    if cls then
-      local row = { class = spec[1], count = 0, capacity = 0, size = 0, wasted = 0, instances = {} }
-      for c in cls:instances { subclasses = true } do
-        local array, size = spec[2](c), spec[3](c)
-        local capacity = length(array)
-        row.count = row.count + 1
-        if capacity and capacity > 0 and size then
-          local unused = math.max(capacity - size, 0)
-          local wasted = heap:shallow(array, opts.model) * unused // capacity
-          row.capacity, row.size, row.wasted = row.capacity + capacity, row.size + size, row.wasted + wasted
-          if wasted > 0 then
-            row.instances[#row.instances + 1] = { object = c, id = ("0x%x"):format(c:id()), capacity = capacity,
-              size = size, wasted = wasted }
-          end
-        end
+  for i, c in ipairs(r.collections) do
+    if c.count > 0 then
+      local worst = json.array {}
+      for k, w in ipairs(c.worst) do
+        worst[k] = { id = ("0x%x"):format(w.id), capacity = w.capacity, size = w.size, wasted = w.wasted }
       end
-      if row.count > 0 then
-        row.fill = row.capacity > 0 and row.size / row.capacity or nil
-        table.sort(row.instances, function(a, b)
-          if a.wasted ~= b.wasted then return a.wasted > b.wasted end
-          return a.id < b.id
-        end)
-        row.worst = json.array {}
-        for i = 1, math.min(#row.instances, opts.worst or 5) do row.worst[i] = row.instances[i] end
-        row.instances = nil
-        list[#list + 1] = row
-      end
+      list[#list + 1] = { class = r.collection_names[i], count = c.count, capacity = c.capacity, size = c.size,
+        wasted = c.wasted, fill = c.capacity > 0 and c.size / c.capacity or nil, worst = worst }
     end
   end
-  local out = sorted_by_wasted(list)
-  for _, row in ipairs(out) do
-    for _, w in ipairs(row.worst) do w.object = nil end
-  end
-  return out
+  return sorted_by_wasted(list)
+end
+
+--- Collections filled far below their capacity (M.COLLECTIONS says how
+-- each keeps its array and size): per collection class `{class, count,
+-- capacity, size, fill (size / capacity over all), wasted (the unused
+-- share of their arrays' bytes), worst ({id, capacity, size, wasted}: the
+-- most wasteful instances, then by id)}`, most wasted first. A HashSet
+-- (and LinkedHashSet) row is its map's table and size: the HashMap row
+-- counts those maps too; a collection with no array yet (capacity 0)
+-- wastes nothing. opts: `worst` (instances listed per class, 5), `model`.
+function M.collections(heap, opts)
+  opts = opts or {}
+  return collections_of(scan(heap, opts, true))
 end
 
 
@@ -319,7 +308,7 @@ function M.report(heap, opts)
       duplicate_arrays = { groups = r.arrays.groups, wasted = r.arrays.wasted },
       duplicate_bitmaps = { groups = #dup_bitmaps, wasted = bitmaps_wasted } },
     duplicate_strings = strings_of(heap, r, opts), duplicate_arrays = arrays_of(heap, r, opts),
-    duplicate_bitmaps = shown, collections = M.collections(heap, opts), zero_arrays = zeros_of(r), boxed = boxes_of(r) }
+    duplicate_bitmaps = shown, collections = collections_of(r), zero_arrays = zeros_of(r), boxed = boxes_of(r) }
 end
 
 return M
