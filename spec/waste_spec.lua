@@ -116,15 +116,24 @@ describe("sift waste", function()
   -- (their ten most repeated values may break a tie at the tenth place
   -- differently: the oracle orders ties by text, C by value); the
   -- collections row for row, with every wasteful instance listed too
-  -- (`worst`: all of them, in order)
+  -- (`worst`: all of them, in order); the holders of the copies
   local function compare_content(heap, path)
     local r = waste.report(heap, { top = math.maxinteger })
     local o = { strings = oracle.duplicate_strings(heap, { top = math.maxinteger }), zeros = oracle.zero_arrays(heap),
       boxed = oracle.boxed(heap) }
     local function groups(list)
       local out = {}
-      for _, d in ipairs(list) do out[d.value] = { d.count, d.bytes } end
+      for _, d in ipairs(list) do out[d.value] = { d.count, d.bytes, d.holders } end
       return out
+    end
+    -- the referrers of every row's copies, found in one walk, are what
+    -- heap:referrers lists for each (the incoming references built whole)
+    local string_class = heap:class("java.lang.String")
+    local raw = heap.index:waste("shark", string_class and string_class.number, {}, math.maxinteger)
+    for _, set in ipairs { raw.strings, raw.arrays } do
+      for _, g in ipairs(set.rows) do
+        for k, num in ipairs(g.copies) do assert.are.same(heap.index:referrers(num), g.referrers[k], path) end
+      end
     end
     assert.are.same(groups(o.strings), groups(r.duplicate_strings), path)
     assert.are.same(o.zeros, r.zero_arrays, path)

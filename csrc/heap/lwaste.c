@@ -19,17 +19,47 @@ static int scratch_gc (lua_State *L) {
   return 0;
 }
 
-/* rows of the groups of a set: the first `top`, and any after them that
-   waste as much as the last of those (the caller's tie rule picks) */
-static void push_set (lua_State *L, const hw_Set *s, lua_Integer top,
-                      int arrays, const hg_Graph *g) {
-  uint64_t i, k, n = 0;
-  lua_createtable(L, 0, 3);
-  SIFT_SETINT("groups", s->ngroups);
-  SIFT_SETINT("wasted", s->wasted);
+/* how many groups of a set are rows: the first `top`, and any after them
+   that waste as much as the last of those (the caller's tie rule picks) */
+static uint64_t rows_of (const hw_Set *s, lua_Integer top) {
+  uint64_t n = 0;
   while (n < s->ngroups && ((lua_Integer)n < top
          || (n > 0 && s->groups[n].wasted == s->groups[n - 1].wasted)))
     n++;
+  return n;
+}
+
+/* mark the copies the rows of a set name (their referrers are wanted) */
+static void mark_copies (const hw_Set *s, lua_Integer top, uint8_t *targets) {
+  uint64_t i, k, n = rows_of(s, top);
+  for (i = 0; i < n; i++)
+    for (k = 0; k < s->groups[i].count && k < SAMPLE; k++)
+      HG_SETBIT(targets, s->entries[s->groups[i].start + k].num);
+}
+
+/* the referrers of object num (w->pairs) as a list of object numbers */
+static void push_referrers (lua_State *L, const hw_Waste *w, uint32_t num) {
+  uint64_t lo = 0, hi = w->npairs, key = (uint64_t)num << 32;
+  lua_Integer k = 0;
+  while (lo < hi) {  /* the first pair of num */
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (w->pairs[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  lua_newtable(L);
+  for (; lo < w->npairs && w->pairs[lo] >> 32 == num; lo++) {
+    lua_pushinteger(L, (lua_Integer)(w->pairs[lo] & UINT32_MAX) + 1);
+    lua_rawseti(L, -2, ++k);
+  }
+}
+
+/* rows of the groups of a set (rows_of) */
+static void push_set (lua_State *L, const hw_Waste *w, const hw_Set *s,
+                      lua_Integer top, int arrays, const hg_Graph *g) {
+  uint64_t i, k, n = rows_of(s, top);
+  lua_createtable(L, 0, 3);
+  SIFT_SETINT("groups", s->ngroups);
+  SIFT_SETINT("wasted", s->wasted);
   lua_createtable(L, (int)n, 0);
   for (i = 0; i < n; i++) {
     const hw_Group *gr = &s->groups[i];
@@ -52,6 +82,12 @@ static void push_set (lua_State *L, const hw_Set *s, lua_Integer top,
       lua_rawseti(L, -2, (lua_Integer)k + 1);
     }
     lua_setfield(L, -2, "copies");
+    lua_createtable(L, SAMPLE, 0);
+    for (k = 0; k < gr->count && k < SAMPLE; k++) {
+      push_referrers(L, w, e[k].num);
+      lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    lua_setfield(L, -2, "referrers");
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   lua_setfield(L, -2, "rows");
@@ -190,6 +226,7 @@ static int heap_waste (lua_State *L) {
   hw_Waste *w;
   sift_Status s;
   luaL_checktype(L, 4, LUA_TTABLE);
+  lua_settop(L, 8);  /* (the scratch userdata goes above the arguments) */
   nboxes = (int)lua_rawlen(L, 4);
   luaL_argcheck(L, nboxes <= HW_MAXBOX, 4, "too many box classes");
   for (b = 0; b < nboxes; b++) {
@@ -206,14 +243,24 @@ static int heap_waste (lua_State *L) {
   check_rules(L, h, &w->fill);
   s = hw_waste(g, model, string_cls, box_cls, nboxes,
                lua_isnoneornil(L, 8) || lua_toboolean(L, 8), w);
+  if (s == SIFT_OK && (w->strings.ngroups > 0 || w->arrays.ngroups > 0)) {
+    /* the referrers of the copies the rows name, in one walk */
+    w->targets = (uint8_t *)sift_big_alloc(((size_t)g->n + 8) / 8);
+    if (w->targets == NULL) s = SIFT_ENOMEM;
+    else {
+      mark_copies(&w->strings, top, w->targets);
+      mark_copies(&w->arrays, top, w->targets);
+      s = hw_referrers(g, w->targets, &w->pairs, &w->npairs);
+    }
+  }
   if (s != SIFT_OK) {
     hw_free(w);
     return luaL_error(L, "not enough memory for the waste report");
   }
   lua_createtable(L, 0, 4);
-  push_set(L, &w->strings, top, 0, g);
+  push_set(L, w, &w->strings, top, 0, g);
   lua_setfield(L, -2, "strings");
-  push_set(L, &w->arrays, top, 1, g);
+  push_set(L, w, &w->arrays, top, 1, g);
   lua_setfield(L, -2, "arrays");
   lua_newtable(L);
   for (t = 0; t < 12; t++) {

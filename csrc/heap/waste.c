@@ -490,6 +490,44 @@ done:
   return st;
 }
 
+sift_Status hw_referrers (const hg_Graph *g, const uint8_t *targets,
+                          uint64_t **pairs, uint64_t *npairs) {
+  uint64_t *v = NULL, *tmp, n = 0, cap = 0, i, k;
+  for (i = 0; i < g->n; i++) {
+    hg_Iter it;
+    hg_Ref r;
+    hg_refs_begin(&it, g, (uint32_t)i, 0);
+    while (hg_refs_next(&it, &r)) {
+      if (!HG_BIT(targets, r.target)) continue;
+      if (n == cap) {
+        uint64_t *x;
+        cap = cap ? 2 * cap : 1024;
+        x = (uint64_t *)sift_big_realloc(v, (size_t)cap * sizeof *x);
+        if (x == NULL) {
+          sift_big_free(v);
+          return SIFT_ENOMEM;
+        }
+        v = x;
+      }
+      v[n++] = (uint64_t)r.target << 32 | i;
+    }
+  }
+  if (n > 1) {  /* by target; each target's referrers stay in order */
+    tmp = (uint64_t *)sift_big_alloc((size_t)n * sizeof *tmp);
+    if (tmp == NULL) {
+      sift_big_free(v);
+      return SIFT_ENOMEM;
+    }
+    sift_radix_sort(v, (size_t)n, sizeof *v, 32, 64, tmp);
+    sift_big_free(tmp);
+  }
+  for (i = 0, k = 0; i < n; i++)  /* a referrer holding a target twice: once */
+    if (k == 0 || v[i] != v[k - 1]) v[k++] = v[i];
+  *pairs = v;
+  *npairs = k;
+  return SIFT_OK;
+}
+
 void hw_free (hw_Waste *w) {
   sift_big_free(w->strings.entries);
   sift_big_free(w->strings.groups);
@@ -500,5 +538,7 @@ void hw_free (hw_Waste *w) {
   sift_big_free(w->is_value);
   sift_big_free(w->charged);
   hf_free(&w->fill);
+  sift_big_free(w->targets);
+  sift_big_free(w->pairs);
   memset(w, 0, sizeof *w);
 }

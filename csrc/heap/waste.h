@@ -74,6 +74,8 @@ typedef struct hw_Waste {
   uint64_t nzkeys, zcap;
   uint8_t *is_value, *charged;     /* bit sets over object numbers */
   hf_Fill fill;                    /* collections: rules set by the caller */
+  uint8_t *targets;                /* for hw_referrers, and its answer */
+  uint64_t *pairs, npairs;
 } hw_Waste;
 
 /*
@@ -87,6 +89,16 @@ typedef struct hw_Waste {
 sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
                       const int64_t *box_cls, int nboxes, int content,
                       hw_Waste *w);
+
+/*
+** The objects that refer to each target (a bit per object set in
+** targets), found in one walk over every object's references (fields,
+** elements, statics: what heap:referrers lists): *pairs (sift_big_free
+** it) of target << 32 | referrer, by target, then by referrer, each pair
+** once. SIFT_OK or SIFT_ENOMEM.
+*/
+sift_Status hw_referrers (const hg_Graph *g, const uint8_t *targets,
+                          uint64_t **pairs, uint64_t *npairs);
 
 void hw_free (hw_Waste *w);
 

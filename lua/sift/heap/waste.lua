@@ -42,11 +42,14 @@ local function sorted_by_wasted(list, top, key)
   return out
 end
 
--- the classes of the objects that refer to a sample of objects, most first
-local function holders(heap, objects, sample)
+-- the classes of the objects that refer to a sample of the copies, most
+-- first: `referrers` lists the object numbers referring to each (the C
+-- pass finds them in one walk, as heap:referrers would one by one)
+local function holders(heap, referrers)
   local by = {}
-  for i = 1, math.min(#objects, sample or 20) do
-    for _, r in ipairs(heap:referrers(objects[i])) do
+  for _, list in ipairs(referrers) do
+    for _, num in ipairs(list) do
+      local r = object_at(heap, num)
       local cls = r:as_class()
       local name = cls and ("class " .. cls.name) or r:class_name()
       by[name] = (by[name] or 0) + 1
@@ -121,12 +124,6 @@ local function scan(heap, opts, collections_only)
   return r
 end
 
-local function objects(heap, nums)
-  local out = {}
-  for i, num in ipairs(nums) do out[i] = object_at(heap, num) end
-  return out
-end
-
 local function cut(value, max)
   if utf8.len(value) and utf8.len(value) > max then
     return value:sub(1, utf8.offset(value, max + 1) - 1) .. "…"
@@ -138,15 +135,14 @@ local function strings_of(heap, r, opts)
   local list = {}
   for _, g in ipairs(r.strings.rows) do
     if g.count >= (opts.min_count or 2) then
-      local copies = objects(heap, g.copies)
-      list[#list + 1] = { value = copies[1]:string() or "", count = g.count, arrays = g.arrays, bytes = g.bytes,
-        wasted = g.wasted, copies = copies }
+      list[#list + 1] = { value = object_at(heap, g.copies[1]):string() or "", count = g.count, arrays = g.arrays,
+        bytes = g.bytes, wasted = g.wasted, referrers = g.referrers }
     end
   end
   local out = sorted_by_wasted(list, opts.top or 20)
   for _, d in ipairs(out) do
-    d.holders = holders(heap, d.copies)
-    d.copies = nil
+    d.holders = holders(heap, d.referrers)
+    d.referrers = nil
     d.value = cut(d.value, opts.max_length or 200)
   end
   return out
@@ -179,13 +175,13 @@ local function arrays_of(heap, r, opts)
   local list = {}
   for _, g in ipairs(r.arrays.rows) do
     list[#list + 1] = { class = g.type .. "[]", length = g.length, count = g.count, bytes = g.bytes,
-      wasted = g.wasted, copies = objects(heap, g.copies) }
+      wasted = g.wasted, first = g.copies[1], referrers = g.referrers }
   end
   local out = sorted_by_wasted(list, opts.top or 20, function(x) return ("%s %020d"):format(x.class, x.length) end)
   for _, d in ipairs(out) do
-    d.holders = holders(heap, d.copies)
-    d.preview = preview(d.copies[1])
-    d.copies = nil
+    d.holders = holders(heap, d.referrers)
+    d.preview = preview(object_at(heap, d.first))
+    d.first, d.referrers = nil, nil
   end
   return out
 end
