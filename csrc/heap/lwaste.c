@@ -29,12 +29,16 @@ static uint64_t rows_of (const hw_Set *s, lua_Integer top) {
   return n;
 }
 
-/* mark the copies the rows of a set name (their referrers are wanted) */
-static void mark_copies (const hw_Set *s, lua_Integer top, uint8_t *targets) {
+/* the copies the rows of a set name (their referrers are wanted) into
+   w->targets, or only counted when it is NULL */
+static void add_copies (hw_Waste *w, const hw_Set *s, lua_Integer top) {
   uint64_t i, k, n = rows_of(s, top);
   for (i = 0; i < n; i++)
-    for (k = 0; k < s->groups[i].count && k < SAMPLE; k++)
-      HG_SETBIT(targets, s->entries[s->groups[i].start + k].num);
+    for (k = 0; k < s->groups[i].count && k < SAMPLE; k++) {
+      if (w->targets != NULL)
+        w->targets[w->ntargets] = s->entries[s->groups[i].start + k].num;
+      w->ntargets++;
+    }
 }
 
 /* the referrers of object num (w->pairs) as a list of object numbers */
@@ -243,14 +247,18 @@ static int heap_waste (lua_State *L) {
   check_rules(L, h, &w->fill);
   s = hw_waste(g, model, string_cls, box_cls, nboxes,
                lua_isnoneornil(L, 8) || lua_toboolean(L, 8), w);
-  if (s == SIFT_OK && (w->strings.ngroups > 0 || w->arrays.ngroups > 0)) {
-    /* the referrers of the copies the rows name, in one walk */
-    w->targets = (uint8_t *)sift_big_alloc(((size_t)g->n + 8) / 8);
-    if (w->targets == NULL) s = SIFT_ENOMEM;
-    else {
-      mark_copies(&w->strings, top, w->targets);
-      mark_copies(&w->arrays, top, w->targets);
-      s = hw_referrers(g, w->targets, &w->pairs, &w->npairs);
+  if (s == SIFT_OK) {  /* the referrers of the copies the rows name */
+    uint64_t n;
+    add_copies(w, &w->strings, top);
+    add_copies(w, &w->arrays, top);
+    n = w->ntargets;
+    w->ntargets = 0;
+    if (n > 0 && (w->targets = (uint32_t *)sift_big_alloc((size_t)n * sizeof *w->targets)) == NULL)
+      s = SIFT_ENOMEM;
+    else if (n > 0) {
+      add_copies(w, &w->strings, top);
+      add_copies(w, &w->arrays, top);
+      s = hw_referrers(g, w->targets, w->ntargets, &w->pairs, &w->npairs);
     }
   }
   if (s != SIFT_OK) {

@@ -1,16 +1,18 @@
 /*
 ** waste.c
-** Wasted memory counted as the fix would free it (see waste.h). Two passes
-** over the objects: the first hashes every String's content and marks the
-** value arrays (they belong to the strings report only), counts the boxes
-** and measures the collections (fill.c); the second hashes the other primitive arrays (setting aside those
-** of zeros) and collects the boxes' values. Equal content is then found by
+** Wasted memory counted as the fix would free it (see waste.h). One walk
+** over the objects hashes every String's content and marks its value
+** array (it belongs to the strings report only), hashes every other
+** primitive array (those of zeros set apart; a value array met before its
+** String is dropped once the walk is done), collects the boxes' values and
+** measures the collections (fill.c). Equal content is then found by
 ** sorting (hash, object number) pairs and comparing the bytes of each run
 ** of equal hashes: a hash only brings candidates together, it never decides
-** that two values are equal. Memory: 16 bytes per String and per primitive
-** array (twice that while they are sorted), 8 per box and per array of
-** zeros, two bits per object. Time: linear (a radix sort), and n log n in
-** the boxes' values and the zero arrays' lengths.
+** that two values are equal. Then one more walk over the references finds
+** the referrers of the copies shown (hw_referrers). Memory: 16 bytes per
+** String and per primitive array (twice that while they are sorted), 8 per
+** box, 24 per array of zeros, two bits per object. Time: linear (a radix
+** sort), and n log n in the boxes' values and the zero arrays' lengths.
 */
 
 #include <stdlib.h>
@@ -351,9 +353,9 @@ static void zero_lengths (hw_Waste *w) {
 }
 
 /* distinct values of a box class and its most repeated ones */
-static void box_values (hw_Waste *w, hw_Box *b) {
-  uint64_t *v = w->values + b->start, i = 0;
-  qsort(v, (size_t)b->nvalues, sizeof *v, asc_u64);
+static void box_values (hw_Box *b) {
+  uint64_t *v = b->values, i = 0;
+  if (b->nvalues > 1) qsort(v, (size_t)b->nvalues, sizeof *v, asc_u64);
   while (i < b->nvalues) {
     uint64_t run = 0, x = v[i];
     int k;
@@ -372,8 +374,40 @@ static void box_values (hw_Waste *w, hw_Box *b) {
   if (b->count > 0) b->wasted = (b->count - b->distinct) * (b->bytes / b->count);
 }
 
+/* count box instance o (number i) and keep its value */
+static sift_Status add_box (const hg_Graph *g, hw_Box *bx, const hp_ObjInfo *o,
+                            uint64_t i, int model) {
+  int64_t v;
+  int size = hp_type_size(g->h, bx->type);
+  bx->count++;
+  bx->bytes += hg_shallow(g, (uint32_t)i, model);
+  if (!bx->type) return SIFT_OK;
+  if (!read_field(g->h, o, bx->offset, bx->type, &v)) {  /* short data */
+    bx->type = 0;
+    return SIFT_OK;
+  }
+  if (bx->nvalues == bx->vcap) {
+    uint64_t cap = bx->vcap ? 2 * bx->vcap : 1024;
+    uint64_t *x = (uint64_t *)sift_big_realloc(bx->values, (size_t)cap * sizeof *x);
+    if (x == NULL) return SIFT_ENOMEM;
+    bx->values = x;
+    bx->vcap = cap;
+  }
+  bx->values[bx->nvalues++] = (uint64_t)v
+    & (size == 8 ? UINT64_MAX : ((uint64_t)1 << 8 * size) - 1);
+  return SIFT_OK;
+}
+
 /* }====================================================== */
 
+
+/* leave out of s the arrays that turned out to be Strings' values */
+static void drop_values (hw_Waste *w, hw_Set *s) {
+  uint64_t i, k = 0;
+  for (i = 0; i < s->nentries; i++)
+    if (!HG_BIT(w->is_value, s->entries[i].num)) s->entries[k++] = s->entries[i];
+  s->nentries = k;
+}
 
 static sift_Status add_zero (hw_Waste *w, int type, uint64_t length) {
   if (w->nzkeys == w->zcap) {
@@ -391,7 +425,7 @@ sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
                       const int64_t *box_cls, int nboxes, int content,
                       hw_Waste *w) {
   const hp_Heap *h = g->h;
-  uint64_t i, nbits = ((uint64_t)g->n + 8) / 8, total = 0;
+  uint64_t i, nbits = ((uint64_t)g->n + 8) / 8;
   StrLayout sl;
   Ctx c;
   uint8_t *box_of = NULL;  /* per class: 1 + its box, 0 none */
@@ -416,16 +450,27 @@ sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
     if (off < 0 || bx->type == HP_OBJECT) bx->type = 0;
     else bx->offset = (uint32_t)off;
   }
-  /* pass 1: strings, value arrays, boxes counted, collections */
+  /* one walk: strings (their value arrays marked), the other primitive
+     arrays (a value array met before its String is dropped after), boxes,
+     collections */
   for (i = 0; i < g->n; i++) {
     hp_ObjInfo o;
     hp_object(h, i, &o);
-    if (o.kind == HP_CLASS_DUMP || o.cls < 0) continue;
-    if (w->fill.nrules > 0 && w->fill.mask[o.cls]
+    if (o.kind == HP_CLASS_DUMP) continue;
+    if (o.cls >= 0 && w->fill.nrules > 0 && w->fill.mask[o.cls]
         && hf_visit(g, &w->fill, (uint32_t)i, &o, model) != SIFT_OK)
       goto done;
-    if (o.kind != HP_INSTANCE_DUMP) continue;
-    if (o.cls == string_cls) {
+    if (!content) continue;
+    if (o.kind == HP_PRIM_ARRAY_DUMP && o.data != NULL && o.length > 0
+        && !HG_BIT(w->is_value, i)) {
+      int zero;
+      uint64_t hash = hash_bytes((uint64_t)o.elem << 3, o.data,
+                                 o.length * (uint64_t)hp_type_size(h, o.elem), &zero);
+      if (add_entry(zero ? &w->zero_arrays : &w->arrays, hash, (uint32_t)i) != SIFT_OK)
+        goto done;
+    }
+    else if (o.kind != HP_INSTANCE_DUMP || o.cls < 0) continue;
+    else if (o.cls == string_cls) {
       uint64_t tag, len;
       const unsigned char *p;
       uint32_t arr;
@@ -435,89 +480,146 @@ sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
         goto done;
       if (arr != HG_NONE) HG_SETBIT(w->is_value, arr);
     }
-    else if (box_of[o.cls]) {
-      hw_Box *bx = &w->boxes[box_of[o.cls] - 1];
-      bx->count++;
-      bx->bytes += hg_shallow(g, (uint32_t)i, model);
-    }
-  }
-  for (b = 0; b < w->nboxes; b++) {
-    w->boxes[b].start = total;
-    if (w->boxes[b].type) total += w->boxes[b].count;
+    else if (box_of[o.cls] && add_box(g, &w->boxes[box_of[o.cls] - 1], &o, i, model) != SIFT_OK)
+      goto done;
   }
   hf_finish(&w->fill);
   if (!content) {  /* the collections alone */
     st = SIFT_OK;
     goto done;
   }
-  w->values = (uint64_t *)sift_big_alloc((size_t)(total ? total : 1) * sizeof *w->values);
-  if (w->values == NULL) goto done;
-  /* pass 2: the other primitive arrays, the boxes' values */
-  for (i = 0; i < g->n; i++) {
+  drop_values(w, &w->arrays);
+  drop_values(w, &w->zero_arrays);
+  for (i = 0; i < w->zero_arrays.nentries; i++) {
     hp_ObjInfo o;
-    hp_object(h, i, &o);
-    if (o.kind == HP_PRIM_ARRAY_DUMP && o.data != NULL && o.length > 0
-        && !HG_BIT(w->is_value, i)) {
-      int zero;
-      uint64_t hash = hash_bytes((uint64_t)o.elem << 3, o.data,
-                                 o.length * (uint64_t)hp_type_size(h, o.elem), &zero);
-      if (zero) {
-        if (add_zero(w, o.elem, o.length) != SIFT_OK) goto done;
-        w->zeros[o.elem].count++;
-        w->zeros[o.elem].wasted += hg_shallow(g, (uint32_t)i, model);
-      }
-      else if (add_entry(&w->arrays, hash, (uint32_t)i) != SIFT_OK) goto done;
-    }
-    else if (o.kind == HP_INSTANCE_DUMP && o.cls >= 0 && box_of[o.cls]) {
-      hw_Box *bx = &w->boxes[box_of[o.cls] - 1];
-      int64_t v;
-      if (!bx->type) continue;
-      if (!read_field(h, &o, bx->offset, bx->type, &v)) bx->type = 0;  /* short data */
-      else w->values[bx->start + bx->nvalues++] = (uint64_t)v
-        & (hp_type_size(h, bx->type) == 8 ? UINT64_MAX
-           : ((uint64_t)1 << 8 * hp_type_size(h, bx->type)) - 1);
-    }
+    uint32_t num = w->zero_arrays.entries[i].num;
+    hp_object(h, num, &o);
+    if (add_zero(w, o.elem, o.length) != SIFT_OK) goto done;
+    w->zeros[o.elem].count++;
+    w->zeros[o.elem].wasted += hg_shallow(g, num, model);
   }
   if ((st = find_groups(&c, &w->strings, equal_strings, charge_strings)) != SIFT_OK
       || (st = find_groups(&c, &w->arrays, equal_arrays, charge_arrays)) != SIFT_OK)
     goto done;
   zero_lengths(w);
   for (b = 0; b < w->nboxes; b++)
-    if (w->boxes[b].type) box_values(w, &w->boxes[b]);
+    if (w->boxes[b].type) box_values(&w->boxes[b]);
   st = SIFT_OK;
 done:
   free(box_of);
   return st;
 }
 
-sift_Status hw_referrers (const hg_Graph *g, const uint8_t *targets,
-                          uint64_t **pairs, uint64_t *npairs) {
-  uint64_t *v = NULL, *tmp, n = 0, cap = 0, i, k;
-  for (i = 0; i < g->n; i++) {
-    hg_Iter it;
-    hg_Ref r;
-    hg_refs_begin(&it, g, (uint32_t)i, 0);
-    while (hg_refs_next(&it, &r)) {
-      if (!HG_BIT(targets, r.target)) continue;
-      if (n == cap) {
-        uint64_t *x;
-        cap = cap ? 2 * cap : 1024;
-        x = (uint64_t *)sift_big_realloc(v, (size_t)cap * sizeof *x);
-        if (x == NULL) {
-          sift_big_free(v);
-          return SIFT_ENOMEM;
-        }
-        v = x;
-      }
-      v[n++] = (uint64_t)r.target << 32 | i;
+/*
+** {======================================================
+** Referrers
+** =======================================================
+*/
+
+/* a set of ids (open addressing, a power of two of slots, 0: empty), each
+   with its object number */
+typedef struct IdSet {
+  uint64_t *ids;
+  uint32_t *nums;
+  uint64_t mask;
+} IdSet;
+
+static uint64_t slot_of (const IdSet *s, uint64_t id) {
+  uint64_t i = (id * 0x9E3779B97F4A7C15u) >> 17 & s->mask;
+  while (s->ids[i] != 0 && s->ids[i] != id) i = (i + 1) & s->mask;
+  return i;
+}
+
+/* the object id refers to, when it is in the set; HG_NONE if not */
+static uint32_t lookup (const IdSet *s, uint64_t id) {
+  uint64_t i;
+  if (id == 0) return HG_NONE;
+  i = slot_of(s, id);
+  return s->ids[i] == id ? s->nums[i] : HG_NONE;
+}
+
+/* append (target << 32 | referrer) to *v */
+static sift_Status add_pair (uint64_t **v, uint64_t *n, uint64_t *cap,
+                             uint32_t target, uint64_t referrer) {
+  if (*n == *cap) {
+    uint64_t c = *cap ? 2 * *cap : 1024;
+    uint64_t *x = (uint64_t *)sift_big_realloc(*v, (size_t)c * sizeof *x);
+    if (x == NULL) return SIFT_ENOMEM;
+    *v = x;
+    *cap = c;
+  }
+  (*v)[(*n)++] = (uint64_t)target << 32 | referrer;
+  return SIFT_OK;
+}
+
+/*
+** The references of object i to the set's objects, as hg_refs_next reads
+** them (fields of the class's reference layout, elements, statics; no
+** synthetic ones), but matched by id: no id is looked up in the index
+** unless it is a target's.
+*/
+static sift_Status refs_to (const hg_Graph *g, const IdSet *s, uint64_t i,
+                            uint64_t **v, uint64_t *n, uint64_t *cap) {
+  const hp_Heap *h = g->h;
+  int ids = h->idsize;
+  hp_ObjInfo o;
+  uint64_t k;
+  uint32_t t;
+  hp_object(h, i, &o);
+  if (o.kind == HP_INSTANCE_DUMP && o.cls >= 0) {
+    for (k = g->ref_first[o.cls]; k < g->ref_first[o.cls + 1]; k++) {
+      const hp_Field *f = &h->fields[h->classes[o.cls].flat + g->ref_field[k]];
+      if (f->offset + (uint64_t)ids <= o.length
+          && (t = lookup(s, hp_id_at(h, o.data + f->offset))) != HG_NONE
+          && add_pair(v, n, cap, t, i) != SIFT_OK)
+        return SIFT_ENOMEM;
     }
   }
-  if (n > 1) {  /* by target; each target's referrers stay in order */
-    tmp = (uint64_t *)sift_big_alloc((size_t)n * sizeof *tmp);
-    if (tmp == NULL) {
-      sift_big_free(v);
-      return SIFT_ENOMEM;
+  else if (o.kind == HP_OBJ_ARRAY_DUMP) {
+    for (k = 0; k < o.length; k++)
+      if ((t = lookup(s, hp_id_at(h, o.data + k * (uint64_t)ids))) != HG_NONE
+          && add_pair(v, n, cap, t, i) != SIFT_OK)
+        return SIFT_ENOMEM;
+  }
+  else if (o.kind == HP_CLASS_DUMP && o.cls >= 0) {
+    const unsigned char *st = h->p + h->classes[o.cls].statics_off + 2;
+    for (k = 0; k < h->classes[o.cls].nstatics; k++) {  /* name, type, value */
+      int type = st[ids];
+      if (type == HP_OBJECT
+          && (t = lookup(s, hp_id_at(h, st + ids + 1))) != HG_NONE
+          && add_pair(v, n, cap, t, i) != SIFT_OK)
+        return SIFT_ENOMEM;
+      st += ids + 1 + hp_type_size(h, type);
     }
+  }
+  return SIFT_OK;
+}
+
+sift_Status hw_referrers (const hg_Graph *g, const uint32_t *targets,
+                          uint64_t ntargets, uint64_t **pairs,
+                          uint64_t *npairs) {
+  IdSet s;
+  uint64_t *v = NULL, *tmp, n = 0, cap = 0, i, k, slots = 16;
+  sift_Status st = SIFT_ENOMEM;
+  *pairs = NULL;
+  *npairs = 0;
+  if (ntargets == 0) return SIFT_OK;
+  while (slots < 2 * ntargets) slots *= 2;
+  s.mask = slots - 1;
+  s.ids = (uint64_t *)sift_big_alloc((size_t)slots * sizeof *s.ids);
+  s.nums = (uint32_t *)sift_big_alloc((size_t)slots * sizeof *s.nums);
+  if (s.ids == NULL || s.nums == NULL) goto done;
+  for (i = 0; i < ntargets; i++) {
+    uint64_t id = hp_obj_id(g->h, targets[i]), at;
+    if (id == 0 || hg_find(g, id) != targets[i]) continue;  /* no reference finds it */
+    at = slot_of(&s, id);
+    s.ids[at] = id;
+    s.nums[at] = targets[i];
+  }
+  for (i = 0; i < g->n; i++)
+    if (refs_to(g, &s, i, &v, &n, &cap) != SIFT_OK) goto done;
+  if (n > 1) {  /* by target; each target's referrers stay in order */
+    if ((tmp = (uint64_t *)sift_big_alloc((size_t)n * sizeof *tmp)) == NULL) goto done;
     sift_radix_sort(v, (size_t)n, sizeof *v, 32, 64, tmp);
     sift_big_free(tmp);
   }
@@ -525,15 +627,26 @@ sift_Status hw_referrers (const hg_Graph *g, const uint8_t *targets,
     if (k == 0 || v[i] != v[k - 1]) v[k++] = v[i];
   *pairs = v;
   *npairs = k;
-  return SIFT_OK;
+  v = NULL;
+  st = SIFT_OK;
+done:
+  sift_big_free(v);
+  sift_big_free(s.ids);
+  sift_big_free(s.nums);
+  return st;
 }
 
+/* }====================================================== */
+
+
 void hw_free (hw_Waste *w) {
+  int b;
   sift_big_free(w->strings.entries);
   sift_big_free(w->strings.groups);
   sift_big_free(w->arrays.entries);
   sift_big_free(w->arrays.groups);
-  sift_big_free(w->values);
+  for (b = 0; b < HW_MAXBOX; b++) sift_big_free(w->boxes[b].values);
+  sift_big_free(w->zero_arrays.entries);
   sift_big_free(w->zkeys);
   sift_big_free(w->is_value);
   sift_big_free(w->charged);

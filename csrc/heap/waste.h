@@ -1,7 +1,7 @@
 /*
 ** waste.h
-** Memory a heap wastes, counted as the fix would free it, in one pass
-** pair over the index: equal strings (grouped by the bytes of their value
+** Memory a heap wastes, counted as the fix would free it, in one walk
+** over the index: equal strings (grouped by the bytes of their value
 ** and its encoding), equal primitive arrays, primitive arrays of zeros,
 ** boxed primitives and collections below capacity (fill.h). Pure C
 ** over hp_Heap and hg_Graph (for object numbers of ids and shallow sizes
@@ -59,23 +59,23 @@ typedef struct hw_Box {
   int type;            /* basic type of its `value` field, 0: none (BMD) */
   uint32_t offset;     /* of that field in the instance data */
   uint64_t count, bytes, distinct, wasted;
-  uint64_t start, nvalues;         /* its part of hw_Waste.values */
+  uint64_t *values, nvalues, vcap; /* of each instance (while type is) */
   int ntop;                        /* most repeated values (twice or more) */
   uint64_t value[HW_TOP], vcount[HW_TOP];  /* raw bits */
 } hw_Box;
 
 typedef struct hw_Waste {
   hw_Set strings, arrays;
+  hw_Set zero_arrays;              /* entries only: the arrays of zeros */
   hw_Zeros zeros[12];              /* by HPROF basic type */
   hw_Box boxes[HW_MAXBOX];
   int nboxes;
-  uint64_t *values;                /* the boxes' values, per box */
   uint64_t *zkeys;                 /* type << 32 | length of each zero array */
   uint64_t nzkeys, zcap;
   uint8_t *is_value, *charged;     /* bit sets over object numbers */
   hf_Fill fill;                    /* collections: rules set by the caller */
-  uint8_t *targets;                /* for hw_referrers, and its answer */
-  uint64_t *pairs, npairs;
+  uint32_t *targets;               /* for hw_referrers, and its answer */
+  uint64_t ntargets, *pairs, npairs;
 } hw_Waste;
 
 /*
@@ -91,14 +91,15 @@ sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
                       hw_Waste *w);
 
 /*
-** The objects that refer to each target (a bit per object set in
-** targets), found in one walk over every object's references (fields,
-** elements, statics: what heap:referrers lists): *pairs (sift_big_free
-** it) of target << 32 | referrer, by target, then by referrer, each pair
-** once. SIFT_OK or SIFT_ENOMEM.
+** The objects that refer to each of targets[0 .. ntargets) (object
+** numbers), found in one walk over every object's references (fields,
+** elements, statics: what heap:referrers lists), matched by id: *pairs
+** (sift_big_free it) of target << 32 | referrer, by target, then by
+** referrer, each pair once. SIFT_OK or SIFT_ENOMEM.
 */
-sift_Status hw_referrers (const hg_Graph *g, const uint8_t *targets,
-                          uint64_t **pairs, uint64_t *npairs);
+sift_Status hw_referrers (const hg_Graph *g, const uint32_t *targets,
+                          uint64_t ntargets, uint64_t **pairs,
+                          uint64_t *npairs);
 
 void hw_free (hw_Waste *w);
 
