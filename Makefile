@@ -24,7 +24,7 @@ CWARNS  = -std=c99 -Wall -Wextra -pedantic -Wshadow -Wmissing-prototypes \
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS = $(CWARNS) $(CFLAGS) -fPIC -fvisibility=hidden -Icsrc -I$(LUA_INCDIR)
 LIBFLAG ?= -shared
-LIBS    = -lz -lbz2 -lsqlite3
+LIBS    = -lz -lbz2 -lsqlite3 -lpthread
 SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all \
            -fno-omit-frame-pointer
 

@@ -159,4 +159,28 @@ describe("HPROF decoding of damaged files", function()
     assert.are.same({ "instance", nil, 4 }, { kind, cls, shallow })
     assert.are.equal(0x99, h:class_id_of(1))
   end)
+
+  it("keeps ids too far apart for 32-bit keys whole, in id order, each with its record", function()
+    local header = "JAVA PROFILE 1.0.2\0" .. string.pack(">I4I8", 8, 0)
+    local function array(id, n) return string.pack(">BI8I4I4B", 0x23, id, 0, n, 0x08) .. ("\0"):rep(n) end
+    local far, near = 0x7000000000000018, 0x10
+    local body = array(far, 3) .. array(near, 5) .. array(far, 9)   -- far again: the first is kept
+    local h = assert(core.hprof(header .. string.pack(">BI4I4", 0x0C, 0, #body) .. body))
+    local info = h:info()
+    assert.are.same({ 2, 1, 12 }, { info.objects, info.duplicates, info.object_bytes })
+    assert.are.same({ 1, 2 }, { h:find(near), h:find(far) })
+    assert.are.same({ 5, 3 }, { (select(5, h:object(1))), (select(5, h:object(2))) })
+    assert.is_nil(h:find(0x20))
+  end)
+
+  it("keeps 32-bit keys and offsets, 8 bytes an object, for aligned ids in a small file", function()
+    local header = "JAVA PROFILE 1.0.2\0" .. string.pack(">I4I8", 8, 0)
+    local function array(id, n) return string.pack(">BI8I4I4B", 0x23, id, 0, n, 0x08) .. ("\0"):rep(n) end
+    local body = array(0x7f0000000040, 3) .. array(0x7f0000000010, 5) .. array(0x7f0000000040, 9)
+    local h = assert(core.hprof(header .. string.pack(">BI4I4", 0x0C, 0, #body) .. body))
+    local info = h:info()
+    assert.are.same({ 2, 1, 8 }, { info.objects, info.duplicates, info.object_bytes })
+    assert.are.same({ 1, 2 }, { h:find(0x7f0000000010), h:find(0x7f0000000040) })
+    assert.are.same({ 5, 3 }, { (select(5, h:object(1))), (select(5, h:object(2))) })
+  end)
 end)

@@ -111,12 +111,31 @@ static sift_Status name_class (Build *b, uint64_t id) {
   return sift_idmap_put(&b->named, id, &made) ? SIFT_OK : hpb_nomem(b);
 }
 
+/* an object's id and offset, in file order (32-bit offsets in a file
+   under 4 GiB) */
 static inline sift_Status add_object (Build *b, uint64_t id, uint64_t off) {
   hp_Heap *h = b->h;
-  hp_Idx o;
-  o.id = id;
-  o.off = off;
-  PUSH(h->objs, h->nobjs, b->capobjs, o);
+  if (h->nobjs == b->capobjs) {
+    uint64_t cap = b->capobjs ? b->capobjs * 2 : 1024;
+    uint64_t *ids = (uint64_t *)sift_big_realloc(h->ids, cap * sizeof *ids);
+    if (ids == NULL) return hpb_nomem(b);
+    h->ids = ids;
+    if (h->n <= UINT32_MAX) {
+      uint32_t *o = (uint32_t *)sift_big_realloc(h->offs32, cap * sizeof *o);
+      if (o == NULL) return hpb_nomem(b);
+      h->offs32 = o;
+    }
+    else {
+      uint64_t *o = (uint64_t *)sift_big_realloc(h->offs64, cap * sizeof *o);
+      if (o == NULL) return hpb_nomem(b);
+      h->offs64 = o;
+    }
+    b->capobjs = cap;
+  }
+  h->ids[h->nobjs] = id;
+  if (h->offs32) h->offs32[h->nobjs] = (uint32_t)off;
+  else h->offs64[h->nobjs] = off;
+  h->nobjs++;
   return SIFT_OK;
 }
 
@@ -177,7 +196,7 @@ static sift_Status class_dump (Build *b, sift_Reader *r, uint64_t at,
 ** Returns SIFT_OK, SIFT_ETRUNC (stopped by the end of a cut file: what
 ** came before is kept), or an error.
 */
-static sift_Status heap_records (Build *b, sift_Reader *r, int cut) {
+sift_Status hpb_heap_records (Build *b, sift_Reader *r, int cut) {
   hp_Heap *h = b->h;
   int ids = h->idsize;
   while (sift_rd_left(r) > 0) {
@@ -191,8 +210,9 @@ static sift_Status heap_records (Build *b, sift_Reader *r, int cut) {
     switch (tag) {
       case HP_HEAP_DUMP_INFO:  /* u4 heap id, name string id */
         ok = sift_rd_u4be(r, &u4a) && read_id(r, ids, &other);
-        if (ok && u4a != b->heap) {  /* Dalvik repeats it every segment */
+        if (ok && (u4a != b->heap || b->heap_unknown)) {  /* Dalvik repeats it every segment */
           hp_Switch sw;
+          b->heap_unknown = 0;
           sw.off = r->pos;
           sw.heap = u4a;
           b->heap = u4a;
@@ -382,17 +402,13 @@ static sift_Status top_records (Build *b, sift_Reader *r) {
         }
         break;
       case HP_TAG_HEAP_DUMP: case HP_TAG_HEAP_DUMP_SEGMENT:
-        if ((uint64_t)dump == h->dump) {
-          sift_Reader sub = *r;
+        if ((uint64_t)dump == h->dump) {  /* walked after the top records */
+          hpb_Segment seg;
+          seg.body = body;
+          seg.end = end;
+          seg.cut = cut;
           b->segmented = tag == HP_TAG_HEAP_DUMP_SEGMENT;
-          sub.size = (size_t)end;
-          s = heap_records(b, &sub, cut);
-          if (s == SIFT_ETRUNC) {
-            hpb_warn(h, "the heap dump is indexed up to byte %llu, where the "
-                 "file ends inside a sub-record",
-                 (unsigned long long)h->truncated_at);
-            return SIFT_OK;
-          }
+          PUSH(b->segs, b->nsegs, b->capsegs, seg);
         }
         break;
       case HP_TAG_HEAP_DUMP_END:
@@ -450,6 +466,8 @@ static sift_Status build (Build *bp, const unsigned char *p, size_t n,
   h->dump = opt->dump > 0 ? (uint64_t)opt->dump - 1
           : h->ndumps > 0 ? h->ndumps - 1 : 0;
   s = top_records(bp, &r);
+  if (s == SIFT_OK) s = hpb_walk_segments(bp, opt->threads);
+  sift_big_free(bp->segs);
   if (s != SIFT_OK) return s;
   if (!sift_progress(pr, n)) return sift_fail(bp->err, SIFT_ECANCEL, "cancelled");
   s = hpb_sort_objects(bp);
@@ -491,10 +509,11 @@ sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
 
 
 void hp_free (hp_Heap *h) {
-  sift_big_free(h->objs);
+  sift_big_free(h->ids);
   sift_big_free(h->keys32);
   sift_big_free(h->keys64);
-  sift_big_free(h->offs);
+  sift_big_free(h->offs32);
+  sift_big_free(h->offs64);
   sift_big_free(h->heaps);
   sift_big_free(h->classes);
   sift_idmap_free(&h->class_index);

@@ -146,15 +146,17 @@ typedef struct hp_Heap {
   uint64_t header_size;
   /* objects sorted by id: the index of an object is its dense number.
      Ids are kept as 32-bit keys, (id - id_base) >> id_shift, when every id
-     fits (aligned addresses usually do), else whole; with the file offset
-     that is 12 (or 16) bytes per object. objs holds (id, offset) pairs
-     only while the file is read. */
+     fits (aligned addresses usually do), else whole; record offsets as 32
+     bits when the file is under 4 GiB, else whole: 8 bytes per object in
+     the usual case, at most 16. While the file is read, ids holds the ids
+     in file order and offs32 or offs64 their offsets. */
   uint32_t *keys32;
   uint64_t *keys64;
-  uint64_t *offs;
+  uint32_t *offs32;
+  uint64_t *offs64;
   uint64_t id_base;
   int id_shift;
-  hp_Idx *objs;
+  uint64_t *ids;
   uint64_t nobjs;
   uint64_t count[5];        /* classes, instances, object arrays,
                                primitive arrays (with and without data) */
@@ -196,6 +198,9 @@ typedef struct hp_Heap {
 /* options of hp_build */
 typedef struct hp_Options {
   int64_t dump;             /* 1-based dump to index; 0: the last */
+  int threads;              /* 1: walk in this thread only; 2: two threads
+                               when the dump has two records or more; 0:
+                               two when it is big enough to gain */
 } hp_Options;
 
 /*
@@ -216,12 +221,12 @@ static inline uint64_t hp_obj_id (const hp_Heap *h, uint64_t i) {
 }
 
 static inline uint64_t hp_obj_off (const hp_Heap *h, uint64_t i) {
-  return h->offs[i];
+  return h->offs32 ? h->offs32[i] : h->offs64[i];
 }
 
 /* bytes of index per object (keys and offsets) */
 static inline int hp_obj_bytes (const hp_Heap *h) {
-  return h->keys32 ? 12 : 16;
+  return (h->keys32 ? 4 : 8) + (h->offs32 ? 4 : 8);
 }
 
 /* lookups; -1 when absent */

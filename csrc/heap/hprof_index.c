@@ -154,79 +154,103 @@ static int sort_words (uint64_t *w, uint64_t n) {
   return 1;
 }
 
+/* the ids too far apart for 32-bit keys: sort (id, offset) pairs whole
+   and keep the ids as they are */
+static sift_Status sort_pairs (Build *b) {
+  hp_Heap *h = b->h;
+  uint64_t i, n = h->nobjs;
+  hp_Idx *pairs = (hp_Idx *)sift_big_alloc((n ? n : 1) * sizeof *pairs);
+  if (pairs == NULL) return hpb_nomem(b);
+  for (i = 0; i < n; i++) {
+    pairs[i].id = h->ids[i];
+    pairs[i].off = hp_obj_off(h, i);
+  }
+  sift_big_free(h->ids);
+  h->ids = NULL;
+  if (!hpb_sort_idx(pairs, n)) {
+    sift_big_free(pairs);
+    return hpb_nomem(b);
+  }
+  h->duplicates = hpb_dedup_idx(pairs, &h->nobjs);
+  h->keys64 = (uint64_t *)sift_big_alloc((h->nobjs ? h->nobjs : 1)
+                                         * sizeof(uint64_t));
+  if (h->keys64 == NULL) {
+    sift_big_free(pairs);
+    return hpb_nomem(b);
+  }
+  for (i = 0; i < h->nobjs; i++) {  /* the offsets back in id order */
+    h->keys64[i] = pairs[i].id;
+    if (h->offs32) h->offs32[i] = (uint32_t)pairs[i].off;
+    else h->offs64[i] = pairs[i].off;
+  }
+  sift_big_free(pairs);
+  return SIFT_OK;
+}
+
 /*
 ** Sort the objects by id and keep them as keys and offsets. Keys are ids
-** relative to the smallest, shifted right by the alignment they all share;
-** when every key fits in 32 bits (the usual case) the sort runs on words
-** (key << 32 | file-order index) and the offsets are gathered through the
-** indexes; otherwise the (id, offset) pairs are sorted whole and the ids
-** kept as they are. An id seen twice keeps its first object.
+** relative to the smallest, shifted right by the alignment they all share.
+** When every key fits in 32 bits (the usual case) the ids become, in
+** place, the sort's words (key << 32 | file-order index), and the offsets
+** are gathered through the indexes; the keys are then packed into the
+** words' own memory. An id seen twice keeps its first object.
 */
 sift_Status hpb_sort_objects (Build *b) {
   hp_Heap *h = b->h;
   uint64_t i, k, common = 0, max = 0, n = h->nobjs, min = UINT64_MAX;
-  uint64_t *words, *by_file;
+  uint64_t *words;
+  uint32_t last = 0;
   int shift = 0;
   for (i = 0; i < n; i++) {
-    if (h->objs[i].id < min) min = h->objs[i].id;
-    if (h->objs[i].id > max) max = h->objs[i].id;
+    if (h->ids[i] < min) min = h->ids[i];
+    if (h->ids[i] > max) max = h->ids[i];
   }
   if (n == 0) min = 0;
-  for (i = 0; i < n; i++) common |= h->objs[i].id - min;
+  for (i = 0; i < n; i++) common |= h->ids[i] - min;
   while (common != 0 && shift < 63 && !(common >> shift & 1)) shift++;
   h->id_base = min;
   h->id_shift = shift;
-  if ((max - min) >> shift > UINT32_MAX || n > UINT32_MAX) {
-    h->offs = (uint64_t *)sift_big_alloc((n ? n : 1) * sizeof(uint64_t));
-    if (h->offs == NULL) return hpb_nomem(b);
-    if (!hpb_sort_idx(h->objs, n)) return hpb_nomem(b);
-    h->duplicates = hpb_dedup_idx(h->objs, &h->nobjs);
-    h->keys64 = (uint64_t *)sift_big_alloc((h->nobjs ? h->nobjs : 1)
-                                           * sizeof(uint64_t));
-    if (h->keys64 == NULL) return hpb_nomem(b);
-    for (i = 0; i < h->nobjs; i++) {
-      h->keys64[i] = h->objs[i].id;
-      h->offs[i] = h->objs[i].off;
-    }
-    return SIFT_OK;
-  }
-  /* the pairs (16 bytes an object) go before the sort: their offsets in
-     file order and the sort's words (key, file-order index) are 16 */
-  words = (uint64_t *)sift_big_alloc((n ? n : 1) * sizeof(uint64_t));
-  by_file = (uint64_t *)sift_big_alloc((n ? n : 1) * sizeof(uint64_t));
-  if (words == NULL || by_file == NULL) {
-    sift_big_free(words);
-    sift_big_free(by_file);
-    return hpb_nomem(b);
-  }
-  for (i = 0; i < n; i++) {
-    words[i] = ((h->objs[i].id - min) >> shift) << 32 | i;
-    by_file[i] = h->objs[i].off;
-  }
-  sift_big_free(h->objs);
-  h->objs = NULL;
+  if ((max - min) >> shift > UINT32_MAX || n > UINT32_MAX) return sort_pairs(b);
+  words = h->ids;
+  h->ids = NULL;
+  for (i = 0; i < n; i++) words[i] = ((words[i] - min) >> shift) << 32 | i;
   if (!sort_words(words, n)) {
     sift_big_free(words);
-    sift_big_free(by_file);
     return hpb_nomem(b);
   }
-  h->keys32 = (uint32_t *)sift_big_alloc((n ? n : 1) * sizeof(uint32_t));
-  h->offs = (uint64_t *)sift_big_alloc((n ? n : 1) * sizeof(uint64_t));
-  if (h->keys32 == NULL || h->offs == NULL) {
-    sift_big_free(words);
-    sift_big_free(by_file);
-    return hpb_nomem(b);
-  }
-  for (i = 0, k = 0; i < n; i++) {
-    uint32_t key = (uint32_t)(words[i] >> 32);
-    if (k > 0 && h->keys32[k - 1] == key) continue;  /* a repeated id */
-    h->keys32[k] = key;
-    h->offs[k++] = by_file[words[i] & 0xffffffffu];
+  {  /* the offsets in id order, from those in file order */
+    uint32_t *by_file32 = h->offs32;
+    uint64_t *by_file64 = h->offs64;
+    size_t size = by_file32 ? sizeof(uint32_t) : sizeof(uint64_t);
+    void *offs = sift_big_alloc((n ? n : 1) * size);
+    if (offs == NULL) {
+      sift_big_free(words);
+      return hpb_nomem(b);
+    }
+    if (by_file32) h->offs32 = (uint32_t *)offs;
+    else h->offs64 = (uint64_t *)offs;
+    /* the keys packed into the words' memory: key k goes to bytes 4k..4k+3,
+       before word k + 1, which is read after it */
+    for (i = 0, k = 0; i < n; i++) {
+      uint64_t w = words[i], at = w & 0xffffffffu;
+      uint32_t key = (uint32_t)(w >> 32);
+      if (k > 0 && key == last) continue;  /* a repeated id */
+      if (by_file32) h->offs32[k] = by_file32[at];
+      else h->offs64[k] = by_file64[at];
+      memcpy((unsigned char *)words + 4 * k, &key, sizeof key);
+      last = key;
+      k++;
+    }
+    sift_big_free(by_file32);
+    sift_big_free(by_file64);
   }
   h->duplicates = n - k;
   h->nobjs = k;
-  sift_big_free(words);
-  sift_big_free(by_file);
+  h->keys32 = (uint32_t *)sift_big_realloc(words, (k ? k : 1) * sizeof(uint32_t));
+  if (h->keys32 == NULL) {
+    sift_big_free(words);
+    return hpb_nomem(b);
+  }
   return SIFT_OK;
 }
 

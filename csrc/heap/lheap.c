@@ -97,6 +97,7 @@ static int heap_open (lua_State *L) {
   const sift_Map *map;
   const unsigned char *p = sift_checksource(L, 1, &n, &map);
   lua_Integer dump = luaL_optinteger(L, 2, 0);
+  lua_Integer threads = luaL_optinteger(L, 4, 0);
   hp_Options opt;
   sift_Progress progress;
   sift_LuaProgress lp;
@@ -104,13 +105,16 @@ static int heap_open (lua_State *L) {
   sift_Error err;
   sift_Status s;
   luaL_argcheck(L, dump >= 0, 2, "dump numbers start at 1");
+  luaL_argcheck(L, threads >= 0 && threads <= 2, 4, "0 (as many as gain), 1 or 2");
   sift_progress_lua(L, 3, &lp, &progress, n);
   lh = (LHeap *)lua_newuserdatauv(L, sizeof(LHeap), 1);
   memset(lh, 0, sizeof *lh);  /* safe to collect before it is built */
   luaL_setmetatable(L, SIFT_HEAP_T);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);
+  memset(&opt, 0, sizeof opt);
   opt.dump = dump;
+  opt.threads = (int)threads;
   lh->built = 1;  /* from here __gc frees what hp_build allocated */
   s = hp_build(&lh->h, p, n, &opt, &progress, &err);
   if (s != SIFT_OK) {

@@ -88,7 +88,9 @@ M.Heap, M.Class, M.Object = Heap, Class, Object
 -- @tparam string path
 -- @tparam[opt] table opts `dump` (1-based heap dump when the file holds
 --   several; default the last), `mapping` (path of a ProGuard/R8 mapping, or
---   a table from `read_mapping`), `progress` (function(done, total))
+--   a table from `read_mapping`), `progress` (function(done, total)),
+--   `threads` (1: read the heap records in this thread only; 2: in two
+--   threads; by default a dump of several megabytes is read by two)
 -- @return heap, or nil, message, code
 function M.open(path, opts)
   opts = opts or {}
@@ -117,7 +119,7 @@ function M.open_source(source, path, opts, fields)
     if not mapping then return nil, err, code end
   end
   local index
-  index, err, code = core.hprof(source, opts.dump, opts.progress)
+  index, err, code = core.hprof(source, opts.dump, opts.progress, opts.threads)
   if not index then
     if type(source) ~= "string" then source:close() end
     return nil, path .. ": " .. err, code
