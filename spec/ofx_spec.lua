@@ -148,18 +148,26 @@ describe("OFX grammar", function()
   end)
 
   it("leaves the collector as it found it: running, in its mode, after a parse and after a strict refusal", function()
-    local text = "<OFX><A><B>1</OFX>"
-    for _, mode in ipairs { "incremental", "generational" } do
-      collectgarbage(mode)
-      assert.truthy(ofx.parse(text))
-      assert.are.same({ nil, "line 1, column 13: <A> has no end tag (closed by </OFX>)", "corrupt" },
-        { grammar.parse(text, { strict = true }) })
-      assert.are.same({ true, mode }, { collectgarbage("isrunning"), collectgarbage(mode) })
+    -- (a text of a megabyte or more is parsed in generational mode, a smaller one as it is)
+    local big = "<OFX>" .. ("<C>1</C>"):rep(140000) .. "<A><B>1</OFX>"
+    for _, text in ipairs { "<OFX><A><B>1</OFX>", big } do
+      for _, mode in ipairs { "incremental", "generational" } do
+        collectgarbage(mode)
+        assert.truthy(ofx.parse(text))
+        assert.are.same({ nil, ("line 1, column %d: <A> has no end tag (closed by </OFX>)"):format(#text - 5),
+          "corrupt" }, { grammar.parse(text, { strict = true }) })
+        assert.are.same({ true, mode }, { collectgarbage("isrunning"), collectgarbage(mode) })
+      end
     end
     collectgarbage("incremental")
     collectgarbage("stop")  -- a program that stopped it keeps it stopped
-    assert.truthy(ofx.parse(text))
+    assert.truthy(ofx.parse(big))
     assert.is_false(collectgarbage("isrunning"))
+    -- and a small statement costs no collection of all the program holds
+    for i = 1, 100000 do local _ = { i } end
+    local before = collectgarbage("count")
+    assert.truthy(ofx.parse("<OFX><A>1</A></OFX>"))
+    assert.is_true(collectgarbage("count") >= before, "the garbage was collected")
     collectgarbage("restart")
   end)
 end)

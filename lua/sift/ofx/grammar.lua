@@ -497,15 +497,21 @@ local stray = lpeg.Cmt(state * Cp() * C(P"<"), on(text_token))  -- a '<' that st
 local body = (start_then_run + elem_run + start_and_text + start_tag + end_tag + comment + pi + cdata_section + decl
   + text_run + cut_tag + stray)^0 * -P(1)
 
---- Run fn(...); a problem raised in strict mode becomes nil and
--- "line L, column C: message" (other errors propagate). Meanwhile the
--- collector runs in generational mode (restored after): building a tree
--- or statements makes little garbage, and an incremental collector would
--- walk what is being built again and again.
-function M.protect(fn, ...)
-  local mode = collectgarbage("generational")
+-- from this many bytes of text on, a parse runs the collector in
+-- generational mode (below it, the full collection a switch of mode costs
+-- is more than the parse saves: it walks everything the program holds)
+local GENERATIONAL_FROM = 1 << 20
+
+--- Run fn(...) on `size` bytes of text; a problem raised in strict mode
+-- becomes nil and "line L, column C: message" (other errors propagate).
+-- On a big text the collector meanwhile runs in generational mode
+-- (restored after): building a tree or statements makes little garbage,
+-- and an incremental collector would walk what is being built again and
+-- again.
+function M.protect(size, fn, ...)
+  local mode = size >= GENERATIONAL_FROM and collectgarbage("generational")
   local ok, a, b = pcall(fn, ...)
-  if mode ~= "generational" then collectgarbage(mode) end
+  if mode and mode ~= "generational" then collectgarbage(mode) end
   if ok then return a, b end
   if type(a) == "table" and a.ofx_problem then
     local p = a.ofx_problem
@@ -535,7 +541,7 @@ function M.parse(text, opts)
   -- (the header is ASCII, so the body starts at the same byte once decoded)
   local decoded, fixed = core.ofx_utf8(text, charset)
   local st = begin(decoded, strict)
-  local root, problems = M.protect(function()
+  local root, problems = M.protect(#decoded, function()
     body:match(decoded, start_at, st)
     return finish_document(st)
   end)

@@ -442,7 +442,7 @@ function M.parse(text, opts)
   if strict and #doc.warnings > 0 then
     return nil, doc.warnings[1].message, "corrupt"
   end
-  local result, problem = grammar.protect(typed, doc, strict, opts and opts.lazy)
+  local result, problem = grammar.protect(#text, typed, doc, strict, opts and opts.lazy)
   if not result then return nil, problem, "corrupt" end
   if not doc:child("OFX") and not strict then
     table.insert(result.warnings, 1, { message = "no <OFX> element: the file holds no statement" })
