@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/search.h"
 #include "graph.h"
 
 /*
@@ -56,7 +57,7 @@ static sift_Status build_csr (const hg_Graph *g, const hg_VisualVM *vv,
       else break;
       if (e == cap) {
         cap += cap / 2;
-        if (cap > (uint64_t)UINT32_MAX + 1) cap = (uint64_t)UINT32_MAX + 1;
+        if (cap > UINT32_MAX) cap = UINT32_MAX;  /* offsets are 32-bit */
         if (e == cap) { s = SIFT_ETOOBIG; break; }
         if ((grown = sift_big_realloc(succ, cap * sizeof *succ)) == NULL) { s = SIFT_ENOMEM; break; }
         succ = grown;
@@ -91,22 +92,195 @@ sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
   return SIFT_OK;
 }
 
-/* successors of v, the virtual root (v == n) included */
-#define SUCC_BEGIN(v) ((v) == n ? 0 : first[v])
-#define SUCC_END(v) ((v) == n ? nrootv : first[(v) + 1])
-#define SUCC(v, k) ((v) == n ? rootv[k] : succ[k])
-/* ... once turned into preorder numbers */
-#define PRE_SUCC(v, k) ((v) == n ? rootpre[k] : succ[k])
+/*
+** The tree is built in phases, each freeing what the next does not need,
+** so that the peak stays near the graph's own size (docs/heap.md, "The
+** floor" of the dominator tree). Arrays by object number (n + 1: the
+** virtual root is n) or by preorder number (R: the virtual root is 0).
+**
+** 1. dfs: preorder numbers (pre, vertex) and DFS parents, from the virtual
+**    root whose successors are the roots. The position in each active
+**    object's successors is kept on a stack of the DFS path only (4 bytes
+**    a level), not per object.
+** 2. predecessors: the references are rewritten in place into preorder
+**    numbers, keeping only those semi-NCA needs: a reference from the DFS
+**    parent, to itself, or to a child of the virtual root (whose
+**    semi-dominator is the virtual root) can never lower a semi-dominator;
+**    the virtual root's own, to the roots the DFS reached first from
+**    another root, are kept.
+**    The rest (a third of the references of a JVM heap) become the
+**    predecessor lists by preorder number, and the references are freed.
+** 3. semi-dominators, from the last preorder number down, by link-eval
+**    with path compression: a node is linked once processed, so "x is
+**    linked" is "x > k" and needs no mark; label[] holds the smallest
+**    semi-dominator on the compressed path (a value, not a node), and a
+**    node's own semi-dominator, needed by step 4 only, is kept in the first
+**    slot of its predecessor list, which is read no more (without one, it
+**    is its DFS parent).
+** 4. immediate dominators by nearest common ancestor, in the parent array.
+** 5. results by object number: idom, children grouped by dominator (found
+**    by binary search, hg_children) and retained sizes.
+*/
+static sift_Status dfs (uint64_t n, const uint32_t *first, const uint32_t *succ,
+                        const uint32_t *rootv, uint64_t nrootv, uint32_t *pre,
+                        uint32_t *vertex, uint32_t *parent, uint64_t *pR) {
+  uint64_t R = 1, depth = 0, cap = 1024, rootnext = 0, i;
+  uint32_t *stack, *grown, v = (uint32_t)n, cur = 0;
+  if (!HG_ALLOC(stack, cap)) return SIFT_ENOMEM;
+  for (i = 0; i <= n; i++) pre[i] = HG_NONE;
+  pre[n] = 0;
+  vertex[0] = (uint32_t)n;
+  parent[0] = 0;
+  for (;;) {
+    uint32_t w;
+    if (v == n) {
+      if (rootnext == nrootv) break;
+      w = rootv[rootnext++];
+    }
+    else if (stack[depth] < first[v + 1]) w = succ[stack[depth]++];
+    else {  /* v is done: back to its DFS parent */
+      depth--;
+      cur = parent[cur];
+      v = vertex[cur];
+      continue;
+    }
+    if (pre[w] != HG_NONE) continue;
+    pre[w] = (uint32_t)R;
+    vertex[R] = w;
+    parent[R] = cur;
+    cur = (uint32_t)R++;
+    v = w;
+    if (++depth == cap) {
+      cap += cap / 2;
+      if ((grown = sift_big_realloc(stack, cap * sizeof *stack)) == NULL) {
+        sift_big_free(stack);
+        return SIFT_ENOMEM;
+      }
+      stack = grown;
+    }
+    stack[depth] = first[w];
+  }
+  sift_big_free(stack);
+  *pR = R;
+  return SIFT_OK;
+}
+
+/*
+** Step 2: the predecessor lists (pf: R + 1 offsets, pl) of what semi-NCA
+** needs, from the successors (freed here, on success or not).
+*/
+static sift_Status predecessors (uint64_t n, uint64_t R, uint32_t *first,
+                                 uint32_t *succ, const uint32_t *rootv,
+                                 uint64_t nrootv, const uint32_t *pre,
+                                 const uint32_t *parent, uint32_t **ppf,
+                                 uint32_t **ppl) {
+  uint64_t v, j, kept = 0, nroot = 0;
+  uint32_t *pf = NULL, *pl = NULL, *shrunk;
+  for (v = 0; v < n; v++) {
+    uint64_t start = first[v], end = first[v + 1];
+    uint32_t a = pre[v];
+    first[v] = (uint32_t)kept;
+    if (a == HG_NONE) continue;
+    for (j = start; j < end; j++) {
+      uint32_t b = pre[succ[j]];
+      if (b != a && parent[b] != a && parent[b] != 0) succ[kept++] = b;
+    }
+  }
+  first[n] = (uint32_t)kept;
+  if ((shrunk = sift_big_realloc(succ, (kept ? kept : 1) * sizeof *succ)) != NULL) succ = shrunk;
+  for (j = 0; j < nrootv; j++) nroot += parent[pre[rootv[j]]] != 0;
+  if (!HG_ALLOC(pf, R + 1) || !HG_ALLOC(pl, kept + nroot)) {
+    sift_big_free(pf); sift_big_free(pl); sift_big_free(first); sift_big_free(succ);
+    return SIFT_ENOMEM;
+  }
+  memset(pf, 0, (R + 1) * sizeof *pf);
+  for (j = 0; j < kept; j++) pf[succ[j] + 1]++;
+  for (j = 0; j < nrootv; j++)  /* a root first reached from another root */
+    if (parent[pre[rootv[j]]] != 0) pf[pre[rootv[j]] + 1]++;
+  for (j = 0; j < R; j++) pf[j + 1] += pf[j];
+  for (j = 0; j < nrootv; j++)  /* pf[b] runs ahead while filling */
+    if (parent[pre[rootv[j]]] != 0) pl[pf[pre[rootv[j]]]++] = 0;
+  for (v = 0; v < n; v++)
+    for (j = first[v]; j < first[v + 1]; j++) pl[pf[succ[j]]++] = pre[v];
+  for (j = R; j > 0; j--) pf[j] = pf[j - 1];
+  pf[0] = 0;
+  sift_big_free(first);
+  sift_big_free(succ);
+  *ppf = pf;
+  *ppl = pl;
+  return SIFT_OK;
+}
+
+/*
+** Steps 3 and 4: the immediate dominator of each preorder number, into
+** idom (which holds the DFS parents on entry). Progress from n to 2n.
+*/
+static sift_Status semi_nca (uint64_t n, uint64_t R, uint32_t *idom,
+                             const uint32_t *pf, uint32_t *pl,
+                             sift_Progress *pr) {
+  uint32_t *anc, *label;
+  uint64_t k;
+  if (!HG_ALLOC(anc, R) || !HG_ALLOC(label, R)) {
+    sift_big_free(anc);
+    sift_big_free(label);
+    return SIFT_ENOMEM;
+  }
+  for (k = R - 1; k >= 1; k--) {
+    uint32_t s = idom[k];  /* the DFS parent: a predecessor of k */
+    uint64_t j;
+    for (j = pf[k]; j < pf[k + 1]; j++) {
+      uint32_t x = pl[j], c;
+      if (x <= k) c = x;  /* not linked yet: its own number */
+      else {
+        /* eval(x), compressing the path from x up to the first node not
+           linked, with no stack: on the way up each ancestor pointer is
+           turned to the node below it, and on the way down (top first)
+           it gets its ancestor's ancestor and the smaller label */
+        uint32_t y = x, below = HG_NONE, a;
+        while (anc[y] > k) {
+          uint32_t up = anc[y];
+          anc[y] = below;
+          below = y;
+          y = up;
+        }
+        for (a = y; below != HG_NONE; ) {
+          uint32_t z = below;
+          below = anc[z];
+          if (label[a] < label[z]) label[z] = label[a];
+          anc[z] = anc[a];
+          a = z;
+        }
+        c = label[x];
+      }
+      if (c < s) s = c;
+    }
+    if (pf[k] < pf[k + 1]) pl[pf[k]] = s;  /* read by the NCA step */
+    label[k] = s;
+    anc[k] = idom[k];  /* link */
+    if (!sift_progress(pr, n + (R - k) * n / R)) {
+      sift_big_free(anc);
+      sift_big_free(label);
+      return SIFT_ECANCEL;
+    }
+  }
+  sift_big_free(anc);
+  sift_big_free(label);
+  idom[0] = 0;
+  for (k = 1; k < R; k++) {  /* the nearest common ancestor step */
+    uint32_t d = idom[k], semi = pf[k] < pf[k + 1] ? pl[pf[k]] : idom[k];
+    while (d > semi) d = idom[d];
+    idom[k] = d;
+  }
+  return SIFT_OK;
+}
 
 sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
-  uint64_t n = g->n, R = 0, i, k, edges = 0, nrootv;
-  uint32_t *pre = NULL, *vertex = NULL, *parent = NULL, *semi = NULL,
-           *label = NULL, *anc = NULL, *idom = NULL, *next = NULL,
-           *rootpre = NULL, v;
-  uint32_t *pf = NULL, *pl = NULL, *first = NULL, *succ = NULL;
+  uint64_t n = g->n, R = 0, i, k, edges = 0, nrootv, nkids = 0;
+  uint32_t *pre = NULL, *vertex = NULL, *idom = NULL, *pf = NULL, *pl = NULL,
+           *first = NULL, *succ = NULL, *count = NULL;
   const uint32_t *rootv;
   /* the results, swapped in at the end */
-  uint32_t *t_idom = NULL, *t_child_first = NULL, *t_children = NULL;
+  uint32_t *t_idom = NULL, *t_children = NULL;
   uint64_t *t_retained = NULL;
   hg_VisualVM vv;
   int vvm = model == HG_VISUALVM;
@@ -119,7 +293,7 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     nrootv = vv.nroots;
   }
   else {
-    if (g->first) {  /* built by hg_build: taken over (it becomes preorder numbers) */
+    if (g->first) {  /* built by hg_build: taken over (it is rewritten) */
       first = g->first; succ = g->succ; edges = g->edges;
       g->first = NULL; g->succ = NULL;
     }
@@ -128,186 +302,107 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     rootv = g->root_obj;
     nrootv = g->nroots;
   }
-  if (!HG_ALLOC(pre, n + 1) || !HG_ALLOC(vertex, n + 1) || !HG_ALLOC(parent, n + 1)
-      || !HG_ALLOC(next, n + 1)) {
-    s = SIFT_ENOMEM;
+  /* 1. */
+  if (!HG_ALLOC(pre, n + 1) || !HG_ALLOC(vertex, n + 1) || !HG_ALLOC(idom, n + 1)
+      || (s = dfs(n, first, succ, rootv, nrootv, pre, vertex, idom, &R)) != SIFT_OK) {
+    s = pre && vertex && idom ? s : SIFT_ENOMEM;
     goto out;
   }
-  /* iterative DFS from the virtual root, numbering nodes in preorder;
-     next[v] counts the successors of v seen, and the way back up is the
-     DFS parent, so no stack is needed */
-  for (i = 0; i <= n; i++) pre[i] = HG_NONE;
-  pre[n] = 0;
-  vertex[0] = (uint32_t)n;
-  parent[0] = 0;
-  next[n] = 0;
-  R = 1;
-  v = (uint32_t)n;
-  for (;;) {
-    if (SUCC_BEGIN(v) + next[v] < SUCC_END(v)) {
-      uint32_t w = SUCC(v, SUCC_BEGIN(v) + next[v]);
-      next[v]++;
-      if (pre[w] == HG_NONE) {
-        pre[w] = (uint32_t)R;
-        vertex[R] = w;
-        parent[R] = pre[v];
-        R++;
-        next[w] = 0;
-        v = w;
-      }
-    }
-    else if (v == n) break;
-    else v = vertex[parent[pre[v]]];
-  }
-  sift_big_free(next);
-  next = NULL;
-  /* the successors as preorder numbers, in place (those of unreached
-     nodes become HG_NONE and are never read), the roots' apart: then the
-     preorder numbers of objects can go before the predecessors come */
-  if (!HG_ALLOC(rootpre, nrootv)) { s = SIFT_ENOMEM; goto out; }
-  for (k = 0; k < first[n]; k++) succ[k] = pre[succ[k]];
-  for (k = 0; k < nrootv; k++) rootpre[k] = pre[rootv[k]];
-  sift_big_free(pre);
+  sift_big_free(vertex);  /* made again from pre in step 5 */
+  vertex = NULL;
+  /* 2. (first and succ are gone after it) */
+  s = predecessors(n, R, first, succ, rootv, nrootv, pre, idom, &pf, &pl);
+  first = succ = NULL;
+  if (s != SIFT_OK) goto out;
+  /* 3. and 4. */
+  if ((s = semi_nca(n, R, idom, pf, pl, pr)) != SIFT_OK) goto out;
+  sift_big_free(pf); sift_big_free(pl);
+  pf = pl = NULL;
+  /* 5. into object numbers, retained sizes, dominated children (under
+     visualvm, the objects its walk did not reach are left out: they only
+     stood for referrers that make their referents children of the roots).
+     pre becomes the idom array in place */
+#define KEPT(w) (!vvm || vv.parent[w] != HG_NONE)
+  if (!HG_ALLOC(vertex, R)) { s = SIFT_ENOMEM; goto out; }
+  for (i = 0; i <= n; i++)
+    if (pre[i] != HG_NONE) vertex[pre[i]] = (uint32_t)i;
+  for (i = 0; i < n; i++)
+    pre[i] = pre[i] == HG_NONE || !KEPT(i) ? HG_NONE : vertex[idom[pre[i]]];
+  t_idom = pre;
   pre = NULL;
-  /* predecessors, in preorder numbers, of the reachable nodes */
-  if (!HG_ALLOC(pf, R + 1)) { s = SIFT_ENOMEM; goto out; }
-  memset(pf, 0, (R + 1) * sizeof *pf);
-  for (k = 0; k < R; k++) {
-    uint64_t j;
-    v = vertex[k];
-    for (j = SUCC_BEGIN(v); j < SUCC_END(v); j++)
-      pf[PRE_SUCC(v, j) + 1]++;
+  sift_big_free(idom);
+  idom = NULL;
+  /* the children grouped by dominator (a counting sort; in preorder within
+     a group) */
+  if (!HG_ALLOC(count, n + 2)) { s = SIFT_ENOMEM; goto out; }
+  memset(count, 0, (n + 2) * sizeof *count);
+  for (i = 0; i < n; i++)
+    if (t_idom[i] != HG_NONE) count[t_idom[i] + 1]++;
+  for (i = 0; i <= n; i++) count[i + 1] += count[i];
+  nkids = count[n + 1];
+  if (!HG_ALLOC(t_children, nkids)) { s = SIFT_ENOMEM; goto out; }
+  for (k = 1; k < R; k++) {  /* count[d] runs ahead while filling */
+    uint32_t w = vertex[k];
+    if (t_idom[w] != HG_NONE) t_children[count[t_idom[w]]++] = w;
   }
-  for (k = 0; k < R; k++) pf[k + 1] += pf[k];
-  if (!HG_ALLOC(pl, pf[R])) { s = SIFT_ENOMEM; goto out; }
-  for (k = 0; k < R; k++) {  /* pf[x] runs ahead while filling */
-    uint64_t j;
-    v = vertex[k];
-    for (j = SUCC_BEGIN(v); j < SUCC_END(v); j++)
-      pl[pf[PRE_SUCC(v, j)]++] = (uint32_t)k;
-  }
-  for (k = R; k > 0; k--) pf[k] = pf[k - 1];
-  pf[0] = 0;
-  /* the successors are no longer needed (they hold preorder numbers) */
-  sift_big_free(first); sift_big_free(succ); sift_big_free(rootpre);
-  first = NULL; succ = NULL; rootpre = NULL;
-  /* semi-dominators, by link-eval with path compression (iterative) */
-  if (!HG_ALLOC(semi, R) || !HG_ALLOC(label, R) || !HG_ALLOC(anc, R)) {
-    s = SIFT_ENOMEM;
-    goto out;
-  }
-  for (k = 0; k < R; k++) {
-    semi[k] = label[k] = (uint32_t)k;
-    anc[k] = HG_NONE;
+  sift_big_free(count);
+  count = NULL;
+  /* retained sizes: each object's own size, in object order (the dump's
+     records in file order), then added up the tree, children before their
+     dominators (from the last preorder number down) */
+  if (!HG_ALLOC(t_retained, n)) { s = SIFT_ENOMEM; goto out; }
+  for (i = 0; i < n; i++) {
+    if (t_idom[i] == HG_NONE) t_retained[i] = 0;
+    else if (!vvm) t_retained[i] = hg_shallow(g, (uint32_t)i, model);
+    else {
+      hp_ObjInfo o;
+      hp_object(g->h, (uint32_t)i, &o);
+      t_retained[i] = o.kind == HP_CLASS_DUMP ? 0 : hg_shallow(g, (uint32_t)i, model);
+    }
   }
   for (k = R - 1; k >= 1; k--) {
-    uint64_t j;
-    for (j = pf[k]; j < pf[k + 1]; j++) {
-      uint32_t x = pl[j], u;
-      if (anc[x] == HG_NONE) u = x;  /* eval(x) */
-      else {
-        /* compress the path from x up, with no stack: on the way up each
-           node's ancestor pointer is turned to the node below it, and on
-           the way down (top first) it gets its ancestor's ancestor and
-           the smaller label */
-        uint32_t y = x, below = HG_NONE, a;
-        while (anc[anc[y]] != HG_NONE) {
-          uint32_t up = anc[y];
-          anc[y] = below;
-          below = y;
-          y = up;
-        }
-        for (a = y; below != HG_NONE; ) {
-          uint32_t z = below;
-          below = anc[z];
-          if (semi[label[a]] < semi[label[z]]) label[z] = label[a];
-          anc[z] = anc[a];
-          a = z;
-        }
-        u = label[x];
-      }
-      if (semi[u] < semi[k]) semi[k] = semi[u];
-    }
-    anc[k] = parent[k];  /* link */
-    if (!sift_progress(pr, n + (R - k) * n / R)) { s = SIFT_ECANCEL; goto out; }
-  }
-  sift_big_free(pf); sift_big_free(pl); sift_big_free(label);
-  pf = NULL; pl = NULL; label = NULL;
-  /* immediate dominators: the nearest common ancestor step */
-  idom = anc;  /* reuse: anc is done */
-  anc = NULL;
-  idom[0] = 0;
-  for (k = 1; k < R; k++) {
-    uint32_t d = parent[k];
-    while (d > semi[k]) d = idom[d];
-    idom[k] = d;
-  }
-  sift_big_free(semi); sift_big_free(parent);  /* before the results come */
-  semi = NULL; parent = NULL;
-  /* into object numbers, retained sizes, dominated children (under
-     visualvm, the objects its walk did not reach are left out: they only
-     stood for referrers that make their referents children of the roots) */
-#define KEPT(w) (!vvm || vv.parent[w] != HG_NONE)
-  if (!HG_ALLOC(t_idom, n) || !HG_ALLOC(t_retained, n)
-      || !HG_ALLOC(t_child_first, n + 2) || !HG_ALLOC(t_children, R)) {
-    s = SIFT_ENOMEM;
-    goto out;
-  }
-  for (i = 0; i < n; i++) {
-    t_idom[i] = HG_NONE;
-    t_retained[i] = 0;
-  }
-  for (k = 1; k < R; k++)
-    if (KEPT(vertex[k])) t_idom[vertex[k]] = vertex[idom[k]];
-  for (k = R - 1; k >= 1; k--) {  /* children before their dominators */
-    uint32_t w = vertex[k], d = vertex[idom[k]];
-    uint64_t up;
-    if (!KEPT(w)) continue;
-    if (!vvm) up = t_retained[w] += hg_shallow(g, w, model);
-    else {
+    uint32_t w = vertex[k], d = t_idom[w];
+    uint64_t up = t_retained[w];
+    if (d == HG_NONE) continue;
+    if (vvm && HG_BIT(vv.tree, w)) {
       /* HprofHeap.computeRetainedSize: each instance's size goes up its
          dominators to the first tree object, which has its tree size
          already; class objects add no size of their own (a tree class
          has its tree size, and passes nothing up) */
       hp_ObjInfo o;
       hp_object(g->h, w, &o);
-      if (HG_BIT(vv.tree, w)) {
-        t_retained[w] = vv.tree_size[w];
-        up = o.kind == HP_CLASS_DUMP ? 0 : vv.tree_size[w];
-      }
-      else up = t_retained[w] += o.kind == HP_CLASS_DUMP ? 0 : hg_shallow(g, w, model);
+      t_retained[w] = vv.tree_size[w];
+      up = o.kind == HP_CLASS_DUMP ? 0 : vv.tree_size[w];
     }
     if (d != n) t_retained[d] += up;
   }
-  memset(t_child_first, 0, (n + 2) * sizeof *t_child_first);
-  for (k = 1; k < R; k++)
-    if (KEPT(vertex[k])) t_child_first[vertex[idom[k]] + 1]++;
-  for (i = 0; i <= n; i++) t_child_first[i + 1] += t_child_first[i];
-  for (k = 1; k < R; k++)  /* child_first[d] runs ahead while filling */
-    if (KEPT(vertex[k])) t_children[t_child_first[vertex[idom[k]]]++] = vertex[k];
-  for (i = n + 1; i > 0; i--) t_child_first[i] = t_child_first[i - 1];
-  t_child_first[0] = 0;
 #undef KEPT
   /* complete: the new tree replaces the old one */
-  sift_big_free(g->idom); sift_big_free(g->retained);
-  sift_big_free(g->child_first); sift_big_free(g->children);
-  g->idom = t_idom; g->retained = t_retained;
-  g->child_first = t_child_first; g->children = t_children;
-  t_idom = NULL; t_retained = NULL; t_child_first = NULL; t_children = NULL;
+  sift_big_free(g->idom); sift_big_free(g->retained); sift_big_free(g->children);
+  g->idom = t_idom; g->retained = t_retained; g->children = t_children;
+  g->nchildren = nkids;
+  t_idom = NULL; t_retained = NULL; t_children = NULL;
   g->model = model;
   g->reachable = vvm ? vv.reached : R - 1;
   g->edges = edges;
   sift_progress(pr, 2 * n);
   s = SIFT_OK;
 out:
-  sift_big_free(pre); sift_big_free(vertex); sift_big_free(parent); sift_big_free(next);
-  sift_big_free(rootpre); sift_big_free(pf); sift_big_free(pl); sift_big_free(semi);
-  sift_big_free(label); sift_big_free(anc); sift_big_free(idom);
+  sift_big_free(pre); sift_big_free(vertex); sift_big_free(idom);
+  sift_big_free(pf); sift_big_free(pl); sift_big_free(count);
   sift_big_free(first); sift_big_free(succ);
-  sift_big_free(t_idom); sift_big_free(t_retained);
-  sift_big_free(t_child_first); sift_big_free(t_children);
+  sift_big_free(t_idom); sift_big_free(t_retained); sift_big_free(t_children);
   hg_vv_free(&vv);
   return s;
+}
+
+void hg_children (const hg_Graph *g, uint32_t d, uint64_t *lo, uint64_t *hi) {
+  uint64_t a = 0, b = g->nchildren;
+  SIFT_LOWER_BOUND(a, b, mid, g->idom[g->children[mid]] < d);
+  *lo = a;
+  b = g->nchildren;
+  SIFT_LOWER_BOUND(a, b, mid, g->idom[g->children[mid]] <= d);
+  *hi = a;
 }
 
 sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,

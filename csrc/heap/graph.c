@@ -140,7 +140,6 @@ void hg_free (hg_Graph *g) {
   sift_big_free(g->pred);
   sift_big_free(g->idom);
   sift_big_free(g->retained);
-  sift_big_free(g->child_first);
   sift_big_free(g->children);
   memset(g, 0, sizeof *g);
 }
@@ -410,17 +409,47 @@ uint64_t hg_shallow (const hg_Graph *g, uint32_t num, int model) {
 ** =======================================================
 */
 
+/*
+** A queue of object numbers in a ring that grows as needed: the search
+** holds its frontier, not every object it has queued (an object enters
+** each of the two queues once at most).
+*/
+typedef struct Ring {
+  uint32_t *a;
+  uint64_t cap, head, len;
+} Ring;
+
+static int ring_push (Ring *r, uint32_t v) {
+  if (r->len == r->cap) {
+    uint64_t cap = r->cap + r->cap / 2 + 1024, tail = r->cap - r->head;
+    uint32_t *a = sift_big_realloc(r->a, cap * sizeof *a);
+    if (a == NULL) return 0;
+    /* the part from head to the old end goes to the new end */
+    if (r->len > 0) memmove(a + cap - tail, a + r->head, tail * sizeof *a);
+    r->head = r->len > 0 ? cap - tail : 0;
+    r->a = a;
+    r->cap = cap;
+  }
+  r->a[(r->head + r->len++) % r->cap] = v;
+  return 1;
+}
+
+static uint32_t ring_pop (Ring *r) {
+  uint32_t v = r->a[r->head];
+  r->head = (r->head + 1) % r->cap;
+  r->len--;
+  return v;
+}
+
 sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
                       uint64_t ntargets, uint32_t *parent, uint64_t *via) {
-  uint64_t n = g->n, i, qh = 0, qt = 0, lh = 0, lt = 0, found = 0;
-  uint32_t *q, *lq;
+  uint64_t n = g->n, i, found = 0;
+  Ring q = {NULL, 0, 0, 0}, lq = {NULL, 0, 0, 0};
   uint8_t *low, *done;
   sift_Status s = SIFT_OK;
-  HG_ALLOC(q, n);
-  HG_ALLOC(lq, n);
   low = (uint8_t *)sift_big_alloc((n / 8 + 1) * 1);
   done = (uint8_t *)sift_big_alloc((n / 8 + 1) * 1);
-  if (!q || !lq || !low || !done) {
+  if (!low || !done) {
     s = SIFT_ENOMEM;
     goto out;
   }
@@ -433,18 +462,18 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
     if (flags & HG_LOW) {
       if (parent[r] != HG_NONE) continue;
       HG_SETBIT(low, r);
-      lq[lt++] = r;
+      if (!ring_push(&lq, r)) { s = SIFT_ENOMEM; goto out; }
     }
     else {
       if (parent[r] != HG_NONE && !HG_BIT(low, r)) continue;
       HG_CLEARBIT(low, r);
-      q[qt++] = r;
+      if (!ring_push(&q, r)) { s = SIFT_ENOMEM; goto out; }
     }
     parent[r] = g->n;
     if (via) via[r] = g->root_rec[i];
   }
-  while (qh < qt || lh < lt) {
-    uint32_t u = qh < qt ? q[qh++] : lq[lh++];
+  while (q.len > 0 || lq.len > 0) {
+    uint32_t u = q.len > 0 ? ring_pop(&q) : ring_pop(&lq);
     int ulow = HG_BIT(low, u);
     hg_Iter it;
     hg_Ref ref;
@@ -458,22 +487,19 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
       if (ref.flags & (HG_NEVER | HG_SKIP)) continue;
       if (parent[c] == HG_NONE) {
         parent[c] = u;
-        if (clow) {
-          HG_SETBIT(low, c);
-          lq[lt++] = c;
-        }
-        else q[qt++] = c;
+        if (clow) HG_SETBIT(low, c);
+        if (!ring_push(clow ? &lq : &q, c)) { s = SIFT_ENOMEM; goto out; }
       }
       else if (!clow && HG_BIT(low, c) && !HG_BIT(done, c)) {  /* promote */
         parent[c] = u;
         HG_CLEARBIT(low, c);
-        q[qt++] = c;
+        if (!ring_push(&q, c)) { s = SIFT_ENOMEM; goto out; }
       }
     }
   }
 out:
-  sift_big_free(q);
-  sift_big_free(lq);
+  sift_big_free(q.a);
+  sift_big_free(lq.a);
   sift_big_free(low);
   sift_big_free(done);
   return s;

@@ -102,8 +102,8 @@ typedef struct hg_Graph {
   int model;               /* the size model of the tree */
   uint64_t reachable;      /* objects reachable from the roots */
   uint64_t edges;          /* references in the dominator model */
-  uint32_t *child_first;   /* dominated children (CSR), n + 2 entries */
-  uint32_t *children;
+  uint32_t *children;      /* dominated objects grouped by idom (hg_children) */
+  uint64_t nchildren;
 } hg_Graph;
 
 /* set up g over h (no big work yet); SIFT_ENOMEM or SIFT_EUNSUPPORTED */
@@ -168,6 +168,10 @@ sift_Status hg_build (hg_Graph *g, sift_Progress *pr);
    and swapped in at the end: on failure (SIFT_ENOMEM, SIFT_ECANCEL,
    SIFT_ETOOBIG) the previous tree, its model and sizes stay as they were */
 sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr);
+
+/* the objects d immediately dominates (n: the virtual root's), in preorder:
+   g->children[*lo .. *hi) (a binary search over the groups by dominator) */
+void hg_children (const hg_Graph *g, uint32_t d, uint64_t *lo, uint64_t *hi);
 
 /*
 ** VisualVM's retained sizes (visualvm.c), given the CSR of every reference

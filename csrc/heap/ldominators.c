@@ -85,8 +85,8 @@ static int graph_retained (lua_State *L) {
    subtree, itself included), nil when unreachable: a walk of the subtree */
 static int graph_retained_count (lua_State *L) {
   hg_Graph *g = checkdominators(L);
-  uint32_t v = sift_checkobj(L, g, 2), *stack, top = 0, cap = 64, i;
-  uint64_t count = 0;
+  uint32_t v = sift_checkobj(L, g, 2), *stack, top = 0, cap = 64;
+  uint64_t count = 0, i, end;
   if (g->idom[v] == HG_NONE) {
     lua_pushnil(L);
     return 1;
@@ -96,7 +96,8 @@ static int graph_retained_count (lua_State *L) {
   while (top > 0) {  /* each object is pushed once: the tree has one parent per node */
     uint32_t u = stack[--top];
     count++;
-    for (i = g->child_first[u]; i < g->child_first[u + 1]; i++) {
+    hg_children(g, u, &i, &end);
+    for (; i < end; i++) {
       if (top == cap) {
         uint32_t *grown = cap <= UINT32_MAX / 2 ? (uint32_t *)realloc(stack, 2 * (size_t)cap * sizeof(uint32_t)) : NULL;
         if (grown == NULL) { free(stack); return luaL_error(L, "not enough memory"); }
@@ -178,18 +179,21 @@ static uint32_t checknode (lua_State *L, const hg_Graph *g, int arg) {
 static int graph_dominated (lua_State *L) {
   hg_Graph *g = checkdominators(L);
   uint32_t v = checknode(L, g, 2);
-  uint64_t count = g->child_first[v + 1] - g->child_first[v];
-  lua_Integer limit = luaL_optinteger(L, 3, (lua_Integer)count);
+  uint64_t lo, hi;
+  lua_Integer limit;
+  hg_children(g, v, &lo, &hi);
+  limit = luaL_optinteger(L, 3, (lua_Integer)(hi - lo));
   luaL_argcheck(L, limit >= 0, 3, "must not be negative");
-  push_largest(L, g, g->children + g->child_first[v], count, (uint64_t)limit);
+  push_largest(L, g, g->children + lo, hi - lo, (uint64_t)limit);
   return 1;
 }
 
 /* heap:dominated_count(num | 0) -> how many objects num immediately dominates */
 static int graph_dominated_count (lua_State *L) {
   hg_Graph *g = checkdominators(L);
-  uint32_t v = checknode(L, g, 2);
-  lua_pushinteger(L, (lua_Integer)(g->child_first[v + 1] - g->child_first[v]));
+  uint64_t lo, hi;
+  hg_children(g, checknode(L, g, 2), &lo, &hi);
+  lua_pushinteger(L, (lua_Integer)(hi - lo));
   return 1;
 }
 
@@ -199,14 +203,14 @@ static int graph_dominated_count (lua_State *L) {
 static int graph_reachable_bytes (lua_State *L) {
   hg_Graph *g = checkdominators(L);
   int heap = sift_optheap(L, 2);
-  uint64_t bytes = 0, i;
+  uint64_t bytes = 0, i, end;
   if (heap >= 0) {
     for (i = 0; i < g->n; i++)
       if (g->idom[i] != HG_NONE && sift_in_heap(g->h, i, heap))
         bytes += hg_shallow(g, (uint32_t)i, g->model);
   }
   else
-    for (i = g->child_first[g->n]; i < g->child_first[g->n + 1]; i++)
+    for (hg_children(g, g->n, &i, &end); i < end; i++)
       bytes += g->retained[g->children[i]];
   lua_pushinteger(L, (lua_Integer)bytes);
   return 1;
@@ -270,20 +274,23 @@ static int graph_retained_by_class (lua_State *L) {
   uint32_t *pos = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 2) * sizeof *pos, 0);
   static const char *const elems[12] = {NULL, NULL, NULL, NULL, "boolean",
     "char", "float", "double", "byte", "short", "int", "long"};
-  uint64_t i;
+  uint64_t i, lo, end;
   memset(sum, 0, nslots * sizeof *sum);
   memset(active, 0, nslots * sizeof *active);
-  stack[top] = g->n;  /* depth-first over the dominator tree */
-  pos[top++] = g->child_first[g->n];
+  stack[top] = g->n;  /* depth-first over the dominator tree; a group of
+                         children ends where the next dominator's begins */
+  hg_children(g, g->n, &lo, &end);
+  pos[top++] = (uint32_t)lo;
   while (top > 0) {
     uint32_t v = stack[top - 1];
-    if (pos[top - 1] < g->child_first[v + 1]) {
+    if (pos[top - 1] < g->nchildren && g->idom[g->children[pos[top - 1]]] == v) {
       uint32_t c = g->children[pos[top - 1]++];
       uint64_t slot = sift_class_slot(h, c);
       if (sift_in_heap(h, c, heap) && active[slot]++ == 0)
         sum[slot] += g->retained[c];
       stack[top] = c;
-      pos[top++] = g->child_first[c];
+      hg_children(g, c, &lo, &end);
+      pos[top++] = (uint32_t)lo;
     }
     else {  /* leave v */
       top--;

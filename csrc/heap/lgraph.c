@@ -45,9 +45,9 @@ hg_Graph *sift_checkgraph (lua_State *L) {
 /* forget what depends on which references are followed */
 static void invalidate (hg_Graph *g) {
   sift_big_free(g->first); sift_big_free(g->succ); sift_big_free(g->idom); sift_big_free(g->retained);
-  sift_big_free(g->child_first); sift_big_free(g->children);
+  sift_big_free(g->children);
   g->first = NULL; g->succ = NULL; g->idom = NULL; g->retained = NULL;
-  g->child_first = NULL; g->children = NULL;
+  g->children = NULL; g->nchildren = 0;
 }
 uint32_t sift_checkobj (lua_State *L, hg_Graph *g, int i) {
   return (uint32_t)sift_checknum(L, g->h, i);
