@@ -565,19 +565,22 @@ static sift_Status refs_to (const hg_Graph *g, const IdSet *s, uint64_t i,
   hp_ObjInfo o;
   uint64_t k;
   uint32_t t;
+  int tag = h->p[hp_obj_off(h, i)];
+  if (tag == HP_PRIM_ARRAY_DUMP || tag == HP_PRIM_ARRAY_NODATA)
+    return SIFT_OK;  /* (no references: not decoded) */
   hp_object(h, i, &o);
   if (o.kind == HP_INSTANCE_DUMP && o.cls >= 0) {
     for (k = g->ref_first[o.cls]; k < g->ref_first[o.cls + 1]; k++) {
       const hp_Field *f = &h->fields[h->classes[o.cls].flat + g->ref_field[k]];
       if (f->offset + (uint64_t)ids <= o.length
-          && (t = lookup(s, hp_id_at(h, o.data + f->offset))) != HG_NONE
+          && (t = lookup(s, hp_read_id(o.data + f->offset, ids))) != HG_NONE
           && add_pair(v, n, cap, t, i) != SIFT_OK)
         return SIFT_ENOMEM;
     }
   }
   else if (o.kind == HP_OBJ_ARRAY_DUMP) {
     for (k = 0; k < o.length; k++)
-      if ((t = lookup(s, hp_id_at(h, o.data + k * (uint64_t)ids))) != HG_NONE
+      if ((t = lookup(s, hp_read_id(o.data + k * (uint64_t)ids, ids))) != HG_NONE
           && add_pair(v, n, cap, t, i) != SIFT_OK)
         return SIFT_ENOMEM;
   }
@@ -586,7 +589,7 @@ static sift_Status refs_to (const hg_Graph *g, const IdSet *s, uint64_t i,
     for (k = 0; k < h->classes[o.cls].nstatics; k++) {  /* name, type, value */
       int type = st[ids];
       if (type == HP_OBJECT
-          && (t = lookup(s, hp_id_at(h, st + ids + 1))) != HG_NONE
+          && (t = lookup(s, hp_read_id(st + ids + 1, ids))) != HG_NONE
           && add_pair(v, n, cap, t, i) != SIFT_OK)
         return SIFT_ENOMEM;
       st += ids + 1 + hp_type_size(h, type);
