@@ -186,12 +186,14 @@ static sift_Status add_group (hw_Set *s, const hw_Group *gr) {
   return SIFT_OK;
 }
 
-/* sort entries by hash: stable, so equal hashes stay in the order they
-   were added (by object number) */
+/* sort entries by the high 32 bits of their hash (half the passes of
+   the whole hash; a run of equal high bits is split by content anyway):
+   stable, so a run stays in the order its entries were added (by object
+   number) */
 static sift_Status sort_by_hash (hw_Entry *e, uint64_t n) {
   hw_Entry *tmp = (hw_Entry *)sift_big_alloc((size_t)n * sizeof *tmp);
   if (tmp == NULL) return SIFT_ENOMEM;
-  sift_radix_sort(e, (size_t)n, sizeof *e, 0, 64, tmp);
+  sift_radix_sort(e, (size_t)n, sizeof *e, 32, 64, tmp);
   sift_big_free(tmp);
   return SIFT_OK;
 }
@@ -265,8 +267,8 @@ static void charge_arrays (const Ctx *c, const hw_Entry *e, hw_Group *gr) {
 }
 
 /*
-** Sort the entries by hash; split each run of equal hashes into groups of
-** equal content, each made contiguous (in place: the copies of the run's
+** Sort the entries by hash; split each run of equal hashes (their high
+** 32 bits) into groups of equal content, each made contiguous (in place: the copies of the run's
 ** first remaining entry are swapped to its side, so the group is sorted
 ** by number again);
 ** charge every group of two or more. Then order the groups.
@@ -282,7 +284,7 @@ static sift_Status find_groups (const Ctx *c, hw_Set *s,
   if ((st = sort_by_hash(e, n)) != SIFT_OK) return st;
   while (i < n) {
     uint64_t end = i + 1;
-    while (end < n && e[end].hash == e[i].hash) end++;
+    while (end < n && e[end].hash >> 32 == e[i].hash >> 32) end++;
     while (i < end) {  /* the groups of this run */
       uint64_t j = i + 1, k;
       hw_Group gr;
