@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/split.h"
 #include "hprof.h"
 #include "lheap.h"
 
@@ -220,27 +221,47 @@ static int heap_class_name (lua_State *L) {
 ** primitive array type that has objects; only the objects of an Android
 ** heap ("app", "zygote", ...: see sift_optheap) when one is named
 */
-static int heap_histogram (lua_State *L) {
-  hp_Heap *h = &sift_checkheap(L)->h;
-  int heap = sift_optheap(L, 2);
-  uint64_t i, nrows = h->nclasses + 12 + 1;
-  uint64_t *count, *shallow;
-  int row = 0;
-  count = (uint64_t *)lua_newuserdatauv(L, 2 * nrows * sizeof(uint64_t), 0);
-  shallow = count + nrows;
-  memset(count, 0, 2 * nrows * sizeof(uint64_t));
-  for (i = 0; i < h->nobjs; i++) {
+/* one part of the histogram's pass: counts and bytes per row */
+typedef struct Histogram {
+  const hp_Heap *h;
+  int heap;
+  uint64_t nrows;
+  uint64_t *sums;  /* per part: count[nrows], then shallow[nrows] */
+} Histogram;
+
+static void histogram_part (void *ud, int part, uint64_t lo, uint64_t hi) {
+  const Histogram *hs = (const Histogram *)ud;
+  const hp_Heap *h = hs->h;
+  uint64_t i, *count = hs->sums + (uint64_t)part * 2 * hs->nrows;
+  uint64_t *shallow = count + hs->nrows;
+  for (i = lo; i < hi; i++) {
     hp_ObjInfo o;
     uint64_t slot;
-    if (!sift_in_heap(h, i, heap)) continue;
+    if (!sift_in_heap(h, i, hs->heap)) continue;
     hp_object(h, i, &o);
     if (o.kind == HP_CLASS_DUMP) continue;  /* classes are counted apart */
     slot = slot_of(h, &o);
     count[slot]++;
     shallow[slot] += o.shallow;
   }
+}
+
+static int heap_histogram (lua_State *L) {
+  hp_Heap *h = &sift_checkheap(L)->h;
+  Histogram hs;
+  uint64_t i, *count, *shallow;
+  int row = 0;
+  hs.h = h;
+  hs.heap = sift_optheap(L, 2);
+  hs.nrows = h->nclasses + 12 + 1;
+  hs.sums = (uint64_t *)lua_newuserdatauv(L, 4 * hs.nrows * sizeof(uint64_t), 0);
+  memset(hs.sums, 0, 4 * hs.nrows * sizeof(uint64_t));
+  if (sift_split(h->nobjs, SIFT_SPLIT_FROM, histogram_part, &hs) == 2)
+    for (i = 0; i < 2 * hs.nrows; i++) hs.sums[i] += hs.sums[2 * hs.nrows + i];
+  count = hs.sums;
+  shallow = count + hs.nrows;
   lua_createtable(L, 64, 0);
-  for (i = 0; i < nrows; i++) {
+  for (i = 0; i < hs.nrows; i++) {
     if (count[i] == 0) continue;
     lua_createtable(L, 0, 4);
     if (i < h->nclasses) SIFT_SETINT("class", i + 1);
