@@ -86,6 +86,12 @@ describe("a JVM dump with the shapes users' programs have", function()
     local traces = 0
     for _, leak in ipairs(cjson.decode(out).application_leaks) do traces = traces + #leak.traces end
     assert.are.equal(3, traces)
+    -- the list is the one suspect; its memory accumulates at the end of the
+    -- list, 199,998 nodes down the dominator tree (its next-to-last node)
+    local suspects = cjson.decode((helper.sift({ "leaks", path, "--suspects", "--json" }))).suspects
+    assert.are.same({ 1, "TrustSample$Node", 2400000, "TrustSample$Node", 48 },
+      { #suspects, suspects[1].class, suspects[1].retained, suspects[1].accumulation.class,
+        suspects[1].accumulation.retained })
     local repl_out, repl_err = helper.sift({ "repl", path },
       [[<<'EOF'
 s = heap:class("TrustSample$Session"):instances()()

@@ -7,6 +7,7 @@
 local M = {}
 
 local grouped = require("sift.size").grouped
+local shared = require "sift.heap.index"
 local format, concat = string.format, table.concat
 
 --- {======================================================
@@ -14,14 +15,22 @@ local format, concat = string.format, table.concat
 -- =======================================================
 
 -- from obj, follow the dominator tree while one child holds most of the
--- memory: where that stops is where the memory accumulates
-local function accumulation_point(heap, obj)
-  local node = obj
-  while true do
-    local biggest = heap:dominated(node, 1)[1]
-    if not biggest or heap:retained(biggest) < 0.8 * heap:retained(node) then return node end
-    node = biggest
+-- memory: where that stops is where the memory accumulates. Down a
+-- linked list that is every node, and the biggest objects are its first
+-- nodes: so the walk goes by object numbers, with no Object made on the
+-- way, and `ends` keeps where the walk from each node passed ended.
+local function accumulation_point(heap, obj, ends)
+  local index, num = heap.index, select(2, shared.check_object(obj, "suspects"))
+  local passed = {}
+  while not ends[num] do
+    passed[#passed + 1] = num
+    local biggest = index:dominated(num, 1)[1]
+    if not biggest or index:retained(biggest) < 0.8 * index:retained(num) then break end
+    num = biggest
   end
+  local point = ends[num] or num
+  for _, v in ipairs(passed) do ends[v] = point end
+  return shared.object_at(heap, point)
 end
 
 --- MAT-style leak suspects: single objects that retain more than
@@ -43,10 +52,10 @@ function M.suspects(heap, opts)
   -- object, or its holder, dominated by that one's) is nested under it, as
   -- MAT lists accumulation points under their suspect: shares never add
   -- up to more than the heap
-  local candidates = {}
+  local candidates, ends = {}, {}
   for _, row in ipairs(heap:top(20)) do
     if row.retained >= threshold * total and row.object:kind() ~= "class" then
-      local point = accumulation_point(heap, row.object)
+      local point = accumulation_point(heap, row.object, ends)
       candidates[#candidates + 1] = { kind = "object", object = row.object, class = row.class,
         retained = row.retained, share = row.retained / total,
         accumulation = { object = point, retained = heap:retained(point) } }
@@ -65,19 +74,23 @@ function M.suspects(heap, opts)
     end
   end
   table.sort(candidates, function(x, y) return x.retained > y.retained end)
-  local by_id = {}  -- accepted suspects by the id of their object
+  -- (up the dominator tree by object numbers: a chain can be a list's
+  -- every node)
+  local index = heap.index
+  local function number(obj) return select(2, shared.check_object(obj, "suspects")) end
+  local by_num = {}  -- accepted suspects by the number of their object
   local function enclosing(obj)
-    local d = obj
-    while d do
-      if by_id[d:id()] then return by_id[d:id()] end
-      d = heap:idom(d)
+    local d = number(obj)
+    while d and d > 0 do
+      if by_num[d] then return by_num[d] end
+      d = index:idom(d)
     end
   end
   local function within(obj, holder)  -- holder dominates obj (or is it)
-    local d = obj
-    while d do
-      if d == holder then return true end
-      d = heap:idom(d)
+    local d, h = number(obj), number(holder)
+    while d and d > 0 do
+      if d == h then return true end
+      d = index:idom(d)
     end
     return false
   end
@@ -89,7 +102,7 @@ function M.suspects(heap, opts)
       if not deeper then outer.nested[#outer.nested + 1] = c end
     else
       c.nested = {}
-      by_id[c.object:id()] = c
+      by_num[number(c.object)] = c
       out[#out + 1] = c
     end
   end
