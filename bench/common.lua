@@ -2,6 +2,17 @@
 -- (best of several runs), file sizes.
 local M = {}
 
+--- QUICK=1: each section on its small inputs only (the same ratios)
+M.QUICK = (os.getenv("QUICK") or "") ~= "" and os.getenv("QUICK") ~= "0"
+
+--- The sizes a section runs: from the environment variable `name`, else
+-- `quick` with QUICK=1, else `full` (strings of numbers).
+function M.sizes(name, full, quick)
+  local out = {}
+  for n in (os.getenv(name) or (M.QUICK and quick or full)):gmatch("%d+") do out[#out + 1] = tonumber(n) end
+  return out
+end
+
 --- ok, output (stdout and stderr) of a shell command.
 function M.sh(cmd)
   local p = io.popen("{ " .. cmd .. "; } 2>&1")

@@ -4,13 +4,12 @@
 -- `sift report` on them (targets: 1 M imported in under 30 s, reported in
 -- under 2 s); and, in the same run, the monthly report against hledger
 -- and ledger reading the same books (sift's own journal export).
-local SIZES = {}
-for n in (os.getenv("BENCH_FINANCE_SIZES") or "100000 1000000"):gmatch("%d+") do SIZES[#SIZES + 1] = tonumber(n) end
+local common = dofile("bench/common.lua")
+local SIZES = common.sizes("BENCH_FINANCE_SIZES", "100000 1000000", "100000")
 local PEER_MAX = tonumber(os.getenv("BENCH_FINANCE_PEER_MAX")) or 100000
 
 print("\n== Finance: categoriser, sift import and sift report, against hledger and ledger ==")
 
-local common = dofile("bench/common.lua")
 local sh = common.sh
 
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path

@@ -16,8 +16,8 @@
 -- (as the fleet spec does), then BENCH_FLEET_DUMPS copies of it (default
 -- 1,000; 200 with QUICK=1), each with its own HPROF timestamp: distinct
 -- files, each analysed once.
-local QUICK = (os.getenv("QUICK") or "") ~= "" and os.getenv("QUICK") ~= "0"
 local common = dofile("bench/common.lua")
+local QUICK = common.QUICK
 local helper = require "spec.helper"
 local fleet = require "sift.fleet"
 local engines_mod = require "spec.engines"

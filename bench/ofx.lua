@@ -6,12 +6,11 @@
 -- up to BENCH_OFX_PEER_MAX transactions (default 10000).
 local RUNS = tonumber(os.getenv("BENCH_RUNS")) or 3
 local PEER_MAX = tonumber(os.getenv("BENCH_OFX_PEER_MAX")) or 10000
-local SIZES = {}
-for n in (os.getenv("BENCH_OFX_SIZES") or "1000 10000 100000 1000000"):gmatch("%d+") do SIZES[#SIZES + 1] = tonumber(n) end
+local common = dofile("bench/common.lua")
+local SIZES = common.sizes("BENCH_OFX_SIZES", "1000 10000 100000 1000000", "1000 10000")
 
 print("\n== OFX statements: sift ofx vs ofxparse (python3-ofxparse) and ofxdump (libofx) ==")
 
-local common = dofile("bench/common.lua")
 local sh = common.sh
 local function best(cmd, runs) return common.best(cmd, runs, true) end
 
