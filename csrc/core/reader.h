@@ -78,7 +78,15 @@ static inline int sift_rd_u1 (sift_Reader *r, uint8_t *v) {
   return 1;
 }
 
-/* read n (<= 8) bytes as an unsigned integer, big- or little-endian */
+/* 4 bytes at p, big-endian (a form compilers make one load and a byte
+   swap of) */
+static inline uint32_t sift_be32 (const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* read n (<= 8) bytes as an unsigned integer, big- or little-endian; with
+   n and big constants (the wrappers below), big-endian 4 and 8 are a load
+   and a byte swap, the rest a loop the compiler unrolls */
 static inline int sift_rd_uint (sift_Reader *r, int n, int big,
                                 const char *what, uint64_t *v) {
   const unsigned char *p;
@@ -87,8 +95,11 @@ static inline int sift_rd_uint (sift_Reader *r, int n, int big,
   if (!sift_rd_has(r, (uint64_t)n))
     return sift_rd_fail(r, SIFT_ETRUNC, what, (uint64_t)n);
   p = r->base + r->pos;
-  for (i = 0; i < n; i++)
-    x |= (uint64_t)p[big ? i : n - 1 - i] << (8 * (n - 1 - i));
+  if (big && n == 4) x = sift_be32(p);
+  else if (big && n == 8) x = (uint64_t)sift_be32(p) << 32 | sift_be32(p + 4);
+  else
+    for (i = 0; i < n; i++)
+      x |= (uint64_t)p[big ? i : n - 1 - i] << (8 * (n - 1 - i));
   r->pos += (size_t)n;
   *v = x;
   return 1;

@@ -63,8 +63,12 @@ uint64_t hp_id_at (const hp_Heap *h, const unsigned char *p) {
   return hp_read_id(p, h->idsize);
 }
 
-static int read_id (sift_Reader *r, int idsize, uint64_t *v) {
-  return sift_rd_uint(r, idsize, 1, "id", v);
+static inline int read_id (sift_Reader *r, int idsize, uint64_t *v) {
+  if (!sift_rd_has(r, (uint64_t)idsize))
+    return sift_rd_fail(r, SIFT_ETRUNC, "id", (uint64_t)idsize);
+  *v = hp_read_id(r->base + r->pos, idsize);
+  r->pos += (size_t)idsize;
+  return 1;
 }
 
 

@@ -243,12 +243,11 @@ static inline uint32_t hp_read_u4 (const unsigned char *p) {
        | p[3];
 }
 
-/* an id of idsize bytes at p */
+/* an id of idsize (4 or 8) bytes at p; each width a constant, so that
+   the compiler makes one load and a byte swap of it */
 static inline uint64_t hp_read_id (const unsigned char *p, int idsize) {
-  uint64_t v = 0;
-  int i;
-  for (i = 0; i < idsize; i++) v = v << 8 | p[i];
-  return v;
+  if (idsize == 4) return hp_read_u4(p);
+  return (uint64_t)hp_read_u4(p) << 32 | hp_read_u4(p + 4);
 }
 
 /* read an id of h->idsize bytes at p */
