@@ -98,10 +98,12 @@ sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
 ** floor" of the dominator tree). Arrays by object number (n + 1: the
 ** virtual root is n) or by preorder number (R: the virtual root is 0).
 **
-** 1. dfs: preorder numbers (pre, vertex) and DFS parents, from the virtual
-**    root whose successors are the roots. The position in each active
-**    object's successors is kept on a stack of the DFS path only (4 bytes
-**    a level), not per object.
+** 1. dfs: the objects in preorder (vertex) and their DFS parents, from the
+**    virtual root whose successors are the roots, written in order; what
+**    it reads at random is a bit per object (seen) and each object's
+**    successors once. The position in the successors of the objects on
+**    the DFS path is kept on a stack (8 bytes a level), not per object;
+**    the preorder number of each object (pre) is filled in after.
 ** 2. predecessors: the references are rewritten in place into preorder
 **    numbers, keeping only those semi-NCA needs: a reference from the DFS
 **    parent, to itself, or to a child of the virtual root (whose
@@ -122,44 +124,47 @@ sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
 **    by binary search, hg_children) and retained sizes.
 */
 static sift_Status dfs (uint64_t n, const uint32_t *first, const uint32_t *succ,
-                        const uint32_t *rootv, uint64_t nrootv, uint32_t *pre,
-                        uint32_t *vertex, uint32_t *parent, uint64_t *pR) {
-  uint64_t R = 1, depth = 0, cap = 1024, rootnext = 0, i;
-  uint32_t *stack, *grown, v = (uint32_t)n, cur = 0;
-  if (!HG_ALLOC(stack, cap)) return SIFT_ENOMEM;
-  for (i = 0; i <= n; i++) pre[i] = HG_NONE;
-  pre[n] = 0;
+                        const uint32_t *rootv, uint64_t nrootv, uint32_t *vertex,
+                        uint32_t *parent, uint64_t *pR) {
+  uint64_t R = 1, depth = 0, cap = 1024, rootnext = 0;
+  uint32_t *stack, *grown, cur = 0;
+  uint8_t *seen = (uint8_t *)sift_big_alloc(n / 8 + 1);
+  if (seen == NULL || !HG_ALLOC(stack, 2 * cap)) {
+    sift_big_free(seen);
+    return SIFT_ENOMEM;
+  }
   vertex[0] = (uint32_t)n;
   parent[0] = 0;
   for (;;) {
     uint32_t w;
-    if (v == n) {
+    if (depth == 0) {
       if (rootnext == nrootv) break;
       w = rootv[rootnext++];
     }
-    else if (stack[depth] < first[v + 1]) w = succ[stack[depth]++];
-    else {  /* v is done: back to its DFS parent */
+    else if (stack[2 * depth] < stack[2 * depth + 1]) w = succ[stack[2 * depth]++];
+    else {  /* done: back to the DFS parent */
       depth--;
       cur = parent[cur];
-      v = vertex[cur];
       continue;
     }
-    if (pre[w] != HG_NONE) continue;
-    pre[w] = (uint32_t)R;
+    if (HG_BIT(seen, w)) continue;
+    HG_SETBIT(seen, w);
     vertex[R] = w;
     parent[R] = cur;
     cur = (uint32_t)R++;
-    v = w;
     if (++depth == cap) {
       cap += cap / 2;
-      if ((grown = sift_big_realloc(stack, cap * sizeof *stack)) == NULL) {
+      if ((grown = sift_big_realloc(stack, 2 * cap * sizeof *stack)) == NULL) {
+        sift_big_free(seen);
         sift_big_free(stack);
         return SIFT_ENOMEM;
       }
       stack = grown;
     }
-    stack[depth] = first[w];
+    stack[2 * depth] = first[w];  /* the next successor and the end */
+    stack[2 * depth + 1] = first[w + 1];
   }
+  sift_big_free(seen);
   sift_big_free(stack);
   *pR = R;
   return SIFT_OK;
@@ -303,11 +308,14 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     nrootv = g->nroots;
   }
   /* 1. */
-  if (!HG_ALLOC(pre, n + 1) || !HG_ALLOC(vertex, n + 1) || !HG_ALLOC(idom, n + 1)
-      || (s = dfs(n, first, succ, rootv, nrootv, pre, vertex, idom, &R)) != SIFT_OK) {
-    s = pre && vertex && idom ? s : SIFT_ENOMEM;
+  if (!HG_ALLOC(vertex, n + 1) || !HG_ALLOC(idom, n + 1)
+      || (s = dfs(n, first, succ, rootv, nrootv, vertex, idom, &R)) != SIFT_OK) {
+    s = vertex && idom ? s : SIFT_ENOMEM;
     goto out;
   }
+  if (!HG_ALLOC(pre, n + 1)) { s = SIFT_ENOMEM; goto out; }
+  for (i = 0; i <= n; i++) pre[i] = HG_NONE;
+  for (k = 0; k < R; k++) pre[vertex[k]] = (uint32_t)k;
   sift_big_free(vertex);  /* made again from pre in step 5 */
   vertex = NULL;
   /* 2. (first and succ are gone after it) */
