@@ -3,7 +3,8 @@
 ** libFuzzer harness for the HPROF decoder: index the input, then read
 ** everything the index points at (objects, class layouts, statics, field
 ** values, strings, heap tags), as the Lua API would. A valid HPROF header
-** is prepended to most inputs so the fuzzer spends its time on records.
+** is prepended to most inputs so the fuzzer spends its time on records;
+** one input in two is read by two threads (hprof_split.c).
 */
 
 #include <assert.h>
@@ -92,7 +93,9 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size) {
   sift_Error err;
   sift_Status s;
   if (size == 0) return 0;
+  memset(&opt, 0, sizeof opt);
   opt.dump = data[0] % 3;
+  opt.threads = data[0] & 0x20 ? 2 : 1;  /* two threads from two records on */
   if (data[0] & 0x80) {  /* the input as it is, header and all */
     n = size - 1;
     buf = (unsigned char *)malloc(n ? n : 1);
