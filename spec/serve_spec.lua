@@ -253,9 +253,9 @@ describe("sift serve", function()
     local data = tmpdir()
     local bytes = helper.read(jvm)
     local gz = tmpdir() .. "/bomb.gz"
-    assert(os.execute(("head -c 400000000 /dev/zero | gzip -1 > %s"):format(gz)))
+    assert(os.execute(("head -c 64000000 /dev/zero | gzip -1 > %s"):format(gz)))
     local files_in = helper.names
-    with_server({ data = data, max_upload = 64 << 20, max_decompressed = 100 << 20 }, function(get, post)
+    with_server({ data = data, max_upload = 16 << 20, max_decompressed = 24 << 20 }, function(get, post)
       local json_h = { accept = "application/json" }
       local s, up = post("/upload?name=../../etc/app.hprof", bytes, json_h)
       assert.are.equal(201, s)
@@ -293,7 +293,7 @@ describe("sift serve", function()
       local before = #files_in(data)
       assert.are.equal(415, (post("/upload?name=notes.txt", "just some text\n", json_h)))
       assert.are.equal(400, (post("/upload", "", json_h)))
-      local s4, big = post("/upload", ("\0"):rep(65 << 20), json_h)
+      local s4, big = post("/upload", ("\0"):rep(17 << 20), json_h)
       assert.are.same({ 413, true }, { s4, big.error:find("limit", 1, true) ~= nil })
       local s5, bomb = post("/upload?name=bomb.hprof.gz", helper.read(gz), json_h)
       -- zeros are not a dump: refused before inflating
@@ -302,7 +302,7 @@ describe("sift serve", function()
         { s5, bomb.error })
       local hprof_gz = tmpdir() .. "/dump.hprof.gz"
       local f = assert(io.open(hprof_gz:gsub("%.gz$", ""), "wb"))
-      f:write(bytes:sub(1, 31), ("\0"):rep(200 << 20))  -- an HPROF header, then 200 MB of zeros
+      f:write(bytes:sub(1, 31), ("\0"):rep(40 << 20))  -- an HPROF header, then 40 MB of zeros
       f:close()
       assert(os.execute("gzip -1 " .. helper.quote(hprof_gz:gsub("%.gz$", ""))))
       s5, bomb = post("/upload?name=dump.hprof.gz", helper.read(hprof_gz), json_h)
