@@ -67,7 +67,7 @@ print(("%-9s %10s %10s %9s %9s %8s %10s | %10s %10s %9s"):format("dump", "object
 for _, mb in ipairs(SIZES) do
   local path = ("build/bench/heap-%dM.hprof"):format(mb)
   if generate(mb, path) then
-    local size = sh("stat -c %s " .. path) and tonumber(select(2, sh("stat -c %s " .. path)))
+    local size = common.size(path)
     sh("cat " .. path .. " > /dev/null")  -- page cache, as for the second look at a dump
     local t, res = best("lua5.4 bench/heap_index.lua " .. path, RUNS)
     if not t then print("sift failed: " .. tostring(res)) goto continue end
@@ -105,7 +105,7 @@ print("B/object: bytes of the per-object index (ids + file offsets); index: ever
 local first = ("build/bench/heap-%dM.hprof"):format(SIZES[1])
 if exists(first) and exists("/usr/bin/time") then
   print("\n== peak memory of sift path, top and dominators (whole processes, --model jvm) ==")
-  local size = tonumber(select(2, sh("stat -c %s " .. first)))
+  local size = common.size(first)
   local _, info = sh("lua5.4 bin/sift info -q --json " .. first)
   local objects = tonumber(info:match('"objects":(%d+)'))
   print(("%-58s %9s %10s %12s"):format("command", "time", "peak RSS", "B/object"))
@@ -155,7 +155,7 @@ end
 local CGROUP = "/sys/fs/cgroup/memory"
 if exists(first) and exists(CGROUP .. "/memory.limit_in_bytes") then
   print("\n== a dump bigger than its memory: index + dominators + top, spilled, in a cgroup of a quarter of the need ==")
-  local size = tonumber(select(2, sh("stat -c %s " .. first)))
+  local size = common.size(first)
   local spill = "build/bench/spill"
   os.execute("mkdir -p " .. spill)
   local t, res = best(("lua5.4 bench/heap_spill.lua %s %d %s"):format(first, 1 << 50, spill), RUNS)
@@ -205,7 +205,7 @@ end
 local big = ("build/bench/heap-%dM.hprof"):format(SIZES[#SIZES])
 if exists(big) then
   print("\n== heap analysis: index + references + shortest paths + dominator tree ==")
-  local size = tonumber(select(2, sh("stat -c %s " .. big)))
+  local size = common.size(big)
   local t, res = best("lua5.4 bench/heap_graph.lua " .. big, 2)
   if t then
     local s = fields(res)
@@ -239,7 +239,7 @@ end
 -- the full leak analysis beside the index-only time
 if exists(big) then
   print("\n== leak analysis: finders + paths + inspectors + retained sizes + suspects ==")
-  local size = tonumber(select(2, sh("stat -c %s " .. big)))
+  local size = common.size(big)
   local ti = best("lua5.4 bench/heap_index.lua " .. big, 2)
   local t, res = best("lua5.4 bench/heap_leaks.lua " .. big, 1)
   if t and ti then
