@@ -1,4 +1,4 @@
---- The finance subcommands of `sift`: import, categorize, transactions,
+--- The finance subcommands of `sift`: import, add, edit, delete, categorize, transactions,
 -- transfers, duplicates, statements, report, journal, fetch (OFX Direct Connect). `sift.cli` adds them to its
 -- parser (`M.define`) and dispatches to `M.commands`.
 -- @module sift.cli.finance
@@ -27,6 +27,48 @@ function M.define.import(parser)
   db_option(import)
   import:flag("--json", "Print the counts as JSON.")
   import:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
+end
+
+function M.define.add(parser)
+  local add = parser:command("add", "Add a transaction of your own (cash, a cheque the bank has not cashed): "
+    .. "it prints the new id. A later import that brings the bank's row of it links the two.")
+  add:option("--date", "Its date (YYYY-MM-DD)."):count(1)
+  add:option("--amount", "Its amount, exact decimal; money out is negative: write it --amount=-12.50."):count(1)
+  add:option("--payee", "Who was paid, or paid you."):count(1)
+  add:option("--account", "The account: its number or name, or KIND:NUMBER (default: Cash, a cash account "
+    .. "made on first use).")
+  add:option("--category", "Its category (Food:Groceries).")
+  add:option("--memo", "A memo.")
+  add:option("--notes", "Your notes.")
+  add:option("--currency", "The account's currency (ISO 4217: USD), needed when it has none, as a new account.")
+  add:option("--status", "uncleared (the default), cleared or reconciled."):choices { "uncleared", "cleared",
+    "reconciled" }
+  db_option(add)
+  add:flag("--json", "Print the new transaction as JSON.")
+end
+
+function M.define.edit(parser)
+  local edit = parser:command("edit", "Change a transaction: your own entries in everything, an imported one "
+    .. "in its category, notes and status only (the bank's data stays as downloaded). Each change is kept "
+    .. "with its time.")
+  edit:argument("id", "The transaction's id (sift transactions lists them).")
+  edit:option("--date", "Its date (YYYY-MM-DD).")
+  edit:option("--amount", "Its amount, exact decimal (money out: --amount=-12.50).")
+  edit:option("--payee", "Its payee.")
+  edit:option("--memo", "Its memo (\"\" clears it).")
+  edit:option("--category", "Its category.")
+  edit:option("--notes", "Your notes (\"\" clears them).")
+  edit:option("--status", "uncleared, cleared or reconciled."):choices { "uncleared", "cleared", "reconciled" }
+  edit:flag("--history", "Print the transaction's edits, oldest first.")
+  db_option(edit)
+  edit:flag("--json", "Print JSON.")
+end
+
+function M.define.delete(parser)
+  local delete = parser:command("delete", "Delete a transaction of your own (an imported one stays: "
+    .. "sift statements --drop drops a whole import).")
+  delete:argument("id", "The transaction's id.")
+  db_option(delete)
 end
 
 function M.define.categorize(parser)
@@ -154,7 +196,8 @@ function commands.import(args, out, err)
         out:write(("%s: %d new, %d duplicate, %d changed%s (%d statement%s, %d balance%s)\n"):format(path,
           counts.new, counts.duplicate, counts.changed,
           (counts.older > 0 and (", %d older than what is stored (kept)"):format(counts.older) or "")
-          .. (counts.skipped > 0 and (", %d left out"):format(counts.skipped) or ""),
+          .. (counts.skipped > 0 and (", %d left out"):format(counts.skipped) or "")
+          .. (counts.matched > 0 and (", %d matched to your own entries"):format(counts.matched) or ""),
           counts.statements, counts.statements == 1 and "" or "s", counts.balances, counts.balances == 1 and "" or "s"))
         if counts.seen_before then
           out:write(("  this file was imported before (%s UTC)%s\n"):format(counts.seen_before,
@@ -182,9 +225,10 @@ local function column(s, width)
 end
 
 local function show_transaction(t)
-  return ("%6d  %s  %-12s %12s  %s %s%s"):format(t.id, t.posted, t.account:sub(-12), t.amount,
-    column(t.payee or t.name or t.memo or "", 34), t.category or "-",
-    t.category_source == "learned" and (" (guess %.0f%%)"):format(100 * (t.confidence or 0)) or "")
+  return ("%6d  %s  %-12s %12s  %-10s %s %s%s%s"):format(t.id, t.posted, t.account:sub(-12), t.amount,
+    t.status or "", column(t.payee or t.name or t.memo or "", 34), t.category or "-",
+    t.category_source == "learned" and (" (guess %.0f%%)"):format(100 * (t.confidence or 0)) or "",
+    t.matched_to and (" (yours, matched to #%d: not counted)"):format(t.matched_to) or "")
 end
 
 -- --review: each guessed or uncategorised transaction, one at a time
@@ -265,6 +309,76 @@ function commands.categorize(args, out, err, input)
     end
   end
   return status
+end
+
+-- a library error on stderr; its exit status: 2 when the arguments alone
+-- were wrong (code "usage"), 1 when the books refused
+local function refused(err, msg, code)
+  err:write("sift: ", msg, "\n")
+  return code == "usage" and EXIT_USAGE or EXIT_BAD_INPUT
+end
+
+function commands.add(args, out, err)
+  local books <close> = open_books(args, err)
+  if not books then return EXIT_BAD_INPUT end
+  local id, info, code = books:add { date = args.date, amount = args.amount, payee = args.payee, account = args.account,
+    category = args.category, memo = args.memo, notes = args.notes, currency = args.currency, status = args.status }
+  if not id then return refused(err, info, code) end
+  if info.created then err:write(("sift: made the cash account %s (%s)\n"):format(info.account, info.currency)) end
+  if args.json then
+    local t = books:transactions_by_id { id }[id]
+    t.amount_units = nil
+    out:write(json.encode(t), "\n")
+  else
+    out:write(id, "\n")
+  end
+  return EXIT_OK
+end
+
+function commands.edit(args, out, err)
+  local books <close> = open_books(args, err)
+  if not books then return EXIT_BAD_INPUT end
+  local changes = { date = args.date, amount = args.amount, payee = args.payee, memo = args.memo,
+    category = args.category, notes = args.notes, status = args.status }
+  local id = args.id
+  if next(changes) then
+    local done, msg, code = books:edit(id, changes)
+    if not done then return refused(err, msg, code) end
+    if args.json then
+      out:write(json.encode(json.array(done)), "\n")
+    else
+      for _, c in ipairs(done) do
+        out:write(("%s: %s %s -> %s\n"):format(id, c.field, c.old or "(none)", c.new or "(none)"))
+      end
+      if #done == 0 then out:write(("%s: nothing changed\n"):format(id)) end
+    end
+  elseif not args.history then
+    return refused(err, "edit: nothing to change (--date, --amount, --payee, --memo, --category, --notes, --status; "
+      .. "--history lists the edits)", "usage")
+  end
+  if args.history then
+    local n = math.tointeger(tonumber(id))
+    if not n then return refused(err, ("id: %s is not a transaction's id (a whole number)"):format(id), "usage") end
+    local list = books:edits(n)
+    if args.json then
+      out:write(json.encode(json.array(list)), "\n")
+    else
+      for _, e in ipairs(list) do
+        out:write(("%s UTC  %s: %s -> %s\n"):format(e.at, e.field, e.old or "(none)", e.new or "(none)"))
+      end
+      out:write(("%d edit(s)\n"):format(#list))
+    end
+  end
+  return EXIT_OK
+end
+
+function commands.delete(args, out, err)
+  local books <close> = open_books(args, err)
+  if not books then return EXIT_BAD_INPUT end
+  local ok, msg, code = books:delete(args.id)
+  if not ok then return refused(err, msg, code) end
+  out:write(("deleted %s\n"):format(args.id))
+  return EXIT_OK
 end
 
 local CSV_COLUMNS = require("sift.finance.export").CSV_COLUMNS

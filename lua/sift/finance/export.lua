@@ -20,6 +20,11 @@ local csv = require "sift.csv"
 
 local M = {}
 
+-- ledger's and hledger's status marks of sift's statuses (their manuals:
+-- unmarked is recorded but not reconciled, ! pending, * cleared in the
+-- sense of reconciled with the statement)
+local STATUS_MARKS = require("sift.finance.entries").STATUSES
+
 -- {======================================================
 -- Names
 -- =======================================================
@@ -41,6 +46,8 @@ end
 local ROOTS = { bank = "Assets:Bank", investment = "Assets:Investment", creditcard = "Liabilities:CreditCard" }
 
 local function account_name(row, beancount)
+  -- (your cash accounts: Assets:Cash:NAME)
+  if row.account_kind == "cash" then return "Assets:Cash:" .. component(row.account, beancount) end
   local org = row.institution ~= "" and row.institution or "Unknown"
   return ("%s:%s:%s"):format(ROOTS[row.account_kind] or "Assets:Other", component(org, beancount),
     component(row.account, beancount))
@@ -107,7 +114,7 @@ local function gather(books, opts)
   for _, b in ipairs(checks) do
     local a = by_id[b.account]
     if a and (not opts.from or b.date >= opts.from) and (not opts.to or b.date <= opts.to) then
-      balances[#balances + 1] = { account = a, date = b.date, amount = b.units, check = b }
+      balances[#balances + 1] = { account = a, date = b.date, amount = b.units, check = b, manual = b.manual_units }
       -- an assertion is never dated before the account opens
       if b.consistent and b.date < a.opened then a.opened = b.date end
     end
@@ -121,6 +128,14 @@ local function left_out(b, comment)
   return ("%s %s statement balance %s of %s on %s left out: it implies an opening balance of %s, not %s "
     .. "(transactions missing or doubled before it; `sift statements` lists and drops balances)"):format(comment,
     b.date, c.balance, c.number, b.date, c.opening, store.decimal(b.account.base_opening, c.currency))
+end
+
+-- a comment beside an assertion that counts your own entries the bank
+-- has not brought yet: the statement's number and theirs
+local function manual_note(b, comment)
+  local c = b.check
+  return ("%s the bank's statement says %s on %s; your own entries it has not brought yet add %s"):format(comment,
+    c.balance, b.date, store.decimal(b.manual, c.currency))
 end
 
 local function money(units, currency, beancount)
@@ -171,10 +186,13 @@ local function ledger_like(books, opts, hledger)
       line("    Equity:Opening-Balances")
     elseif e.t then
       local t = e.t
-      line(("%s * %s"):format(t.posted, oneline(t.payee or t.name or t.memo or "")))
+      -- (the status as ledger's and hledger's marks: none uncleared, ! pending, * reconciled)
+      local mark = STATUS_MARKS[t.status] or ""
+      line(("%s %s%s"):format(t.posted, mark ~= "" and (mark .. " ") or "", oneline(t.payee or t.name or t.memo or "")))
       if t.fitid then line(("    ; fitid: %s"):format(t.fitid)) end
       line(("    ; sift-id: %d"):format(t.id))
       if t.memo and t.memo ~= t.payee then line(("    ; memo: %s"):format(oneline(t.memo))) end
+      if t.notes then line(("    ; notes: %s"):format(oneline(t.notes))) end
       line(("    %-50s  %s"):format(account_name(t), money(t.amount_units, t.currency)))
       line(("    %s"):format(category_name(t)))
     elseif not e.b.check.consistent then
@@ -182,8 +200,9 @@ local function ledger_like(books, opts, hledger)
     else
       local b = e.b
       line(("%s * Statement balance"):format(b.date))
+      if b.manual ~= 0 then line(manual_note(b, "    ;")) end
       line(("    %-50s  %s = %s"):format(account_name(b.account.row), money(0, b.account.currency),
-        money(b.amount, b.account.currency)))
+        money(b.amount + b.manual, b.account.currency)))
     end
     line("")
   end
@@ -238,8 +257,9 @@ local function beancount(books, opts)
       line(left_out(e.b, ";"))
     else
       local b = e.b
+      if b.manual ~= 0 then line(manual_note(b, ";")) end
       line(("%s balance %-50s  %s"):format(e.date, account_name(b.account.row, true),
-        money(b.amount, b.account.currency, true)))
+        money(b.amount + b.manual, b.account.currency, true)))
     end
     line("")
   end
@@ -247,7 +267,7 @@ local function beancount(books, opts)
 end
 
 M.CSV_COLUMNS = { "id", "posted", "account", "amount", "currency", "payee", "name", "memo", "category",
-  "category_source", "fitid" }
+  "category_source", "fitid", "status", "notes", "matched_to" }
 
 local function csv_text(books)
   local out = { table.concat(M.CSV_COLUMNS, ",") }

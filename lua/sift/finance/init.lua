@@ -138,7 +138,8 @@ end
 local SELECT = [[
   SELECT t.id, t.posted, t.amount, t.amount_text, t.type, t.name, t.memo, t.payee, t.checknum, t.fitid,
     t.category_source, t.confidence, c.name AS category, a.number AS account, a.kind AS account_kind,
-    a.currency, a.id AS account_id, i.org AS institution
+    a.currency, a.id AS account_id, i.org AS institution, t.status, t.notes, t.matched_to, t.import_id,
+    t.import_id IS NULL AS manual
   FROM transactions t JOIN accounts a ON a.id = t.account_id JOIN institutions i ON i.id = a.institution_id
   LEFT JOIN categories c ON c.id = t.category_id]]
 
@@ -167,6 +168,7 @@ function Books:transactions(filter)
   local out = {}
   for row in self.db:rows(sql, table.unpack(args)) do
     row.amount_units, row.amount = row.amount, store.decimal(row.amount, row.currency)
+    row.manual = row.manual == 1
     out[#out + 1] = row
   end
   return out
@@ -189,11 +191,16 @@ end
 -- rules and the learner may categorise it again.
 -- @return true, or nil and why
 function Books:set_category(id, category)
-  local found = self.db:first("SELECT id FROM transactions WHERE id = ?", id)
+  local found = self.db:first([[SELECT t.id, c.name AS category FROM transactions t
+    LEFT JOIN categories c ON c.id = t.category_id WHERE t.id = ?]], id)
   if not found then return nil, ("no transaction %s"):format(tostring(id)) end
   local problem = category ~= nil and rules.category_problem(category)
   if problem then return nil, problem end
   store.atomic(self.db, function()
+    if found.category ~= category then
+      self.db:run("INSERT INTO edits (txn, field, old, new, at) VALUES (?, 'category', ?, ?, datetime('now'))", id,
+        found.category, category)
+    end
     if category then
       self.db:run("UPDATE transactions SET category_id = ?, category_source = 'user', confidence = 1 WHERE id = ?",
         category_id(self.db, category), id)
@@ -302,7 +309,7 @@ function Books:transfers(days)
       SELECT 'transfer', x.id, y.id FROM transactions x JOIN transactions y
         ON y.amount = -x.amount AND y.account_id != x.account_id
         AND abs(julianday(y.posted) - julianday(x.posted)) <= ?
-      WHERE x.amount < 0]], days or 4)
+      WHERE x.amount < 0 AND x.matched_to IS NULL AND y.matched_to IS NULL]], days or 4)
   end)
   return self:pairs("transfer")
 end
@@ -322,17 +329,25 @@ end
 
 --- Propose likely duplicates: in one account, the same amount within
 -- `days` (3) days, from different imports, with similar text (as when a
--- bank changes its FITIDs between downloads). Nothing is deleted; a
--- confirmed duplicate is left out of reports and exports.
+-- bank changes its FITIDs between downloads); or one of your own entries
+-- and an imported row, whatever their text (the bank's copy of an entry
+-- you made after it came: the imported row is `a` and stays, the entry
+-- is `b`). Nothing is deleted; a confirmed duplicate is left out of
+-- reports and exports.
 function Books:duplicates(days)
   local db = self.db
   store.atomic(db, function()
     local found = {}
-    for row in db:rows([[SELECT x.id AS a, y.id AS b, x.name AS xn, y.name AS yn, x.memo AS xm, y.memo AS ym
+    for row in db:rows([[SELECT x.id AS a, y.id AS b, x.name AS xn, y.name AS yn, x.memo AS xm, y.memo AS ym,
+          x.import_id IS NULL AS xmanual, y.import_id IS NULL AS ymanual
         FROM transactions x JOIN transactions y ON y.account_id = x.account_id AND y.amount = x.amount
-          AND y.id > x.id AND y.import_id != x.import_id AND abs(julianday(y.posted) - julianday(x.posted)) <= ?]],
-        days or 3) do
-      if similar((row.xn or "") .. " " .. (row.xm or ""), (row.yn or "") .. " " .. (row.ym or "")) then
+          AND y.id > x.id AND x.import_id IS NOT y.import_id AND abs(julianday(y.posted) - julianday(x.posted)) <= ?
+        WHERE x.matched_to IS NULL AND y.matched_to IS NULL]], days or 3) do
+      if row.xmanual == 1 then
+        row.a, row.b = row.b, row.a
+        found[#found + 1] = row
+      elseif row.ymanual == 1
+          or similar((row.xn or "") .. " " .. (row.xm or ""), (row.yn or "") .. " " .. (row.ym or "")) then
         found[#found + 1] = row
       end
     end
@@ -359,6 +374,7 @@ function Books:transactions_by_id(ids)
     local row = self.db:first(SELECT .. " WHERE t.id = ?", id)
     if row then
       row.amount_units, row.amount = row.amount, store.decimal(row.amount, row.currency)
+      row.manual = row.manual == 1
       out[id] = row
     end
   end
@@ -456,6 +472,8 @@ function Books:drop_import(id)
   if not db:first("SELECT id FROM imports WHERE id = ?", id) then return nil, ("no import %s"):format(tostring(id)) end
   return store.atomic(db, function()
     local mine = "SELECT id FROM transactions WHERE import_id = ?"
+    -- (your own entries matched to its rows count again)
+    db:run("UPDATE transactions SET matched_to = NULL WHERE matched_to IN (" .. mine .. ")", id)
     db:run("DELETE FROM pair_undo WHERE pair_id IN (SELECT id FROM pairs WHERE a IN (" .. mine .. ") OR b IN ("
       .. mine .. ")) OR transaction_id IN (" .. mine .. ")", id, id, id)
     db:run("DELETE FROM pairs WHERE a IN (" .. mine .. ") OR b IN (" .. mine .. ")", id, id)
@@ -466,6 +484,42 @@ function Books:drop_import(id)
     return n
   end)
 end
+
+-- {======================================================
+-- Your own entries: see `sift.finance.entries`
+-- =======================================================
+
+--- Add a transaction of your own: `{ date, amount, payee, account,
+-- category, memo, notes, currency, status }` (see
+-- `sift.finance.entries.add`).
+-- @return its id and `{ account, currency, created }`, or nil, why and a code
+function Books:add(entry)
+  return require("sift.finance.entries").add(self, entry)
+end
+
+--- Change a transaction: `{ date, amount, payee, memo, category, notes,
+-- status }` (an imported one: category, notes and status only).
+-- @return the changes `{ { field, old, new } }`, or nil, why and a code
+function Books:edit(id, changes)
+  return require("sift.finance.entries").edit(self, id, changes)
+end
+
+--- Delete one of your own entries (never an imported row).
+-- @return true, or nil, why and a code
+function Books:delete(id)
+  return require("sift.finance.entries").delete(self, id)
+end
+
+--- The edits of a transaction (or of all, with no id), oldest first:
+-- `{ id, txn, field, old, new, at }`.
+function Books:edits(id)
+  local out = {}
+  local sql = "SELECT id, txn, field, old, new, at FROM edits" .. (id and " WHERE txn = ?" or "") .. " ORDER BY id"
+  for row in self.db:rows(sql, table.unpack(id and { id } or {})) do out[#out + 1] = row end
+  return out
+end
+
+-- }======================================================
 
 --- Counts for a summary: accounts, transactions, categorised, imports.
 function Books:summary()

@@ -79,8 +79,36 @@ local MIGRATIONS = {
   -- when the download that set a transaction's values was made (its
   -- DTSERVER, or its statement's end): an older download changes nothing
   [[ALTER TABLE transactions ADD COLUMN as_of TEXT]],
+  -- your own entries (no import: import_id NULL, key "manual:<id>"), a
+  -- status as ledger and GnuCash keep (imported rows start cleared: the
+  -- bank has them), your notes, the bank's row a manual entry was matched
+  -- to (it then stops counting: `kept`), and every edit with its time
+  [[
+  CREATE TABLE transactions_new (
+    id INTEGER PRIMARY KEY, account_id INTEGER NOT NULL REFERENCES accounts (id),
+    key TEXT NOT NULL, fitid TEXT, posted TEXT NOT NULL, user_date TEXT,
+    amount INTEGER NOT NULL, amount_text TEXT NOT NULL, type TEXT, name TEXT, memo TEXT,
+    payee TEXT, checknum TEXT, refnum TEXT,
+    category_id INTEGER REFERENCES categories (id), category_source TEXT, confidence REAL,
+    import_id INTEGER REFERENCES imports (id), as_of TEXT,
+    status TEXT NOT NULL DEFAULT 'cleared' CHECK (status IN ('uncleared', 'cleared', 'reconciled')),
+    notes TEXT, matched_to INTEGER REFERENCES transactions (id), UNIQUE (account_id, key));
+  INSERT INTO transactions_new (id, account_id, key, fitid, posted, user_date, amount, amount_text, type, name, memo,
+      payee, checknum, refnum, category_id, category_source, confidence, import_id, as_of)
+    SELECT id, account_id, key, fitid, posted, user_date, amount, amount_text, type, name, memo,
+      payee, checknum, refnum, category_id, category_source, confidence, import_id, as_of FROM transactions;
+  DROP TABLE transactions;
+  ALTER TABLE transactions_new RENAME TO transactions;
+  CREATE INDEX transactions_by_date ON transactions (posted);
+  CREATE INDEX transactions_by_amount ON transactions (amount);
+  CREATE TABLE edits (
+    id INTEGER PRIMARY KEY, txn INTEGER NOT NULL, field TEXT NOT NULL, old TEXT, new TEXT, at TEXT NOT NULL);
+  CREATE INDEX edits_by_txn ON edits (txn);
+  ]],
 }
 M.VERSION = #MIGRATIONS
+-- (read by the specs, which make books of an older schema with them)
+M.MIGRATIONS = MIGRATIONS
 
 --- Open a file that holds financial data for writing (`mode` as io.open's),
 -- creating it first with only its owner allowed to read and write it
@@ -276,18 +304,44 @@ end
 
 local ACCOUNT_KINDS = { bank = true, creditcard = true, investment = true }
 
+--- Days apart a manual entry and the bank's row of it may be.
+M.MATCH_DAYS = 3
+
+--- Link the bank's new row `bank_id` (of account, amount in minor units,
+-- posted) to one of your own entries that waits for it: same account and
+-- amount, dates within MATCH_DAYS, not matched yet (the nearest date, then
+-- the oldest entry). The entry is marked matched (`matched_to`) and stops
+-- counting (`kept`); the bank's row stays, and takes the entry's category
+-- (as your choice) and notes when it has none.
+-- @return the entry's id, or nil when none waits
+function M.match(db, bank_id, account, units, posted)
+  local entry = db:first([[SELECT id, category_id, notes FROM transactions WHERE account_id = ? AND amount = ?
+      AND import_id IS NULL AND matched_to IS NULL AND abs(julianday(posted) - julianday(?)) <= ?
+    ORDER BY abs(julianday(posted) - julianday(?)), id LIMIT 1]], account, units, posted, M.MATCH_DAYS, posted)
+  if not entry then return nil end
+  db:run("UPDATE transactions SET matched_to = ? WHERE id = ?", bank_id, entry.id)
+  if entry.category_id then
+    db:run([[UPDATE transactions SET category_id = ?, category_source = 'user', confidence = 1
+      WHERE id = ? AND category_id IS NULL]], entry.category_id, bank_id)
+  end
+  if entry.notes then db:run("UPDATE transactions SET notes = ? WHERE id = ? AND notes IS NULL", entry.notes, bank_id) end
+  return entry.id
+end
+
 --- Import a typed OFX document (as `sift.ofx.parse` returns it) in one
 -- transaction. opts: `path`, `hash` (of the file; computed from
 -- `text` when given), `on_transaction(counts, done, total)` (called
 -- after each row, for progress).
 -- @return counts `{ new, duplicate, changed, older, skipped, statements,
---   balances, warnings, import_id, seen_before }` (older: known
---   transactions this download has older values of, left as they are)
+--   balances, matched, warnings, import_id, seen_before }` (older: known
+--   transactions this download has older values of, left as they are;
+--   matched: new rows that are the bank's copy of one of your own
+--   entries, see `match`)
 function M.import(db, doc, opts)
   opts = opts or {}
   local hash = opts.hash or (opts.text and core.hash(opts.text)) or "-"
   local counts = { new = 0, duplicate = 0, changed = 0, older = 0, skipped = 0, statements = 0, balances = 0,
-    warnings = {} }
+    matched = 0, warnings = {} }
   local before = db:first("SELECT at FROM imports WHERE file_hash = ? AND file_hash != '-' ORDER BY id LIMIT 1", hash)
   counts.seen_before = before and before.at
   local payees = {}  -- raw -> normalised (statements name the same shops again and again)
@@ -313,6 +367,9 @@ function M.import(db, doc, opts)
         local account, currency = acct.id, st.currency or acct.currency
         local as_of = (doc.signon or {}).server_time or st["end"]
         local keys = M.keys(st.transactions)
+        -- your own entries in the account that wait for the bank's row
+        local waiting = db:first([[SELECT count(*) AS n FROM transactions WHERE account_id = ? AND import_id IS NULL
+          AND matched_to IS NULL]], account).n
         for i, t in ipairs(st.transactions) do
           local units, why = M.minor_units(t.amount, t.currency or currency)
           if not units then
@@ -333,6 +390,9 @@ function M.import(db, doc, opts)
               t.type, t.name, t.memo, payee, t.checknum, t.refnum, import_id, as_of)
             if n == 1 then
               counts.new = counts.new + 1
+              if waiting > 0 and M.match(db, db:last_id(), account, units, posted) then
+                counts.matched, waiting = counts.matched + 1, waiting - 1
+              end
             else
               local old = db:first([[SELECT id, posted, amount, amount_text, name, memo, as_of FROM transactions
                 WHERE account_id = ? AND key = ?]], account, keys[i])
@@ -378,28 +438,37 @@ end
 -- =======================================================
 
 --- The transactions that count, as an SQL condition on the table's
--- alias: every one but the second of a confirmed duplicate pair.
+-- alias: every one but the second of a confirmed duplicate pair and
+-- your own entries matched to the bank's row (which counts instead).
 function M.kept(alias)
-  return ("%s.id NOT IN (SELECT b FROM pairs WHERE kind = 'duplicate' AND status = 'confirmed')"):format(alias)
+  return ("(%s.matched_to IS NULL AND %s.id NOT IN (SELECT b FROM pairs WHERE kind = 'duplicate' "
+    .. "AND status = 'confirmed'))"):format(alias, alias)
 end
 
 --- Each stored ledger balance checked against the running sum of the
--- account's transactions that count (`kept`): a balance implies an
--- opening balance (the balance − the sum of the transactions up to its
--- date). The account's opening is the one most of its balances imply
--- (the earliest on a tie); a balance that implies another is
--- inconsistent: transactions are missing or doubled before it, and the
--- journals leave its assertion out.
+-- account's imported transactions that count (`kept`; the bank's
+-- balance knows nothing of your own entries it has not matched): a
+-- balance implies an opening balance (the balance − the sum of the
+-- transactions up to its date). The account's opening is the one most of
+-- its balances imply (the earliest on a tie); a balance that implies
+-- another is inconsistent: transactions are missing or doubled before
+-- it, and the journals leave its assertion out.
 -- @return list of `{ id, account, number, kind, date, balance, units,
---   opening, opening_units, consistent, import }` (amounts as decimal
---   text, *_units as minor units), by account and date; and a map
+--   opening, opening_units, consistent, import, manual_units }` (amounts
+--   as decimal text, *_units as minor units; manual_units: your own
+--   unmatched entries in the account up to the date, which the books'
+--   balance has beside the bank's), by account and date; and a map
 --   account id → its opening in minor units
 function M.check_balances(db)
   local out, votes = {}, {}
   for row in db:rows([[
       SELECT b.rowid AS id, b.account_id, a.number, a.kind, a.currency, b.date, b.amount, b.import_id,
         b.amount - (SELECT coalesce(sum(t.amount), 0) FROM transactions t
-                    WHERE t.account_id = b.account_id AND t.posted <= b.date AND ]] .. M.kept("t") .. [[) AS opening
+                    WHERE t.account_id = b.account_id AND t.posted <= b.date AND t.import_id IS NOT NULL
+                      AND ]] .. M.kept("t") .. [[) AS opening,
+        (SELECT coalesce(sum(t.amount), 0) FROM transactions t
+         WHERE t.account_id = b.account_id AND t.posted <= b.date AND t.import_id IS NULL
+           AND ]] .. M.kept("t") .. [[) AS manual
       FROM balances b JOIN accounts a ON a.id = b.account_id
       WHERE b.kind = 'ledger' ORDER BY b.account_id, b.date]]) do
     local v = votes[row.account_id]
@@ -408,7 +477,8 @@ function M.check_balances(db)
     v[row.opening] = v[row.opening] + 1
     out[#out + 1] = { id = row.id, account = row.account_id, number = row.number, kind = row.kind, date = row.date,
       balance = M.decimal(row.amount, row.currency), units = row.amount, import = row.import_id,
-      opening = M.decimal(row.opening, row.currency), opening_units = row.opening, currency = row.currency }
+      opening = M.decimal(row.opening, row.currency), opening_units = row.opening, currency = row.currency,
+      manual_units = row.manual }
   end
   local openings = {}
   for account, v in pairs(votes) do
