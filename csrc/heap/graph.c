@@ -430,13 +430,16 @@ static int ring_push (Ring *r, uint32_t v) {
     r->a = a;
     r->cap = cap;
   }
-  r->a[(r->head + r->len++) % r->cap] = v;
+  {
+    uint64_t at = r->head + r->len++;
+    r->a[at >= r->cap ? at - r->cap : at] = v;
+  }
   return 1;
 }
 
 static uint32_t ring_pop (Ring *r) {
   uint32_t v = r->a[r->head];
-  r->head = (r->head + 1) % r->cap;
+  if (++r->head == r->cap) r->head = 0;
   r->len--;
   return v;
 }
