@@ -37,7 +37,7 @@ local function statement_file(opening, rows)
 end
 
 local function hledger(file, args)
-  local p = io.popen(("LC_ALL=C.UTF-8 hledger -f %s %s 2>&1"):format(helper.quote(file), args))
+  local p = io.popen(("env -u LD_PRELOAD LC_ALL=C.UTF-8 hledger -f %s %s 2>&1"):format(helper.quote(file), args))
   local out = p:read("a")
   return p:close() == true, out
 end
