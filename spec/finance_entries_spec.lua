@@ -326,6 +326,18 @@ refused: amount: -0.125 has more decimals than GBP's 2
     local report = helper.sift_json { "report", "--db", path, "--json" }
     assert.are.same({ "50.00", "-24.05", "25.95" }, { report.months[1].income, report.months[1].expense,
       report.months[1].net })
+    -- and `sift journal`: every entry with its exact amount, and the wallet's balance the report's net
+    local journal = helper.sift_ok { "journal", "ledger", "--db", path }
+    assert.matches("\n2024%-03%-21 Barber\n    ; sift%-id: 4\n    Assets:Cash:Wallet  +%-7%.50 GBP\n    "
+      .. "Expenses:Personal:Haircut\n", journal)
+    assert.matches("\n2024%-03%-15 Gran\n    ; sift%-id: 3\n    ; notes: birthday\n    Assets:Cash:Wallet  +50%.00 GBP\n"
+      .. "    Income:Gifts\n", journal)
+    if have("hledger") then
+      local file = helper.tmpfile(journal)
+      local ok, balance = hledger(file, "balance --flat --no-total Assets")
+      assert.are.same({ true, "           25.95 GBP  Assets:Cash:Wallet\n" }, { ok, balance })
+      os.remove(file)
+    end
     local list = helper.sift_ok { "transactions", "--db", path }
     assert.matches("\n     4  2024%-03%-21  Wallet              %-7%.50  uncleared  Barber%s+Personal:Haircut\n", list)
     if helper.have_validator() then
