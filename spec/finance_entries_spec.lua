@@ -144,6 +144,17 @@ describe("finance entries", function()
     assert.are.same({ 2, "" }, { code, out }, err)
     out, err, code = helper.sift { "edit", "--db", path, "1", "--amount=-2.25", "--status", "reconciled" }
     assert.are.same({ 0, "1: amount -1.50 -> -2.25\n1: status uncleared -> reconciled\n", "" }, { code, out, err })
+    -- --json: the new transaction, as `sift transactions --json` gives it
+    out = helper.sift_ok { "add", "--db", path, "--json", "--date", "2024-03-03", "--amount=-0.5", "--payee", "Bus",
+      "--status", "cleared" }
+    local t = require("cjson").decode(out)
+    assert.are.same({ 3, "2024-03-03", "-0.50", "Bus", "cleared", true, "EUR" }, { t.id, t.posted, t.amount, t.payee,
+      t.status, t.manual, t.currency })
+    if helper.have_validator() then
+      local ok, problems = helper.schema_problems("transactions.schema.json", "[" .. out .. "]")
+      assert.is_true(ok, problems)
+    end
+    assert.are.equal("deleted 3\n", helper.sift_ok { "delete", "--db", path, "3" })
     -- nothing of a refused add was kept: two entries, one account
     books = assert(finance.open(path))
     assert.are.same({ 2, 1 }, { #books:transactions {}, books.db:first("SELECT count(*) AS n FROM accounts").n })
