@@ -126,7 +126,7 @@ local function find_account(db, name, currency)
     return nil, ("account: no account %s%s: to make a cash account of that name, give its currency "
       .. "(--currency)"):format(name, #names > 0 and (" (the accounts: " .. table.concat(names, ", ") .. ")") or "")
   end
-  if name:find("[:;]") then return nil, ("account: a new account's name has no ':' or ';' (%s)"):format(name) end
+  if name:find("[:;]") then return nil, ("account: %s: a new account's name may not have ':' or ';'"):format(name) end
   db:run("INSERT OR IGNORE INTO institutions (org, fid) VALUES ('', '')")
   local institution = db:first("SELECT id FROM institutions WHERE org = '' AND fid = ''").id
   db:run([[INSERT INTO accounts (institution_id, kind, bank_id, number, currency, name)
@@ -174,6 +174,7 @@ function M.add(books, entry)
   if entry.account ~= nil then
     account_name, why = check_text("account", entry.account, LIMIT.account)
     if not account_name then return usage(why) end
+    account_name = account_name:gsub("%s+", " ")
   end
   if entry.currency ~= nil then
     local ok
