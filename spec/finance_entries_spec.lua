@@ -142,7 +142,7 @@ describe("finance entries", function()
       .. "--status; --history lists the edits)\n" }, { code, out, err })
     out, err, code = helper.sift { "edit", "--db", path, "1", "--status", "done" }
     assert.are.same({ 2, "" }, { code, out }, err)
-    out, err, code = helper.sift { "edit", "--db", path, "1", "--amount=-2.25", "--status", "reconciled" }
+    out, err, code = helper.sift { "edit", "--db", path, "1", "--amount", "-2.25", "--status", "reconciled" }
     assert.are.same({ 0, "1: amount -1.50 -> -2.25\n1: status uncleared -> reconciled\n", "" }, { code, out, err })
     -- --json: the new transaction, as `sift transactions --json` gives it
     out = helper.sift_ok { "add", "--db", path, "--json", "--date", "2024-03-03", "--amount=-0.5", "--payee", "Bus",

@@ -62,6 +62,18 @@ local function masking(stream)
   end, flush = function() return stream:flush() end }
 end
 
+-- a long option followed by a negative number takes it as its value
+-- (`--amount -4.20`): argparse would read "-4.20" as an option of its own
+local function negatives(argv)
+  local out = {}
+  for i = 1, #argv do
+    local a, prev = argv[i], out[#out]
+    if type(prev) == "string" and prev:match("^%-%-[%w-]+$") and a:match("^%-%d") then out[#out] = prev .. "=" .. a
+    else out[#out + 1] = a end
+  end
+  return out
+end
+
 --- Run the command line.
 -- @tparam table argv the arguments (without the program name)
 -- @tparam[opt] table io_ `out` and `err` streams (default stdout, stderr),
@@ -71,7 +83,7 @@ function M.main(argv, io_)
   local out = io_ and io_.out or io.stdout
   local err = masking(io_ and io_.err or io.stderr)
   local parser = build_parser()
-  local ok, args = parser:pparse(argv)
+  local ok, args = parser:pparse(negatives(argv))
   if not ok then
     err:write("sift: ", args, " (try 'sift --help')\n")
     return EXIT_USAGE
