@@ -194,11 +194,10 @@ static sift_Status predecessors (uint64_t n, uint64_t R, uint32_t *first,
   first[n] = (uint32_t)kept;
   if ((shrunk = sift_big_realloc(succ, (kept ? kept : 1) * sizeof *succ)) != NULL) succ = shrunk;
   for (j = 0; j < nrootv; j++) nroot += parent[pre[rootv[j]]] != 0;
-  if (!HG_ALLOC(pf, R + 1) || !HG_ALLOC(pl, kept + nroot)) {
+  if (!HG_ALLOC(pf, R + 1) || !HG_ALLOC(pl, kept + nroot)) {  /* zeroed (big.h) */
     sift_big_free(pf); sift_big_free(pl); sift_big_free(first); sift_big_free(succ);
     return SIFT_ENOMEM;
   }
-  memset(pf, 0, (R + 1) * sizeof *pf);
   for (j = 0; j < kept; j++) pf[succ[j] + 1]++;
   for (j = 0; j < nrootv; j++)  /* a root first reached from another root */
     if (parent[pre[rootv[j]]] != 0) pf[pre[rootv[j]] + 1]++;
@@ -342,8 +341,7 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   idom = NULL;
   /* the children grouped by dominator (a counting sort; in preorder within
      a group) */
-  if (!HG_ALLOC(count, n + 2)) { s = SIFT_ENOMEM; goto out; }
-  memset(count, 0, (n + 2) * sizeof *count);
+  if (!HG_ALLOC(count, n + 2)) { s = SIFT_ENOMEM; goto out; }  /* zeroed (big.h) */
   for (i = 0; i < n; i++)
     if (t_idom[i] != HG_NONE) count[t_idom[i] + 1]++;
   for (i = 0; i <= n; i++) count[i + 1] += count[i];
