@@ -23,7 +23,12 @@ end
 function M.define.import(parser)
   local import = parser:command("import", "Import OFX/QFX statements into the finance database: all or "
     .. "nothing per file, and importing again adds nothing.")
-  import:argument("file", "OFX or QFX files."):args("+")
+  import:argument("file", "OFX or QFX files."):args("*")
+  import:option("--csv", "A bank's CSV file, read with --rules (the shape of hledger's CSV rules).")
+  import:option("--rules", "The rules file for --csv.")
+  import:option("--account", "For --csv: the account (its number or name; default: the rules' account1), made "
+    .. "when missing.")
+  import:option("--currency", "For --csv: the currency of an account made, when the rules give none.")
   db_option(import)
   import:flag("--json", "Print the counts as JSON.")
   import:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
@@ -176,14 +181,26 @@ local function open_books(args, err)
 end
 
 function commands.import(args, out, err)
+  if (args.csv == nil) ~= (args.rules == nil) or (args.csv and #args.file > 0)
+      or (not args.csv and (#args.file == 0 or args.account or args.currency)) then
+    err:write("sift: import takes OFX/QFX files, or --csv FILE --rules RULES [--account NAME] [--currency CODE]\n")
+    return EXIT_USAGE
+  end
   local books <close> = open_books(args, err)
   if not books then return EXIT_BAD_INPUT end
   local status, results = EXIT_OK, {}
-  for _, path in ipairs(args.file) do
+  for _, path in ipairs(args.csv and { args.csv } or args.file) do
     local bar = progress.bar { label = "import", quiet = args.quiet or args.quiet_here }
-    local counts, msg = books:import(path, { on_transaction = bar and function(_, done, total)
+    local function tick(_, done, total)
       if done % 5000 == 0 or done == total then bar.update(done, total) end
-    end })
+    end
+    local counts, msg
+    if args.csv then
+      counts, msg = require("sift.finance.csv").import(books, path, { rules = args.rules, account = args.account,
+        currency = args.currency, on_transaction = bar and tick })
+    else
+      counts, msg = books:import(path, { on_transaction = bar and tick })
+    end
     if bar then bar.finish() end
     if not counts then
       err:write("sift: ", msg, "\n")
