@@ -293,7 +293,9 @@ describe("finance CSV import", function()
       { out, err, code })
     out = helper.sift_ok { "import", "--csv", csv_path, "--rules", rules_path, "--db", db, "--account", "Visa",
       "--currency", "USD", "--json" }
-    assert.are.equal(5, require("cjson").decode(out).imports[1].new)
+    local answer = require("cjson").decode(out).imports[1]
+    assert.are.same({ 5, 5, "Visa", "USD" }, { answer.new, answer.rows, answer.account, answer.currency })
+    if helper.have_validator() then assert(helper.schema_problems("import.schema.json", out)) end
     os.execute("rm -f " .. helper.quote(db) .. "*")
   end)
 
