@@ -243,6 +243,8 @@ describe("finance CSV import", function()
     assert.are.equal("bank.rules:3: description: no field named memo (the fields list names them)",
       err(base .. "if x\n description %memo\n"))
     assert.are.equal('bank.rules:2: the pattern: unclosed ( at character 5 of "(abc"', err(base .. "if (abc\n comment x\n"))
+    assert.are.equal('bank.rules:2: the pattern: a repeated part may match no text (as (a*)* does) in "(x?)+y"',
+      err(base .. "if (x?)+y\n comment x\n"))
     assert.are.equal("bank.rules:2: this if block has no indented rules under it", err(base .. "if abc\ndate-format %d\n"))
     assert.are.equal("bank.rules:2: %q is not a date format directive sift reads (%Y %y %m %d %b %B %e %H %M %S %l "
       .. "%I %p %%)", err(base .. "date-format %d/%m/%q\n"))
@@ -254,18 +256,26 @@ describe("finance CSV import", function()
     assert.are.same({ 1, "\t" }, { rules.skip, rules.separator })
   end)
 
-  it("matches if patterns as POSIX extended regular expressions, ignoring case", function()
+  it("matches if patterns as POSIX extended regular expressions, ignoring case, as grep -Ei does", function()
     local cases = {
       { "^tesco|sainsbury", "SAINSBURYS S/MKTS", true }, { "^tesco|sainsbury", "MY TESCO", false },
       { "^(pret|costa)[[:space:]]+a?", "Pret A Manger", true }, { "a{2,3}b", "caab", true },
       { "a{2,3}b", "cab", false }, { "\\<rent\\>", "RENT PAYMENT", true }, { "\\brent\\b", "PARENTS", false },
       { "caf.$", "CAFÉ", true }, { "café", "CAFÉ CRÈME", true }, { "[^0-9]+-$", "ABC-", true },
       { "x*y*z*", "", true }, { "(a|ab)(c|bcd)(d*)$", "abcd", true }, { "\\.", "AMAZON.COM", true },
-      { "\\.", "AMAZON COM", false },
+      { "\\.", "AMAZON COM", false }, { "\\bcom", "-COM", true }, { "\\Bcom", "COM", false },
+      { "(ab|a)(bc|c)$", "xabc", true }, { "b{2}$", "abbb", true }, { "^b{2}$", "bbb", false },
+      { "[[:digit:]]{4}", "REF 2024", true }, { "[[:digit:]]{4}", "REF 202", false },
     }
+    local grep = have("grep")
     for _, c in ipairs(cases) do
       local m = assert(fcsv.regex(c[1]))
       assert.are.equal(c[3], m(c[2]), c[1] .. " ~ " .. c[2])
+      -- (and GNU grep -Ei, a POSIX ERE matcher, agrees)
+      if grep then
+        assert.are.equal(c[3], os.execute(("printf '%%s\\n' %s | LC_ALL=C.UTF-8 grep -Eiq -- %s"):format(
+          helper.quote(c[2]), helper.quote(c[1]))) == true, "grep -Ei " .. c[1] .. " ~ " .. c[2])
+      end
     end
   end)
 

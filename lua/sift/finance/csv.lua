@@ -37,7 +37,7 @@ local function fail(msg, code) return nil, msg, code end
 -- "seq" (list), "alt" (list), "rep" (node, min, max), "bol", "eol",
 -- "word" (\b), "nonword" (\B), "wstart" (\<), "wend" (\>)
 
-local function word_byte(b) return b and (b == 95 or (b >= 48 and b <= 57) or (b >= 65 and b <= 90)
+local function word_byte(b) return b ~= nil and (b == 95 or (b >= 48 and b <= 57) or (b >= 65 and b <= 90)
   or (b >= 97 and b <= 122) or b >= 128) end
 
 local CLASSES = {
@@ -158,63 +158,102 @@ local function parse_regex(re)
   return node
 end
 
--- the node as a function m(s, i, k): true when it matches s at i and the
--- continuation k matches from where it ends (backtracking, as POSIX
--- asks of a match that only has to exist)
-local function compile(node)
+-- whether a node may match no text
+local function nullable(node)
+  local kind = node.kind
+  if kind == "set" then return false end
+  if kind == "seq" then
+    for _, n in ipairs(node) do if not nullable(n) then return false end end
+    return true
+  end
+  if kind == "alt" then
+    for _, n in ipairs(node) do if nullable(n) then return true end end
+    return false
+  end
+  if kind == "rep" then return node.min == 0 or nullable(node.node) end
+  return true  -- (anchors and boundaries)
+end
+
+-- the bytes a match of a node that is not nullable may start with, added to `into`
+local function first(node, into)
   local kind = node.kind
   if kind == "set" then
-    local set, negate = node.set, node.negate
-    return function(s, i, k)
-      local b = s:byte(i)
-      if not b then return false end
-      if negate then
-        if set[b] then return false end
+    for b = 0, 255 do if (node.set[b] ~= nil) ~= (node.negate == true) then into[b] = true end end
+  elseif kind == "seq" then
+    for _, n in ipairs(node) do
+      first(n, into)
+      if not nullable(n) then break end
+    end
+  elseif kind == "alt" then
+    for _, n in ipairs(node) do first(n, into) end
+  elseif kind == "rep" then
+    first(node.node, into)
+  end
+  return into
+end
+
+local BOUNDARY = {
+  bol = function(_, i) return i == 1 end,
+  eol = function(s, i) return i == #s + 1 end,
+  word = function(s, i) return word_byte(s:byte(i - 1)) ~= word_byte(s:byte(i)) end,
+  nonword = function(s, i) return word_byte(s:byte(i - 1)) == word_byte(s:byte(i)) end,
+  wstart = function(s, i) return not word_byte(s:byte(i - 1)) and word_byte(s:byte(i)) end,
+  wend = function(s, i) return word_byte(s:byte(i - 1)) and not word_byte(s:byte(i)) end,
+}
+
+-- the node, followed by the continuation k, as a function m(s, i): true
+-- when the node matches s at i and k matches from where it ends. Every
+-- function is made here, none while matching: an alternative or a
+-- repetition tries its choices in turn, each with the rest of the
+-- pattern after it (backtracking: a match only has to exist).
+local function compile(node, k)
+  local kind = node.kind
+  if kind == "set" then
+    local set = node.set
+    if node.negate then
+      return function(s, i)
+        local b = s:byte(i)
+        if not b or set[b] then return false end
         -- (one whole UTF-8 character)
         local j = i + 1
         if b >= 192 then while (s:byte(j) or 0) & 0xC0 == 0x80 do j = j + 1 end end
-        return k(j)
+        return k(s, j)
       end
-      if not set[b] then return false end
-      return k(i + 1)
+    end
+    return function(s, i)
+      local b = s:byte(i)
+      return b ~= nil and set[b] ~= nil and k(s, i + 1)
     end
   elseif kind == "seq" then
-    local parts = {}
-    for i, n in ipairs(node) do parts[i] = compile(n) end
-    local function from(p, s, i, k)
-      if p > #parts then return k(i) end
-      return parts[p](s, i, function(j) return from(p + 1, s, j, k) end)
-    end
-    return function(s, i, k) return from(1, s, i, k) end
+    for i = #node, 1, -1 do k = compile(node[i], k) end
+    return k
   elseif kind == "alt" then
-    local parts = {}
-    for i, n in ipairs(node) do parts[i] = compile(n) end
-    return function(s, i, k)
-      for _, p in ipairs(parts) do if p(s, i, k) then return true end end
+    local fs = {}
+    for i, n in ipairs(node) do fs[i] = compile(n, k) end
+    return function(s, i)
+      for _, f in ipairs(fs) do if f(s, i) then return true end end
       return false
     end
   elseif kind == "rep" then
-    local inner, min, max = compile(node.node), node.min, node.max
-    local function rep(s, i, k, n)
-      if n < max and inner(s, i, function(j)
-          if j == i and n >= min then return false end  -- (an empty turn would loop)
-          return rep(s, j, k, n + 1)
-        end) then
-        return true
+    -- (a part that may match nothing, repeated, would loop: refused)
+    if nullable(node.node) then error({ regex = "a repeated part may match no text", in_pattern = true }, 0) end
+    local tail = k
+    if node.max == math.huge then
+      local loop
+      local body = compile(node.node, function(s, i) return loop(s, i) end)
+      loop = function(s, i) return body(s, i) or k(s, i) end
+      tail = loop
+    else
+      for _ = node.min + 1, node.max do
+        local once = compile(node.node, tail)
+        tail = function(s, i) return once(s, i) or k(s, i) end
       end
-      return n >= min and k(i)
     end
-    return function(s, i, k) return rep(s, i, k, 0) end
+    for _ = 1, node.min do tail = compile(node.node, tail) end
+    return tail
   end
-  local test = ({
-    bol = function(_, i) return i == 1 end,
-    eol = function(s, i) return i == #s + 1 end,
-    word = function(s, i) return word_byte(s:byte(i - 1)) ~= word_byte(s:byte(i)) end,
-    nonword = function(s, i) return word_byte(s:byte(i - 1)) == word_byte(s:byte(i)) end,
-    wstart = function(s, i) return not word_byte(s:byte(i - 1)) and word_byte(s:byte(i)) end,
-    wend = function(s, i) return word_byte(s:byte(i - 1)) and not word_byte(s:byte(i)) end,
-  })[kind]
-  return function(s, i, k) return test(s, i) and k(i) or false end
+  local test = BOUNDARY[kind]
+  return function(s, i) return test(s, i) and k(s, i) end
 end
 
 local function accept() return true end
@@ -224,14 +263,34 @@ local function accept() return true end
 -- @return the function, or nil and why
 function M.regex(re)
   local ok, node = pcall(parse_regex, re)
+  local m
+  if ok then ok, m = pcall(compile, node, accept) end
   if not ok then
-    if type(node) == "table" then return nil, node.regex end
-    error(node, 0)
+    local e = m or node
+    if type(e) ~= "table" then error(e, 0) end
+    return nil, e.in_pattern and ("%s (as (a*)* does) in %q"):format(e.regex, re) or e.regex
   end
-  local m = compile(node)
+  -- (where a match may start: the text is searched for those bytes first)
+  local class
+  if not nullable(node) then
+    local bytes = {}
+    for b in pairs(first(node, {})) do
+      local ch = string.char(b)
+      bytes[#bytes + 1] = ch:match("%w") and ch or "%" .. ch
+    end
+    if #bytes < 256 then class = "[" .. table.concat(bytes) .. "]" end
+  end
   return function(text)
     text = core.fold(text)
-    for i = 1, #text + 1 do if m(text, i, accept) then return true end end
+    if not class then
+      for i = 1, #text + 1 do if m(text, i) then return true end end
+      return false
+    end
+    local i = text:find(class)
+    while i do
+      if m(text, i) then return true end
+      i = text:find(class, i + 1)
+    end
     return false
   end
 end
