@@ -137,7 +137,9 @@ static uint32_t decode (const unsigned char *u, uint32_t count, uint32_t pc, dx_
   const Op *o;
   uint32_t size;
   in->pc = pc;
-  in->reg = in->branch = -1;
+  in->at = at;
+  in->reg = in->branch = in->src = -1;
+  in->nargs = in->range = 0;
   in->ref = -1;
   in->line = 0;
   if (op == 0 && hi != 0) {  /* a payload: switch tables, array data */
@@ -168,6 +170,20 @@ static uint32_t decode (const unsigned char *u, uint32_t count, uint32_t pc, dx_
     case F32x: in->reg = (int32_t)le2(at + 2); break;
     case F35c: case F45cc: if (hi >> 4) in->reg = at[4] & 0x0f; break;   /* the first argument */
     case F3rc: case F4rcc: if (hi) in->reg = (int32_t)le2(at + 4); break;
+    default: break;
+  }
+  switch (o->fmt) {  /* a move's source; an invoke's arguments (35c: registers C D E F G, at most 5) */
+    case F12x: in->src = hi >> 4; break;
+    case F22x: in->src = (int32_t)le2(at + 2); break;
+    case F32x: in->src = (int32_t)le2(at + 4); break;
+    case F35c: case F45cc: {
+      unsigned n = hi >> 4, k;
+      if (n > 5) return 0;
+      for (k = 0; k < n; k++) in->args[k] = (uint16_t)(k < 4 ? (at[4 + k / 2] >> (4 * (k % 2))) & 0x0f : hi & 0x0f);
+      in->nargs = (uint8_t)n;
+      break;
+    }
+    case F3rc: case F4rcc: in->nargs = hi; in->range = 1; in->args[0] = le2(at + 4); break;
     default: break;
   }
   switch (o->fmt) {
@@ -258,6 +274,8 @@ static sift_Status read_code (dx_File *d, uint32_t off, dx_Method *m, sift_Error
   size_t n = d->n, tries_at, handlers_at;
   uint32_t ntries, debug, count, pc, k;
   if (off > n || n - off < 16) FAIL("a code item", off);
+  m->registers = le2(p + off);
+  m->ins = le2(p + off + 2);
   ntries = le2(p + off + 6);
   debug = le4(p + off + 8);
   count = le4(p + off + 12);

@@ -20,6 +20,11 @@ typedef struct dx_Insn {
   uint32_t pc;          /* in 16-bit code units */
   uint16_t op;          /* the opcode (a payload's: 0x100, 0x200, 0x300) */
   int32_t reg;          /* register A, for the formats that have one; -1 */
+  int32_t src;          /* register B of a two-register format (12x, 22x, 32x: a move's source); -1 */
+  uint8_t nargs;        /* an invoke's argument registers: how many */
+  uint8_t range;        /* 1: they are args[0], args[0] + 1, ... (3rc, 4rcc); 0: args[0..nargs) (35c, 45cc) */
+  uint16_t args[5];
+  const unsigned char *at;  /* the instruction's bytes (a switch payload's targets are read from them) */
   int32_t branch;       /* a jump's target; -1 */
   int64_t ref;          /* a method, field, type or string index (by kind); -1 */
   uint32_t line;        /* 0: unknown */
@@ -37,6 +42,7 @@ typedef struct dx_Local {
 
 typedef struct dx_Method {
   uint32_t method_idx, access;
+  uint32_t registers, ins;  /* the code item's register count, and how many of the last ones hold the arguments */
   dx_Insn *insns;  size_t ninsns;
   dx_Try *tries;   size_t ntries;
   dx_Local *locals; size_t nlocals;

@@ -248,6 +248,8 @@ static void push_dex_method (lua_State *L, const dx_File *d, const dx_Method *m)
   set_dex_method(L, d, m->method_idx, NULL);
   setint(L, "access", m->access);
   if (!m->has_code) return;
+  setint(L, "registers", m->registers);
+  setint(L, "ins", m->ins);
   lua_createtable(L, (int)m->ninsns, 0);
   for (k = 0; k < m->ninsns; k++) {
     const dx_Insn *in = &m->insns[k];
@@ -257,7 +259,30 @@ static void push_dex_method (lua_State *L, const dx_File *d, const dx_Method *m)
     lua_pushstring(L, dx_opname(in->op));
     lua_setfield(L, -2, "op");
     if (in->reg >= 0) setint(L, "var", in->reg);
+    if (in->src >= 0) setint(L, "src", in->src);
+    if (in->nargs > 0) {  /* an invoke's argument registers, in order */
+      unsigned a;
+      lua_createtable(L, in->nargs, 0);
+      for (a = 0; a < in->nargs; a++) {
+        lua_pushinteger(L, in->range ? (lua_Integer)in->args[0] + a : (lua_Integer)in->args[a]);
+        lua_rawseti(L, -2, (lua_Integer)a + 1);
+      }
+      lua_setfield(L, -2, "regs");
+    }
     if (in->branch >= 0) setint(L, "branch", in->branch);
+    if (in->op == 0x100 || in->op == 0x200) {  /* a switch payload: its targets, relative to the switch (decode
+                                                  checked the payload's size against the code) */
+      const unsigned char *b = in->at;
+      unsigned n = (unsigned)(b[2] | b[3] << 8), a;
+      const unsigned char *t = in->op == 0x100 ? b + 8 : b + 4 + 4 * (size_t)n;
+      lua_createtable(L, (int)n, 0);
+      for (a = 0; a < n; a++) {
+        const unsigned char *e = t + 4 * (size_t)a;
+        lua_pushinteger(L, (int32_t)((uint32_t)e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24));
+        lua_rawseti(L, -2, (lua_Integer)a + 1);
+      }
+      lua_setfield(L, -2, "offsets");
+    }
     if (in->ref >= 0 && in->ref <= 0xFFFFFFFF) {
       uint32_t ref = (uint32_t)in->ref, cls, name;
       if (kind == 'm') set_dex_method(L, d, ref, "owner");

@@ -16,7 +16,9 @@ function M.define.lint(parser)
       .. "and try blocks whose cleanup does not release it (try-without-close). A resource returned, stored, "
       .. "wrapped by a wrapper that is itself closed or passed on, or given to a closing helper (of the classes "
       .. "read, of --classpath, or a known library one) is taken care of. Rules: cursor (default), closeable, "
-      .. "typedarray, parcelfiledescriptor.\n"
+      .. "parcelfiledescriptor, and Android Lint's Recycle rules (typedarray, velocitytracker, motionevent, parcel, "
+      .. "contentproviderclient: released or escaping on some path, no try block asked for unless --strict; "
+      .. "'android' names them and cursor).\n"
       .. "Exit status: 0 nothing found; 1 findings; 3 an input could not be read (a missing or unreadable path, "
       .. "a jar or apk that is not a zip, a damaged class or dex, a directory with no class files): each is named "
       .. "on stderr, the rest is still checked and its findings printed, and 3 wins over 1, since a check that "
@@ -25,6 +27,11 @@ function M.define.lint(parser)
   c:option("--rules", "Rules to run, by name (cursor,closeable,...).")
   c:option("--classpath", "Jars or class directories read for what their methods do with a resource they are "
     .. "given or return (closing helpers, factories), not reported on."):args("+"):count("*")
+  c:flag("--strict", "Judge every rule as the Cursor detector does: operations outside a try block, try blocks "
+    .. "whose cleanup does not release it, every path and exception; Android Lint's rules (typedarray...) too.")
+  c:option("--baseline", "A baseline file (written by --write-baseline): its findings, known by their "
+    .. "fingerprints, are not reported again.")
+  c:option("--write-baseline", "Write every finding's fingerprint to this file (a baseline), then report as usual.")
   c:flag("--json", "Print the findings as JSON.")
   c:flag("--sarif", "Print SARIF 2.1.0 (for code review tools).")
 end
@@ -49,7 +56,26 @@ function M.commands.lint(args, out, err)
       err:write("sift: skipped ", common.printable(p.file), ": ", common.printable(p.message), "\n")
     end
   end
-  local findings = lint.check(classes, rules, classpath)
+  local findings = lint.check(classes, rules, classpath, { strict = args.strict })
+  local known = 0  -- (findings the baseline silenced)
+  if args.write_baseline then
+    local f, werr = io.open(args.write_baseline, "wb")
+    if not f then
+      err:write("sift: --write-baseline: ", common.printable(werr), "\n")
+      return common.EXIT_USAGE
+    end
+    f:write(lint.baseline_text(findings))
+    f:close()
+  end
+  if args.baseline then
+    local f, berr = io.open(args.baseline, "rb")
+    if not f then
+      err:write("sift: --baseline: ", common.printable(berr), "\n")
+      return common.EXIT_USAGE
+    end
+    findings, known = lint.without(findings, lint.read_baseline(f:read("a")))
+    f:close()
+  end
   if args.sarif then
     out:write(json.encode(require("sift.lint.sarif").log(findings, rules, require("sift")._VERSION, problems)), "\n")
   elseif args.json then
@@ -59,9 +85,9 @@ function M.commands.lint(args, out, err)
       out:write(("%s:%s: %s.%s [%s/%s] %s\n      at pc %d: %s\n"):format(f.source or f.file, f.line or "?",
         f.class, f.method, f.rule, f.criterion, f.message, f.pc, f.instruction))
     end
-    out:write(("%d finding%s in %d class%s%s\n"):format(#findings, #findings == 1 and "" or "s", #classes,
-      #classes == 1 and "" or "es", #problems > 0 and (", %d input%s not read"):format(#problems,
-        #problems == 1 and "" or "s") or ""))
+    out:write(("%d finding%s in %d class%s%s%s\n"):format(#findings, #findings == 1 and "" or "s", #classes,
+      #classes == 1 and "" or "es", known > 0 and (", %d in the baseline"):format(known) or "",
+      #problems > 0 and (", %d input%s not read"):format(#problems, #problems == 1 and "" or "s") or ""))
   end
   if #problems > 0 then return common.EXIT_UNREAD end  -- (before findings: the check is incomplete)
   return #findings > 0 and common.EXIT_BAD_INPUT or common.EXIT_OK

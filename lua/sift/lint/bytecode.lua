@@ -67,8 +67,7 @@ local JVM_EXIT = { ireturn = true, lreturn = true, freturn = true, dreturn = tru
 
 --- The successors of a method's instructions: succ[i] = {index...}, from
 -- jumps, switches (class files: every case) and falling through; and at
--- (pc -> index). Dex switches' cases sit in payloads this reader does not
--- follow: a dex switch only falls through.
+-- (pc -> index). A dex switch's cases are read from its payload.
 function M.graph(code, dex)
   local at = {}
   for i, ins in ipairs(code) do at[ins.pc] = i end
@@ -78,6 +77,10 @@ function M.graph(code, dex)
     if dex then
       local jump = op:sub(1, 4) == "goto" or op:sub(1, 3) == "if-"
       if jump and ins.branch and at[ins.branch] then out[#out + 1] = at[ins.branch] end
+      local payload = op:find("switch", 1, true) and not op:find("payload", 1, true) and at[ins.branch or -1]
+      for _, off in ipairs(payload and code[payload].offsets or {}) do  -- (its cases, relative to the switch)
+        if at[ins.pc + off] then out[#out + 1] = at[ins.pc + off] end
+      end
       if op:sub(1, 4) ~= "goto" and op:sub(1, 6) ~= "return" and op ~= "throw" and not op:find("payload", 1, true)
           and code[i + 1] then
         out[#out + 1] = i + 1

@@ -22,6 +22,7 @@
 local core = require "sift.core"
 local resources = require "sift.lint.resources"
 local summaries = require "sift.lint.summaries"
+local sha1 = require "sift.sha1"
 
 local M = {}
 
@@ -149,7 +150,7 @@ end
 
 -- the context the resource model reads for one rule: its type sets, the
 -- library data, the summaries, and the classes by name (for inherited methods)
-local function context(rule, by_name)
+local function context(rule, by_name, strict)
   local types = set(rule.types)
   local wrappers, opens = set(rule.wrappers), set(rule.opens)
   local opens_named = {}
@@ -167,7 +168,9 @@ local function context(rule, by_name)
     interesting = interesting, interesting_new = interesting_new, use_types = use_types, param_types = param_types,
     release = rule.release, closers = M.rules_data.CLOSERS, takers = M.rules_data.TAKERS, parts = M.rules_data.PARTS,
     quiet = M.rules_data.QUIET, quiet_classes = M.rules_data.QUIET_CLASSES, open_failures = M.rules_data.OPEN_FAILURES,
-    summaries = {}, quiet_methods = {}, by_name = by_name }
+    summaries = {}, quiet_methods = {}, by_name = by_name,
+    escapes_args = rule.android and not strict or false, not_escapes = rule.not_escapes or {},
+    unchecked = rule.unchecked and M.rules_data.UNCHECKED_CATCHES or {} }
   -- what `table` holds for a method, found on its class or inherited
   local function inherited(table, owner, name, desc)
     local cls = owner
@@ -235,10 +238,14 @@ local function context(rule, by_name)
     return desc ~= nil and inherited(ctx.quiet_methods, owner, name, desc) or false
   end
   function ctx.opener(ins, summary)
-    if summary and (summary.fresh or summary.kept or next(summary.returns)) then return summary.fresh end
     local ret = ins.desc:match("%)L([^;]+);$")
+    if summary and (summary.fresh or summary.kept or next(summary.returns)) then  -- (a factory; not one declared to
+      return summary.fresh and ret ~= "java/lang/Object" or false                 -- return an Object: a task's result)
+    end
     if not ret or M.rules_data.NO_RESOURCE[ret] then return false end
+    if rule.accessors and rule.accessors[ins.name] then return false end
     if rule.openers and rule.openers[ins.owner .. "." .. ins.name] then return true end
+    if rule.opener_names and rule.opener_names[ins.name] and types[ret] then return true end
     return rule.opens_returned and types[ret] or false
   end
   function ctx.opens_at(ins)
@@ -251,16 +258,70 @@ end
 
 local function catches_everything(t) return t.type == nil or t.type == "java/lang/Throwable" end
 
+--- Which occurrence instruction i of code is among the method's
+-- instructions described alike (`what`: op, owner, name, descriptor):
+-- the resource's allocation in the method's shape, not its pc or line.
+function M.occurrence(code, i, what)
+  local k = 0
+  for j = 1, i do
+    if describe(code[j]) == what then k = k + 1 end
+  end
+  return k
+end
+
+--- A finding's fingerprint: the SHA-1 (hex) of its class, method (name
+-- and descriptor), rule, criterion, the instruction reported and its
+-- occurrence among those alike in the method. An edit elsewhere in the
+-- method (lines, pcs, other calls) leaves it as it was.
+function M.fingerprint(class, method, rule, criterion, what, k)
+  return sha1.hex(table.concat({ class, method, rule, criterion, what, tostring(k) }, "\n"))
+end
+
+--- The findings not in a baseline: `baseline` is a set of fingerprints
+-- (M.read_baseline). Returns them and how many the baseline silenced.
+function M.without(findings, baseline)
+  local out, silenced = {}, 0
+  for _, f in ipairs(findings) do
+    if baseline[f.fingerprint] then silenced = silenced + 1 else out[#out + 1] = f end
+  end
+  return out, silenced
+end
+
+--- A baseline file's text: a line per finding, its fingerprint first, then
+-- where it is (for the reader; only the fingerprint is read back).
+function M.baseline_text(findings)
+  local lines = { "# sift lint baseline: findings known and accepted; a line per finding, its fingerprint first" }
+  for _, f in ipairs(findings) do
+    lines[#lines + 1] = ("%s %s.%s%s %s/%s"):format(f.fingerprint, f.class, f.method, f.desc or "", f.rule,
+      f.criterion)
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+--- The fingerprints of a baseline file's text (lines starting with 40 hex
+-- digits; `#` comments and others ignored).
+function M.read_baseline(text)
+  local known = {}
+  for line in text:gmatch("[^\n]+") do
+    local fp = line:match("^(%x+)")
+    if fp and #fp == 40 then known[fp:lower()] = true end
+  end
+  return known
+end
+
 -- the findings of one rule in one method, from the resource model's result r
-local function findings_of(cls, m, rule, name, r, out)
+local function findings_of(cls, m, rule, name, r, out, strict)
   local code, facts, ids, owner = m.code, r.facts, r.ids, r.owner
   local at = {}
   for i, ins in ipairs(code) do at[ins.pc] = i end
   local function finding(criterion, i, detail)
     local ins = code[i]
+    local what = describe(ins)
     out[#out + 1] = { rule = name, criterion = criterion, class = dotted(cls.name), method = m.name, desc = m.desc,
-      source = cls.source, file = cls.file, line = ins.line, pc = ins.pc, instruction = describe(ins),
-      message = ("%s: %s%s"):format(rule.what, M.CRITERIA[criterion], detail or "") }
+      source = cls.source, file = cls.file, line = ins.line, pc = ins.pc, instruction = what,
+      message = ("%s: %s%s"):format(rule.what, M.CRITERIA[criterion], detail or ""),
+      fingerprint = M.fingerprint(cls.name, m.name .. (m.desc or ""), name, criterion, what,
+        M.occurrence(code, i, what)) }
   end
   for id, v in ipairs(ids) do
     if v.kind == "open" and not owner[id] then
@@ -282,17 +343,18 @@ local function findings_of(cls, m, rule, name, r, out)
       local opened = ids[first].init or ids[first].at
       local wrapped = first ~= id and (", in a %s"):format(dotted(v.class)) or ""
       local reported = false
-      if rule.seed and not gone then
+      if (rule.seed or strict) and not gone then
         local ops = {}
         for _, k in ipairs(members) do for _, i in ipairs(facts.ops[k] or {}) do ops[#ops + 1] = i end end
         table.sort(ops)
-        local function handler_releases(pc)
-          local i = at[pc]
-          while i and i <= #code do
+        local function handler_releases(pc)  -- (its code up to the rethrow, gotos followed: d8 jumps to a shared close)
+          local i, steps = at[pc], 0
+          while i and i <= #code and steps < #code do
             if (facts.released_at[i] or 0) & mask ~= 0 then return true end
             local op = code[i].op
             if op == "athrow" or op == "throw" or op:find("return", 1, true) then return false end
-            i = i + 1
+            if op:sub(1, 4) == "goto" then i = at[code[i].branch or -1] else i = i + 1 end
+            steps = steps + 1
           end
           return false
         end
@@ -323,6 +385,8 @@ local function findings_of(cls, m, rule, name, r, out)
       end
       if facts.normal_open[id] and not closed and not gone then
         finding("never-closed", opened, wrapped)
+      elseif rule.android and not strict then  -- (Android Lint: released or escaping on some path is enough)
+        goto next_id
       elseif not reported and facts.normal_open[id] then
         finding("not-closed-on-path", opened, (" (open at the return at line %s%s)"):format(
           code[facts.normal_open[id]].line or "?", wrapped))
@@ -346,13 +410,16 @@ function M.select(names, rules)
     return out
   end
   for name in names:gmatch("[^,%s]+") do
-    if not rules[name] then
+    if name == "android" and not rules.android then  -- (Android Lint's Recycle rules)
+      for _, n in ipairs(M.rules_data.android) do out[n] = rules[n] end
+    elseif not rules[name] then
       local known = {}
       for k in pairs(rules) do known[#known + 1] = k end
       table.sort(known)
       return nil, ("unknown rule '%s' (known: %s)"):format(name, table.concat(known, ", "))
+    else
+      out[name] = rules[name]
     end
-    out[name] = rules[name]
   end
   return out
 end
@@ -371,8 +438,12 @@ end
 -- for what their methods do with the resources they are given or return
 -- (summaries), not reported on. Returns the findings, by class, method
 -- and pc: `{rule, criterion, class, method, desc, source, file, line, pc,
--- instruction, message}`.
-function M.check(classes, rules, classpath)
+-- instruction, message}`. `opts.strict`: the Cursor detector's try-based
+-- criteria for every rule, and Android Lint's rules judged as the others
+-- (every path, exceptions included; an argument escapes only as the
+-- callee's summary says).
+function M.check(classes, rules, classpath, opts)
+  local strict = opts and opts.strict or false
   rules = rules or M.select()
   local all, by_name = {}, {}
   for _, list in ipairs { classpath or {}, classes } do
@@ -387,13 +458,13 @@ function M.check(classes, rules, classpath)
   table.sort(names)
   for _, name in ipairs(names) do
     local rule = rules[name]
-    local ctx = context(rule, by_name)
-    summaries.compute(all, ctx)
+    local ctx = context(rule, by_name, strict)
+    if not ctx.escapes_args then summaries.compute(all, ctx) end  -- (Android Lint's terms: one method at a time)
     for _, cls in ipairs(classes) do
       ctx.dex = cls.version < 45
       for _, m in ipairs(cls.methods) do
         local r = m.code and resources.analyse(m, ctx)
-        if r then findings_of(cls, m, rule, name, r, out) end
+        if r then findings_of(cls, m, rule, name, r, out, strict) end
       end
     end
   end

@@ -87,6 +87,15 @@ local function bits(mask)
 end
 M.bits = bits
 
+--- Whether a dex invoke ins takes a value followed in state s (as its
+-- receiver or an argument).
+function M.dex_involves(ins, s)
+  for _, reg in ipairs(ins.regs or {}) do
+    if (s.locals[reg] or 0) & ID_MASK ~= 0 then return true end
+  end
+  return false
+end
+
 --- Analyse method m of class cls for one rule's context (see
 -- sift.lint.check: `ctx` holds the rule's type sets and the summaries).
 -- Returns nil when nothing in the method is followed, else
@@ -106,8 +115,10 @@ function M.analyse(m, ctx)
   local d = bytecode.desc(m.desc or "()V")
   -- the parameters followed: those whose type is a resource's
   local entry = { locals = {}, st = {}, stack = {} }
-  if not dex then  -- (dex: the registers parameters arrive in are not read; not followed)
-    local slot = static and 0 or 1
+  local first_slot = static and 0 or 1  -- (dex: the arguments are in the last `ins` registers)
+  if dex then first_slot = m.registers and m.ins and m.registers - m.ins + (static and 0 or 1) or nil end
+  if first_slot then
+    local slot = first_slot
     for k, p in ipairs(d.params) do
       if p.class and ctx.param_types[p.class] and #ids < MAX_IDS then
         ids[#ids + 1] = { kind = "param", param = k, class = p.class }
@@ -245,6 +256,9 @@ function M.analyse(m, ctx)
         elseif not (cd.params[k].class and ctx.use_types[cd.params[k].class]) then
           settle(s, a, "pass")  -- (given as an Object, a collection's element...: kept elsewhere)
         end
+        if ctx.escapes_args and not ctx.not_escapes[key] and not (summary and summary.closes[k]) then
+          settle(s, a, "pass")  -- (Android Lint: an argument escapes)
+        end
       end
     end
     if recv ~= 0 and (cd.ret_class == ins.owner or ctx.parts[key]) then  -- (returns itself, append; or a part of it)
@@ -282,7 +296,7 @@ function M.analyse(m, ctx)
     if summary and next(summary.always) then return false end  -- (a closing helper: as a known closer, quiet)
     if ins.desc and bytecode.desc(ins.desc).ret_class == ins.owner then return false end  -- (fluent: derives a value)
     if ctx.use_types[ins.owner] or ctx.opens[ins.owner] then return true end
-    if dex then return (s.locals[ins.var or -1] or 0) & ID_MASK ~= 0 end
+    if dex then return M.dex_involves(ins, s) end
     -- a call taking a followed value: its arguments are the top of the stack
     local cd = bytecode.desc(ins.desc)
     local n = cd.slots + ((op == "invokestatic" or op == "invokedynamic") and 0 or 1)
@@ -296,7 +310,7 @@ function M.analyse(m, ctx)
   -- (what it throws is not what opening throws: FileNotFoundException...)
   local function involves(ins, s)
     if not (ins.owner and ins.op:sub(1, 6) == "invoke" and ins.desc) then return false end
-    if dex then return (s.locals[ins.var or -1] or 0) & ID_MASK ~= 0 end
+    if dex then return M.dex_involves(ins, s) end
     local n = bytecode.desc(ins.desc).slots + (ins.op == "invokestatic" and 0 or 1)
     for k = #s.stack - n + 1, #s.stack do
       if k >= 1 and s.stack[k] & ID_MASK ~= 0 then return true end
@@ -404,8 +418,9 @@ function M.analyse(m, ctx)
     return nil
   end
 
-  -- dex: registers only, `var` an instruction's register A (an invoke's
-  -- first argument); the result of a call waits for move-result-object
+  -- dex: registers; `var` an instruction's register A, `src` a move's
+  -- source, `regs` an invoke's argument registers; the result of a call
+  -- waits for move-result-object
   local NO_WRITE = { "^invoke", "^return", "^iput", "^sput", "^aput", "^if%-", "^throw", "^monitor", "^check%-cast",
     "^fill%-array", "^packed%-switch", "^sparse%-switch", "^filled%-new", "^goto", "^nop", "payload$" }
   local function dex_step(i, ins, s)
@@ -414,16 +429,23 @@ function M.analyse(m, ctx)
     s.stack[1] = nil
     if op:sub(1, 6) == "invoke" and ins.owner then
       local cd = bytecode.desc(ins.desc)
-      local static_call = op:find("static", 1, true)
-      local first = r and s.locals[r] or 0
-      local args = {}
-      for k = 1, #cd.params do args[k] = 0 end
+      local regs = ins.regs or {}
+      local k = 1
       local recv = 0
-      if static_call then args[1] = first else recv = first end
-      if ins.name == "<init>" then args = {} end  -- (a constructor's arguments are not in A)
+      if not op:find("static", 1, true) then
+        recv = s.locals[regs[1] or -1] or 0
+        k = 2
+      end
+      local args = {}
+      for p, param in ipairs(cd.params) do
+        args[p] = s.locals[regs[k] or -1] or 0
+        k = k + param.slots
+      end
       s.stack[1] = call(i, ins, s, recv, args, cd)
       return
     end
+    if op == "move-result-object" then s.locals[r] = pending; return end
+    if op:match("^move%-object") then s.locals[r] = s.locals[ins.src or -1] or 0; return end
     if op == "move-result-object" then s.locals[r] = pending; return end
     if op == "new-instance" then
       local id = ctx.interesting_new[ins.class] and new_id(i, "open", ins.class, true)
@@ -501,6 +523,12 @@ function M.analyse(m, ctx)
               elseif merge(states[h], exc) and not queued[h] then work[#work + 1] = h; queued[h] = true end
             end
             if catch_all(t) then break end
+            if on_value and t.type and ctx.unchecked[t.type] then
+              exc = copy(exc)  -- (a call on an Android resource throws RuntimeExceptions: this catch took them all;
+              for k, v in pairs(exc.st) do  -- the handlers after it see only Errors, which leave no finding:
+                if v & OPEN ~= 0 then exc.st[k] = (v & ~OPEN) | CLOSED end  -- followed, as if released)
+              end
+            end
           end
         end
         if not caught and record then

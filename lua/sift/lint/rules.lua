@@ -9,11 +9,15 @@
 --       types = {"android/database/Cursor", ...},  -- the resource's classes
 --       release = {close = true},        -- the methods that release it (called on it)
 --       opens_returned = true,           -- any call returning one of `types` opens one (Cursor: a query)
+--       opener_names = {obtainTypedArray = true},  -- a call of one of these names returning one of `types`
 --       opens = {"java/io/FileInputStream", ...},  -- classes whose constructor opens one
 --       opens_named = {["java/io/PrintWriter"] = true, ...},  -- ...when its first parameter names a file
 --       openers = {["java/nio/file/Files.newInputStream"] = true, ...},  -- library methods returning a new one
 --       wrappers = {"java/io/BufferedReader", ...},  -- constructors that take ownership of the resource they wrap
 --       seed = true,                     -- the two criteria of the Cursor detector (operations and try blocks)
+--       unchecked = true,                -- its calls throw RuntimeExceptions only (UNCHECKED_CATCHES take them)
+--       accessors = {getCursor = true},  -- methods returning one that is held elsewhere (not opened)
+--       android = true,                  -- Android Lint's terms: never-closed only, any argument escapes
 --     }
 --
 -- Types that hold no OS resource (`M.NO_RESOURCE`: in-memory streams) are
@@ -63,6 +67,7 @@ M.CLOSERS = {
   ["org/apache/tools/ant/util/FileUtils.close"] = true,
   ["org/apache/tools/ant/util/FileUtils.closeQuietly"] = true,
   ["okhttp3/internal/Util.closeQuietly"] = true,
+  ["miui/util/IOUtils.closeQuietly"] = true,  -- (MIUI's framework)
   ["org/junit/platform/commons/util/ExceptionUtils.closeQuietly"] = true,
   -- the JDK's XML parsers (Xerces) close the stream they parse when done, on success and on error
   ["javax/xml/parsers/DocumentBuilder.parse"] = true,
@@ -126,15 +131,25 @@ M.TAKERS = {
   ["com/google/common/io/Closer.register"] = true,
 }
 
+--- Catches that take every exception a call on a resource of a rule with
+-- `unchecked` throws (Android's resources declare none: what they throw is
+-- a RuntimeException); the handlers after one see only Errors, which leave
+-- no finding (an Error, like an OutOfMemoryError, is not a leak's cause).
+M.UNCHECKED_CATCHES = { ["java/lang/RuntimeException"] = true, ["java/lang/Exception"] = true,
+  ["java/lang/Throwable"] = true }
+
 M.cursor = {
   what = "Cursor",
   default = true,
   seed = true,
+  unchecked = true,
+  -- (CursorAdapter's, CursorWrapper's: the one they hold; swapCursor gives back the old one, the Loader's)
+  accessors = { getCursor = true, getWrappedCursor = true, swapCursor = true },
   types = { "android/database/Cursor", "android/database/CrossProcessCursor", "android/database/AbstractCursor",
     "android/database/AbstractWindowedCursor", "android/database/sqlite/SQLiteCursor",
     "android/database/CursorWrapper", "android/database/MatrixCursor", "android/database/MergeCursor" },
   opens_returned = true,
-  opens = { "android/database/sqlite/SQLiteCursor", "android/database/MatrixCursor", "android/database/MergeCursor" },
+  opens = { "android/database/sqlite/SQLiteCursor", "android/database/MergeCursor" },  -- (a MatrixCursor: rows in memory)
   wrappers = { "android/database/CursorWrapper" },
   release = { close = true },
 }
@@ -170,11 +185,59 @@ M.closeable = {
   release = { close = true },
 }
 
+-- Android Lint's Recycle rules (its CleanupDetector): a resource one of
+-- these calls returns must be released in the method, unless it escapes
+-- there: returned, stored in a field, or given to any call as an argument
+-- (`escapes_args`; `not_escapes`: calls that take it and keep nothing).
+-- Released or escaping on any path is enough (`android`: only
+-- never-closed is reported, no try block asked for; `--strict` judges it
+-- as every rule, the try-based criteria included).
 M.typedarray = {
   what = "TypedArray",
+  unchecked = true,
+  android = true,
   types = { "android/content/res/TypedArray" },
-  opens_returned = true,
+  -- (Context, Resources, Theme, or an app's subclass: a call of these names returning a TypedArray)
+  opener_names = { obtainStyledAttributes = true, obtainAttributes = true, obtainTypedArray = true },
   release = { recycle = true },
+}
+
+M.velocitytracker = {
+  what = "VelocityTracker",
+  unchecked = true,
+  android = true,
+  types = { "android/view/VelocityTracker" },
+  openers = { ["android/view/VelocityTracker.obtain"] = true },
+  release = { recycle = true },
+}
+
+M.motionevent = {
+  what = "MotionEvent",
+  unchecked = true,
+  android = true,
+  types = { "android/view/MotionEvent" },
+  openers = { ["android/view/MotionEvent.obtain"] = true, ["android/view/MotionEvent.obtainNoHistory"] = true },
+  not_escapes = { ["android/view/MotionEvent.obtain"] = true },  -- (a copy made of it: it is still this method's)
+  release = { recycle = true },
+}
+
+M.parcel = {
+  what = "Parcel",
+  unchecked = true,
+  android = true,
+  types = { "android/os/Parcel" },
+  openers = { ["android/os/Parcel.obtain"] = true },
+  release = { recycle = true },
+}
+
+M.contentproviderclient = {
+  what = "ContentProviderClient",
+  unchecked = true,
+  android = true,
+  types = { "android/content/ContentProviderClient" },
+  openers = { ["android/content/ContentResolver.acquireContentProviderClient"] = true,
+    ["android/content/ContentResolver.acquireUnstableContentProviderClient"] = true },
+  release = { release = true, close = true },
 }
 
 M.parcelfiledescriptor = {
@@ -186,6 +249,10 @@ M.parcelfiledescriptor = {
 
 --- The rules by name (what `--rules` picks from).
 M.all = { cursor = M.cursor, closeable = M.closeable, typedarray = M.typedarray,
-  parcelfiledescriptor = M.parcelfiledescriptor }
+  parcelfiledescriptor = M.parcelfiledescriptor, velocitytracker = M.velocitytracker, motionevent = M.motionevent,
+  parcel = M.parcel, contentproviderclient = M.contentproviderclient }
+
+--- Android Lint's Recycle rules, by the name `--rules android` stands for.
+M.android = { "typedarray", "velocitytracker", "motionevent", "parcel", "contentproviderclient", "cursor" }
 
 return M

@@ -48,6 +48,7 @@ function M.log(findings, rules, version, skipped)
           region = f.line and f.line > 0 and { startLine = f.line } or nil },
         logicalLocations = json.array { { fullyQualifiedName = f.class .. "." .. f.method, kind = "function" } },
       } },
+      partialFingerprints = f.fingerprint and { ["siftFinding/v1"] = f.fingerprint } or nil,
       properties = { class = f.class, method = f.method .. f.desc, pc = f.pc, file = f.file },
     }
   end
