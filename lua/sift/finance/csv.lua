@@ -259,7 +259,8 @@ end
 local function accept() return true end
 
 --- A regular expression (POSIX ERE, `\b \B \< \>`), ignoring case, as a
--- function of text that says whether it matches anywhere in it.
+-- function of text that says whether it matches anywhere in it
+-- (`f(text, true)`: the text is case-folded already, by `core.fold`).
 -- @return the function, or nil and why
 function M.regex(re)
   local ok, node = pcall(parse_regex, re)
@@ -280,8 +281,8 @@ function M.regex(re)
     end
     if #bytes < 256 then class = "[" .. table.concat(bytes) .. "]" end
   end
-  return function(text)
-    text = core.fold(text)
+  return function(text, folded)
+    if not folded then text = core.fold(text) end
     if not class then
       for i = 1, #text + 1 do if m(text, i) then return true end end
       return false
@@ -429,11 +430,20 @@ local function parse_template(value, names, where, field)
   return parts
 end
 
+-- text without the spaces at its ends
+local function trim(v)
+  local a = v:find("%S")
+  if not a then return "" end
+  local b = #v
+  while v:find("^%s", b) do b = b - 1 end
+  return a == 1 and b == #v and v or v:sub(a, b)
+end
+
 local function expand(parts, record)
   local out = {}
   for i, p in ipairs(parts) do
     if type(p) == "number" then
-      out[i] = (record[p] or ""):gsub("^%s+", ""):gsub("%s+$", "")
+      out[i] = trim(record[p] or "")
     else
       out[i] = p
     end
@@ -578,7 +588,8 @@ function M.parse_rules(text, path)
   for _, item in ipairs(pending) do
     local parts, err = parse_template(item.value, rules.names, item.where, item.name)
     if not parts then return fail(err, "rules") end
-    item.parts = parts
+    item.parts, item.needs = parts, 0
+    for _, p in ipairs(parts) do if type(p) == "number" and p > item.needs then item.needs = p end end
   end
   local function assigned(name)
     for _, a in ipairs(rules.assignments) do if a.name == name then return true end end
@@ -604,6 +615,7 @@ end
 -- @return list of `{ line = N, field, field, ... }`, or nil and why
 function M.records(text, sep)
   local out, i, line, len = {}, 1, 1, #text
+  local stops = "[%" .. sep .. "\r\n]"  -- (what ends a field not quoted)
   if text:sub(1, 3) == "\239\187\191" then i = 4 end  -- (a byte order mark)
   while i <= len do
     local record, start = { line = line }, line
@@ -630,12 +642,7 @@ function M.records(text, sep)
           return nil, ("row %d, column %d: text after a quoted field's closing quote"):format(start, #record + 1)
         end
       else
-        local j = i
-        while j <= len do
-          local c = text:sub(j, j)
-          if c == sep or c == "\n" or c == "\r" then break end
-          j = j + 1
-        end
+        local j = text:find(stops, i) or len + 1
         field = text:sub(i, j - 1)
         i = j
       end
@@ -704,7 +711,7 @@ local function read_amount(text, mark)
   return (negative and "-" or "") .. (int == "" and "0" or int) .. (frac and ("." .. frac) or "")
 end
 
-local function normalised(v) return (v:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", "")) end
+local function normalised(v) return trim((v:gsub("%s+", " "))) end
 
 --- The transactions of CSV text read with parsed rules: `{ posted,
 -- user_date, amount (decimal text), name, memo, fitid, currency,
@@ -714,6 +721,25 @@ function M.transactions(text, rules)
   local records, err = M.records(text, rules.separator)
   if not records then return fail(err, "csv") end
   local out, seen, skipped, stop = {}, {}, 0, false
+  -- (a statement's dates repeat: each text is read once)
+  local dates = {}
+  local function date_of(v)
+    local d = dates[v]
+    if d == nil then
+      if rules.date_format then
+        d = read_date(rules.date_format, v)
+      else
+        local y, m, dd = v:match("^(%d%d%d%d)[-/.](%d%d?)[-/.](%d%d?)$")
+        d = y and entries.check_date(("%s-%02d-%02d"):format(y, tonumber(m), tonumber(dd)))
+      end
+      dates[v] = d or false
+    end
+    return d or nil
+  end
+  local function not_date(v)
+    if rules.date_format then return ("%q is not a date in the format %s"):format(v, rules.date_format_text) end
+    return ("%q is not a date (YYYY-MM-DD, or give a date-format)"):format(v)
+  end
   for _, record in ipairs(records) do
     -- (blank lines are no rows; skip counts the others)
     if not (#record == 1 and record[1]:match("^%s*$")) then
@@ -725,19 +751,19 @@ function M.transactions(text, rules)
           for _, a in ipairs(list) do values[a.name] = a end
         end
         set(rules.assignments)
-        local whole
+        local folded = {}  -- (each subject folded once: the row is 0)
         for _, b in ipairs(rules.blocks) do
           local hit = false
           for _, all in ipairs(b.matchers) do
             local ok = true
             for _, m in ipairs(all) do
-              local subject
-              if m.field then subject = record[m.field] or ""
-              else
-                whole = whole or table.concat(record, ",")
-                subject = whole
+              local key = m.field or 0
+              local subject = folded[key]
+              if not subject then
+                subject = core.fold(m.field and (record[m.field] or "") or table.concat(record, ","))
+                folded[key] = subject
               end
-              ok = ok and m.match(subject)
+              ok = ok and m.match(subject, true)
             end
             hit = hit or ok
           end
@@ -759,7 +785,7 @@ function M.transactions(text, rules)
           end
           local got, needed = {}, 0
           for name, a in pairs(values) do
-            for _, p in ipairs(a.parts) do if type(p) == "number" and p > needed then needed = p end end
+            if a.needs > needed then needed = a.needs end
             got[name] = expand(a.parts, record)
           end
           if needed > #record then
@@ -768,23 +794,11 @@ function M.transactions(text, rules)
           end
           local t = { row = row }
           -- the date
-          local date_text = got.date or ""
-          if rules.date_format then
-            t.posted = read_date(rules.date_format, date_text)
-            if not t.posted then
-              return row_error("date", ("%q is not a date in the format %s"):format(date_text, rules.date_format_text))
-            end
-          else
-            local y, m, d = date_text:match("^(%d%d%d%d)[-/.](%d%d?)[-/.](%d%d?)$")
-            t.posted = y and entries.check_date(("%s-%02d-%02d"):format(y, tonumber(m), tonumber(d)))
-            if not t.posted then
-              return row_error("date", ("%q is not a date (YYYY-MM-DD, or give a date-format)"):format(date_text))
-            end
-          end
+          t.posted = date_of(got.date or "")
+          if not t.posted then return row_error("date", not_date(got.date or "")) end
           if got.date2 and got.date2 ~= "" then
-            t.user_date = rules.date_format and read_date(rules.date_format, got.date2)
-              or entries.check_date(got.date2)
-            if not t.user_date then return row_error("date2", ("%q is not a date"):format(got.date2)) end
+            t.user_date = date_of(got.date2)
+            if not t.user_date then return row_error("date2", not_date(got.date2)) end
           end
           -- the amount: amount (or amount1), else amount-in and amount-out
           local mark = rules.decimal_mark
@@ -830,9 +844,9 @@ function M.transactions(text, rules)
           if got.code and got.code ~= "" then
             t.fitid = normalised(got.code)
           else
-            local norm = {}
-            for k, v in ipairs(record) do norm[k] = normalised(v) end
-            local h = core.hash(table.concat(norm, "\31"))
+            -- (the fields apart by \31, which is no space)
+            local h = core.hash((table.concat(record, "\31"):gsub("%s+", " "):gsub(" ?\31 ?", "\31")
+              :gsub("^ ", ""):gsub(" $", "")))
             seen[h] = (seen[h] or 0) + 1
             t.fitid = ("csv:%s#%d"):format(h, seen[h])
           end
