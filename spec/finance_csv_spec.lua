@@ -8,6 +8,7 @@
 -- fresh book and checked row by row; imported again it adds nothing; a bad
 -- row stores nothing and names its row; and hledger, reading the same CSV
 -- with the same rules, gives the same dates, descriptions and amounts.
+-- A TSV goes into the account an OFX import made (end, $, parentheses).
 local helper = require "spec.helper"
 local finance = require "sift.finance"
 local fcsv = require "sift.finance.csv"
@@ -229,6 +230,31 @@ describe("finance CSV import", function()
     assert.are.same({ nil, csv_path .. ": row 2, column 5: text after a quoted field's closing quote", "csv" },
       { fcsv.import(books, csv_path, { rules = rules_path }) })
     for _, what in ipairs { "transactions", "accounts", "imports" } do assert.are.equal(0, count(books, what)) end
+  end)
+
+  it("puts a bank's rows in the account its OFX imports made, once the bank stops speaking OFX", function()
+    local writer = require "sift.ofx.writer"
+    local st = { kind = "bank", currency = "USD", account = { bank_id = "021000021", id = "100200300", type = "CHECKING" },
+      transactions = { { posted = "2024-01-05", amount = "-10.00", name = "LAST OFX ROW", fitid = "A1", type = "DEBIT" } },
+      start = "2024-01-05", ["end"] = "2024-01-05" }
+    local books = fresh()
+    assert(books:import { text = writer.write(writer.tree { version = "102", statements = { st }, status = {}, warnings = {},
+      signon = { code = 0, severity = "INFO", org = "TESTBANK", fid = "1001" } }, { version = 1 }) })
+    -- tabs, dates as YYYY/MM/DD, $ and parentheses, a %N matcher, and the totals line that ends the rows
+    local tsv = "Date\tDetails\tAmount\n2024/02/01\tCOFFEE\t$3.50\n2024/02/02\tRENT\t($1,234.00)\n"
+      .. "Total\t\t$-1230.50\n2024/02/03\tNOT A ROW\t1.00\n"
+    local counts = assert(fcsv.import(books, { text = tsv, path = "bank.tsv" }, { account = "100200300",
+      rules_text = "skip 1\nseparator TAB\nfields date, description, amount\nif %1 ^total$\n end\n" }))
+    assert.are.same({ 2, "100200300", "USD" }, { counts.new, counts.account, counts.currency })
+    local rows = {}
+    for _, t in ipairs(books:transactions {}) do rows[#rows + 1] = { t.posted, t.amount, t.name, t.institution } end
+    assert.are.same({ { "2024-01-05", "-10.00", "LAST OFX ROW", "TESTBANK" }, { "2024-02-01", "3.50", "COFFEE", "TESTBANK" },
+      { "2024-02-02", "-1234.00", "RENT", "TESTBANK" } }, rows)
+    assert.are.equal(1, count(books, "accounts"))
+    -- its currency is the account's
+    assert.are.same({ nil, "bank.tsv: row 2: currency EUR, but account 100200300 is in USD", "account" },
+      { fcsv.import(books, { text = tsv, path = "bank.tsv" }, { account = "100200300",
+        rules_text = "skip 1\nseparator TAB\nfields date, description, amount\ncurrency EUR\nif %1 ^total$\n end\n" }) })
   end)
 
   it("reads the directives it documents and refuses others, naming the line", function()
