@@ -264,8 +264,9 @@ function M.analyse(m, ctx)
     if recv ~= 0 and (cd.ret_class == ins.owner or ctx.parts[key]) then  -- (returns itself, append; or a part of it)
       result = result | recv
     end
-    if not summary and cd.ret_class and ctx.use_types[cd.ret_class] then  -- (an unknown call making a stream of a
-      for k, a in ipairs(args) do                                          -- stream it is given: a wrapper)
+    -- (an unknown call making a stream of a stream it is given: a wrapper; MotionEvent.obtain(event) makes a copy)
+    if not summary and cd.ret_class and ctx.use_types[cd.ret_class] and not ctx.not_escapes[key] then
+      for k, a in ipairs(args) do
         if a & ID_MASK ~= 0 and cd.params[k].class and ctx.use_types[cd.params[k].class] then result = result | a end
       end
     end
