@@ -39,6 +39,32 @@ describe("sift lint: Android Lint's Recycle rules", function()
     }, got)
   end)
 
+  it("leaves out what a suppressions file names", function()
+    if not classes then return pending("no javac") end
+    local file = helper.tmpdir() .. "/suppressions.txt"
+    local f = assert(io.open(file, "wb"))
+    f:write("# known\nRecycle sample.Recycle.neverRecycled\n"
+      .. "sift:motionevent/never-closed sample.Recycle.eventCopied   # a copy, kept on purpose\n\n"
+      .. "sift:typedarray sample.Other*\n")
+    f:close()
+    local out, err, code = helper.sift { "lint", "--rules", "android", "--suppressions", file, classes }
+    assert.are.same({ 1, "" }, { code, err })
+    assert.is_truthy(out:find("sample.Recycle.eventNeverRecycled [motionevent/never-closed]", 1, true))
+    assert.is_truthy(out:match("\n1 finding in 5 classes, 2 suppressed\n$"), out)
+    -- a prefix
+    f = assert(io.open(file, "wb"))
+    f:write("all sample.*\n")
+    f:close()
+    out, err, code = helper.sift { "lint", "--rules", "android", "--suppressions", file, classes }
+    assert.are.same({ 0, "0 findings in 5 classes, 3 suppressed\n", "" }, { code, out, err })
+    -- a line that is none: bad usage, said with its number
+    f = assert(io.open(file, "wb"))
+    f:write("all sample.*\nRecycle\n")
+    f:close()
+    out, err, code = helper.sift { "lint", "--rules", "android", "--suppressions", file, classes }
+    assert.are.same({ 2, "", "sift: --suppressions: line 2 is no suppression (ID WHERE): Recycle\n" }, { code, out, err })
+  end)
+
   it("under --strict, every path and the try criteria", function()
     if not classes then return pending("no javac") end
     local got, err, code = found { "lint", "--json", "--strict", "--rules", "android", classes }

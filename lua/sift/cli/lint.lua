@@ -29,6 +29,8 @@ function M.define.lint(parser)
     .. "given or return (closing helpers, factories), not reported on."):args("+"):count("*")
   c:flag("--strict", "Judge every rule as the Cursor detector does: operations outside a try block, try blocks "
     .. "whose cleanup does not release it, every path and exception; Android Lint's rules (typedarray...) too.")
+  c:option("--suppressions", "A suppressions file: a line per suppression, ID WHERE (ID: sift:RULE, "
+    .. "sift:RULE/CRITERION, Recycle or all; WHERE: a class, class.method, or a prefix ending in *).")
   c:option("--baseline", "A baseline file (written by --write-baseline): its findings, known by their "
     .. "fingerprints, are not reported again.")
   c:option("--write-baseline", "Write every finding's fingerprint to this file (a baseline), then report as usual.")
@@ -57,7 +59,22 @@ function M.commands.lint(args, out, err)
     end
   end
   local findings = lint.check(classes, rules, classpath, { strict = args.strict })
-  local known = 0  -- (findings the baseline silenced)
+  local known, suppressed = 0, 0  -- (findings the baseline silenced; those suppressed)
+  if args.suppressions then
+    local f, serr = io.open(args.suppressions, "rb")
+    if not f then
+      err:write("sift: --suppressions: ", common.printable(serr), "\n")
+      return common.EXIT_USAGE
+    end
+    local entries, bad = lint.read_suppressions(f:read("a"))
+    f:close()
+    if #bad > 0 then
+      err:write(("sift: --suppressions: line %d is no suppression (ID WHERE): %s\n"):format(bad[1].line,
+        common.printable(bad[1].text)))
+      return common.EXIT_USAGE
+    end
+    findings, suppressed = lint.unsuppressed(findings, entries)
+  end
   if args.write_baseline then
     local f, werr = io.open(args.write_baseline, "wb")
     if not f then
@@ -86,7 +103,8 @@ function M.commands.lint(args, out, err)
         f.class, f.method, f.rule, f.criterion, f.message, f.pc, f.instruction))
     end
     out:write(("%d finding%s in %d class%s%s%s\n"):format(#findings, #findings == 1 and "" or "s", #classes,
-      #classes == 1 and "" or "es", known > 0 and (", %d in the baseline"):format(known) or "",
+      #classes == 1 and "" or "es", (suppressed > 0 and (", %d suppressed"):format(suppressed) or "")
+        .. (known > 0 and (", %d in the baseline"):format(known) or ""),
       #problems > 0 and (", %d input%s not read"):format(#problems, #problems == 1 and "" or "s") or ""))
   end
   if #problems > 0 then return common.EXIT_UNREAD end  -- (before findings: the check is incomplete)

@@ -309,6 +309,53 @@ function M.read_baseline(text)
   return known
 end
 
+--- A suppressions file's entries: a line per suppression, `ID WHERE`.
+-- ID: `sift:RULE` or `sift:RULE/CRITERION` (`sift:typedarray`), Android
+-- Lint's `Recycle` (its rules and the Cursor rule), or `all`. WHERE: a
+-- class (`com.example.Foo`), a method (`com.example.Foo.bar`), or a
+-- prefix ending in `*` (`com.example.*`). `#` starts a comment. Returns
+-- the entries, and the lines that are none (line number and text).
+function M.read_suppressions(text)
+  local entries, bad, n = {}, {}, 0
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    n = n + 1
+    local body = line:gsub("#.*", ""):match("^%s*(.-)%s*$")
+    if body ~= "" then
+      local id, where = body:match("^(%S+)%s+(%S+)$")
+      if id and (id == "all" or id == "Recycle" or id:match("^sift:[%w_]+$") or id:match("^sift:[%w_]+/[%w-]+$")) then
+        entries[#entries + 1] = { id = id, where = where }
+      else
+        bad[#bad + 1] = { line = n, text = line }
+      end
+    end
+  end
+  return entries, bad
+end
+
+local function suppresses(e, f)
+  local android = false
+  for _, name in ipairs(M.rules_data.android) do android = android or name == f.rule end
+  local id_ok = e.id == "all" or (e.id == "Recycle" and android) or e.id == "sift:" .. f.rule
+    or e.id == "sift:" .. f.rule .. "/" .. f.criterion
+  if not id_ok then return false end
+  if e.where:sub(-1) == "*" then return f.class:sub(1, #e.where - 1) == e.where:sub(1, -2) end
+  return e.where == f.class or e.where == f.class .. "." .. f.method
+end
+
+--- The findings no suppression entry (M.read_suppressions) covers, and
+-- how many were suppressed.
+function M.unsuppressed(findings, entries)
+  local out, n = {}, 0
+  for _, f in ipairs(findings) do
+    local hit = false
+    for _, e in ipairs(entries) do
+      if suppresses(e, f) then hit = true; break end
+    end
+    if hit then n = n + 1 else out[#out + 1] = f end
+  end
+  return out, n
+end
+
 -- the findings of one rule in one method, from the resource model's result r
 local function findings_of(cls, m, rule, name, r, out, strict)
   local code, facts, ids, owner = m.code, r.facts, r.ids, r.owner
