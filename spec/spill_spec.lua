@@ -115,6 +115,22 @@ describe("spilling the index to disk", function()
     assert.are.equal("", out)
     assert.matches("%-%-spill: cannot write in '/nonexistent/dir'", err)
   end)
+
+  it("takes its default budget from the memory cgroup the process is in, not the machine's", function()
+    local cg = "/sys/fs/cgroup/memory/sift-spec-" .. tostring({}):match("0x(%x+)")
+    if not os.execute("mkdir " .. cg .. " 2>/dev/null") then
+      return pending("cannot make a cgroup (v1) here: needs root and /sys/fs/cgroup/memory")
+    end
+    local f = assert(io.open(cg .. "/memory.limit_in_bytes", "w"))
+    f:write(tostring(64 << 20))
+    f:close()
+    local p = io.popen(("sh -c 'echo $$ > %s/cgroup.procs; LUA_CPATH=\"%s\" exec lua5.4 -e "
+      .. "\"print(require(\\\"sift.core\\\").memory_default())\"'"):format(cg, os.getenv("SIFT_CPATH") or "build/?.so"))
+    local inside = p:read("a")
+    p:close()
+    os.execute("rmdir " .. cg)
+    assert.are.equal(tostring((64 << 20) // 4 * 3) .. "\n", inside)
+  end)
 end)
 
 describe("the dominator tree", function()

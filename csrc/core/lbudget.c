@@ -73,14 +73,53 @@ static unsigned long long number_in (const char *path, const char *format) {
   return v;
 }
 
-/* core.memory_default() -> bytes: 3/4 of the RAM, or of a smaller cgroup
-   limit (cgroup v2 memory.max, v1 memory.limit_in_bytes) */
+/* the smallest memory limit of the cgroup at dir/path and its ancestors
+   (file: memory.max in v2, memory.limit_in_bytes in v1), or 0 */
+static unsigned long long cgroup_limit (const char *dir, char *path,
+                                        const char *file) {
+  unsigned long long least = 0;
+  char at[4096 + 64];
+  for (;;) {
+    unsigned long long v;
+    char *slash;
+    snprintf(at, sizeof at, "%s%s/%s", dir, path, file);
+    v = number_in(at, "%llu");  /* ("max" in v2: none) */
+    if (v > 0 && (least == 0 || v < least)) least = v;
+    if ((slash = strrchr(path, '/')) == NULL) break;
+    *slash = '\0';  /* its parent; "" is the root */
+  }
+  return least;
+}
+
+/* the memory limit of the cgroup this process is in (/proc/self/cgroup
+   names it: "N:memory:/path" in v1, "0::/path" in v2), or 0 */
+static unsigned long long own_cgroup_limit (void) {
+  char line[4096];
+  unsigned long long least = 0;
+  FILE *f = fopen("/proc/self/cgroup", "r");
+  if (f == NULL) return 0;
+  while (fgets(line, sizeof line, f) != NULL) {
+    char *path = strchr(line, ':'), *end;
+    unsigned long long v = 0;
+    if (path == NULL || (path = strchr(path + 1, ':')) == NULL) continue;
+    if ((end = strchr(path, '\n')) != NULL) *end = '\0';
+    if (strncmp(line, "0::", 3) == 0)
+      v = cgroup_limit("/sys/fs/cgroup", path + 1, "memory.max");
+    else if (strstr(line, ":memory:") != NULL)
+      v = cgroup_limit("/sys/fs/cgroup/memory", path + 1, "memory.limit_in_bytes");
+    if (v > 0 && (least == 0 || v < least)) least = v;
+  }
+  fclose(f);
+  return least;
+}
+
+/* core.memory_default() -> bytes: 3/4 of the RAM, or of a smaller limit of
+   the cgroup the process is in */
 static int core_memory_default (lua_State *L) {
   long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
   unsigned long long ram = pages > 0 && size > 0
                          ? (unsigned long long)pages * (unsigned long long)size : 0;
-  unsigned long long cg = number_in("/sys/fs/cgroup/memory.max", "%llu");
-  if (cg == 0) cg = number_in("/sys/fs/cgroup/memory/memory.limit_in_bytes", "%llu");
+  unsigned long long cg = own_cgroup_limit();
   if (cg > 0 && (ram == 0 || cg < ram)) ram = cg;
   lua_pushinteger(L, (lua_Integer)(ram / 4 * 3));
   return 1;

@@ -46,6 +46,25 @@ local function say_failure(err, path, msg, code)
   end
 end
 
+-- the bytes of index arrays kept in memory under a budget: three quarters
+-- of it, or of what the machine's (or the cgroup's) memory leaves beside
+-- the files read when that is less (their pages need the page cache: in a
+-- memory cgroup they count against the same limit, and arrays that leave
+-- the dump no room make every step wait for the disk), and at least a
+-- seventh of the budget (docs/heap.md, "Dumps bigger than memory")
+local function spill_threshold(core, bytes, args)
+  local files = 0
+  for _, path in ipairs(type(args.files) == "table" and args.files or { args.file }) do
+    local f = type(path) == "string" and io.open(path, "rb")
+    if f then
+      files = files + (f:seek("end") or 0)
+      f:close()
+    end
+  end
+  local memory = core.memory_default() // 3 * 4
+  return math.max(bytes // 7, math.min(bytes, memory - files) // 4 * 3)
+end
+
 -- the budget of this run: --max-memory, or the machine's default; false
 -- when none can be set (AddressSanitizer); nil and why when SIZE is bad
 local function apply_budget(args)
@@ -65,7 +84,7 @@ local function apply_budget(args)
     f:close()
     os.remove(probe)
   end
-  if bytes > 0 then core.spill(dir, bytes // 4 * 3) else core.spill(nil) end
+  if bytes > 0 then core.spill(dir, spill_threshold(core, bytes, args)) else core.spill(nil) end
   return true
 end
 
@@ -110,7 +129,8 @@ end
 local function budget_option(cmd)
   cmd:option("--max-memory", "Fail with a message, rather than be killed, when the work needs more "
     .. "than SIZE of memory besides the mapped file (e.g. 512M, 4G; 0: no budget). Default: 3/4 of the "
-    .. "machine's (or the cgroup's) memory. Index arrays past 3/4 of SIZE go to files in --spill DIR.")
+    .. "machine's (or the cgroup's) memory. Index arrays past 3/4 of SIZE, or of what that memory leaves "
+    .. "beside the dump when less (at least 1/7 of SIZE), go to files in --spill DIR.")
   cmd:option("--spill", "Where index arrays past the budget go, as files mapped back (deleted at once; a "
     .. "dump bigger than memory opens, only slower). Default: $TMPDIR or /tmp.")
 end
