@@ -21,8 +21,8 @@ end
 
 -- the arguments of each command, added to the parser by sift.cli
 function M.define.import(parser)
-  local import = parser:command("import", "Import OFX/QFX statements into the finance database: all or "
-    .. "nothing per file, and importing again adds nothing.")
+  local import = parser:command("import", "Import OFX/QFX statements, or a bank's CSV with --csv and --rules, "
+    .. "into the finance database: all or nothing per file, and importing again adds nothing.")
   import:argument("file", "OFX or QFX files."):args("*")
   import:option("--csv", "A bank's CSV file, read with --rules (the shape of hledger's CSV rules).")
   import:option("--rules", "The rules file for --csv.")
