@@ -227,10 +227,14 @@ if exists(big) then
         s.index_ms + s.graph_ms, (s.index_ms + s.graph_ms) / 1e3 / wt, wt * 1e3))
     end
     if have_visualvm then
-      local vt, vres = best(("rm -rf %s.hwcache; java -Xmx12g -cp %s:%s VisualVMRetained %s"):format(
+      -- (VisualVM gets 15 minutes: on the 1.4 GB dump it had not answered after 15)
+      local vt, vres = best(("rm -rf %s.hwcache; timeout 900 java -Xmx12g -cp %s:%s VisualVMRetained %s || true"):format(
         big, JAR, CLASSES, big), 1)
-      if vt then
-        local v = fields(vres)
+      local v = vt and fields(vres) or {}
+      if vt and not v.top_retained then
+        print(("VisualVM retained sizes: stopped after %.0f ms without an answer: more than %.1fx sift's time")
+          :format(vt * 1e3, vt / t))
+      elseif vt then
         -- (VisualVM's largest counts class objects as instances of java.lang.Class)
         print(("VisualVM retained sizes: %.0f ms  VisualVM/sift %.1fx; largest retained object: VisualVM %d, "
           .. "sift %d (visualvm model)%s"):format(vt * 1e3, vt / t, v.top_retained or -1, s.top_retained,
