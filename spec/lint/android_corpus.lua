@@ -64,15 +64,16 @@ end
 
 local FIELDS = { "rule", "criterion", "class", "method", "desc", "pc", "line", "instruction", "fingerprint" }
 
---- sift lint's findings on one file (path relative to ROOT, of SHA-256 sha) with the rules named
--- (`lint.select`'s syntax) and opts (`lint.check`'s): from the cache, or checked and cached.
-function M.findings(path, sha, names, opts)
+--- sift lint's findings on one file (a path, of SHA-256 sha) with the rules named (`lint.select`'s
+-- syntax) and opts (`lint.check`'s): from the cache, or checked and cached. (The jar corpus's
+-- specs share it: lint_corpus_spec and lint_findbugs_spec check the same jars.)
+function M.findings_of(path, sha, names, opts)
   local lint = require "sift.lint"
   local dir = ("%s/%s"):format(M.CACHE, M.model())
   local file = ("%s/%s-%s%s.lua"):format(dir, sha, names:gsub("[^%w]", "_"), opts and opts.strict and "-strict" or "")
   local chunk = loadfile(file, "t", {})
   if chunk then return chunk() end
-  local classes, problems = lint.load { M.ROOT .. "/" .. path }
+  local classes, problems = lint.load { path }
   local out = {}
   if #problems == 0 then out = lint.check(classes, lint.select(names), nil, opts) end
   local lines = { "return {" }
@@ -95,6 +96,11 @@ function M.findings(path, sha, names, opts)
   local result = out
   result.classes, result.unread = #classes, #problems
   return result
+end
+
+--- The same for a file of the androguard examples (path relative to ROOT).
+function M.findings(path, sha, names, opts)
+  return M.findings_of(M.ROOT .. "/" .. path, sha, names, opts)
 end
 
 return M
