@@ -53,11 +53,12 @@ end
 -- the dump no room make every step wait for the disk), and at least a
 -- seventh of the budget (docs/heap.md, "Dumps bigger than memory")
 local function spill_threshold(core, bytes, args)
-  local files = 0
-  for _, path in ipairs(type(args.files) == "table" and args.files or { args.file }) do
+  local files, paths = 0, args.file
+  for _, path in ipairs(type(paths) == "table" and paths or { paths }) do
     local f = type(path) == "string" and io.open(path, "rb")
     if f then
-      files = files + (f:seek("end") or 0)
+      local n = f:seek("end")  -- (a directory's is 2^63 - 1 here: not a file's)
+      if n and n < 1 << 62 then files = files + n end
       f:close()
     end
   end
