@@ -232,7 +232,7 @@ describe("the overview and the histogram of sift serve", function()
     local cli_rows = {}
     for _, r in ipairs(rows) do cli_rows[r.class] = r end
     dom = helper.dom(DIALER_URL() .. "histogram?heap=app")
-    local table_html = assert(dom:match('<table id="histogram">(.-)</table>'))
+    local table_html = assert(dom:match('<table id="histogram">(.-)</table>'), dom)
     local c, s = table_html:match('<tr><td><b>total</b></td><td class="n"><span class="n">([%d,]+)</span></td>'
       .. '<td class="n"><span class="n">([%d,]+)</span></td>')
     assert.are.same({ total.count, total.shallow }, { digits(c), digits(s) })

@@ -192,10 +192,11 @@ function helper.dom(url)
     browser:navigate("about:blank")  -- (a new document, also when only the #fragment differs)
     browser:navigate(url)
     -- (a progress page reloads itself once the file is open: between two
-    -- documents there is none, and the next round asks again)
+    -- documents there is none, and a reloaded one may be read half parsed,
+    -- so only a complete document counts; the next round asks again)
     local ok, page = pcall(browser.eval, browser,
-      "document.documentElement ? document.documentElement.outerHTML : ''")
-    if not ok or page == "" then return false, ok and "no document yet" or page end
+      "document.readyState === 'complete' && document.documentElement ? document.documentElement.outerHTML : ''")
+    if not ok or page == "" then return false, ok and "no complete document yet" or page end
     return not page:find('<p id="progress">', 1, true) and page, page
   end)
 end
