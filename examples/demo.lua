@@ -208,7 +208,7 @@ end
 
 -- 6b. finance
 section("finance: import (twice: nothing doubles), categorise, transfers, report, journals")
-os.execute("mkdir -p build/demo && rm -f build/demo/books.db* build/demo/fixture.db*")
+os.execute("mkdir -p build/demo && rm -f build/demo/books.db* build/demo/fixture.db* build/demo/csv.db*")
 sh("bin/sift run examples/finance.lua build/demo/books.db | head -5")
 local checking = fixtures .. "/ofx/ofxparse/checking.ofx"
 if io.open(checking) then
@@ -220,7 +220,15 @@ sh("bin/sift transfers --db build/demo/books.db | tail -4")
 sh("bin/sift report --db build/demo/books.db --top 3 --svg build/demo/report.svg | tail -12")
 sh("bin/sift journal hledger --db build/demo/books.db -o build/demo/books.journal && export LC_ALL=C.UTF-8 && "
   .. "hledger -f build/demo/books.journal check && hledger -f build/demo/books.journal balance --depth 1")
-print("(docs/finance.md: the store, rules, learning, transfers, reports and journals)")
+-- your own entries beside the bank's: a cash purchase added, cleared, refused when the date is none
+sh("bin/sift add --db build/demo/books.db --date 2024-03-02 --amount -4.20 --payee 'Corner shop' "
+  .. "--category Food:Groceries --currency GBP > build/demo/added.id && "
+  .. "bin/sift edit --db build/demo/books.db --status cleared $(cat build/demo/added.id) && "
+  .. "bin/sift add --db build/demo/books.db --date 2024-02-30 --amount -1 --payee X; echo \"(status $?)\"")
+sh("bin/sift run examples/finance_add.lua build/demo/books.db | tail -3")
+-- a bank that speaks only CSV, read with hledger-shaped rules, imported twice
+sh("bin/sift run examples/finance_csv.lua build/demo/csv.db | head -2")
+print("(docs/finance.md: the store, entries, CSV rules, learning, transfers, reports and journals)")
 
 -- 6c. OFX Direct Connect, against the specs' local OFX server over HTTPS
 section("OFX Direct Connect: sift fetch from a local HTTPS OFX server (self-signed)")
@@ -306,6 +314,15 @@ if os.execute("command -v javac >/dev/null 2>&1") then
   sh("bin/sift lint build/demo/lint/classes | tail -5")
   sh("bin/sift run examples/lint.lua build/demo/lint/classes --rules closeable")
   print("(docs/lint.md: --rules, --json, --sarif; sift leaks reports UNCLOSED RESOURCES in dumps)")
+end
+-- Android Lint's Recycle rules on a real app: an apk of Debian's androguard package
+local corpus = require "spec.lint.android_corpus"
+if corpus.ensure(require("spec.lint.android").package) then
+  local apk = corpus.ROOT .. "/android/abcore/app-prod-debug.apk"
+  sh("bin/sift lint --rules android " .. apk .. " | tail -3")
+  sh("bin/sift lint --rules android --write-baseline build/demo/lint-baseline.txt " .. apk .. " >/dev/null; "
+    .. "bin/sift lint --rules android --baseline build/demo/lint-baseline.txt " .. apk .. "; echo \"(status $?)\"")
+  print("(docs/lint.md: Android's rules beside Android Lint's, baselines, suppressions, fingerprints)")
 end
 
 -- the reports after the leak trace: waste, threads, loaders, growth, root kinds through BMD
