@@ -207,7 +207,7 @@ describe("finance entries", function()
       INSERT INTO pairs (kind, a, b) VALUES ('duplicate', 1, 2);]])
     db:close()
     local books = assert(finance.open(path))
-    assert.are.same({ 4, 4 }, { books.db:first("PRAGMA user_version").user_version, store.VERSION })
+    assert.are.same({ 5, 5 }, { books.db:first("PRAGMA user_version").user_version, store.VERSION })
     local ts = books:transactions {}
     assert.are.same({ "-800.00", "Rent", "cleared", false, "2500.00", "cleared" },
       { ts[1].amount, ts[1].category, ts[1].status, ts[1].manual, ts[2].amount, ts[2].status })

@@ -105,6 +105,13 @@ local MIGRATIONS = {
     id INTEGER PRIMARY KEY, txn INTEGER NOT NULL, field TEXT NOT NULL, old TEXT, new TEXT, at TEXT NOT NULL);
   CREATE INDEX edits_by_txn ON edits (txn);
   ]],
+  -- a monthly budget per category (what may be spent in a month, as a
+  -- positive amount in minor units of its currency), and when it was set
+  [[
+  CREATE TABLE budgets (
+    category_id INTEGER PRIMARY KEY REFERENCES categories (id), amount INTEGER NOT NULL CHECK (amount > 0),
+    amount_text TEXT NOT NULL, currency TEXT NOT NULL, updated TEXT NOT NULL);
+  ]],
 }
 M.VERSION = #MIGRATIONS
 -- (read by the specs, which make books of an older schema with them)
@@ -164,17 +171,27 @@ function M.open(path)
   return db
 end
 
+-- how deep each database is in atomic() (a weak table: closed ones go)
+local depth = setmetatable({}, { __mode = "k" })
+
 --- Run fn(...) in one transaction: committed when it returns, rolled back
 -- when it raises (the error goes on). A process killed inside leaves the
 -- database as it was: SQLite's journal undoes the rest on the next open.
+-- Called inside another atomic() (a server's write that checks a row and
+-- then edits it), it is a savepoint of that transaction: rolled back
+-- alone when it raises, committed with the outer one.
 function M.atomic(db, fn, ...)
-  db:exec("BEGIN IMMEDIATE")
+  local d = depth[db] or 0
+  local savepoint = d > 0 and ("sift_atomic_" .. d) or nil
+  db:exec(savepoint and ("SAVEPOINT " .. savepoint) or "BEGIN IMMEDIATE")
+  depth[db] = d + 1
   local result = table.pack(pcall(fn, ...))
+  depth[db] = d
   if not result[1] then
-    db:exec("ROLLBACK")
+    db:exec(savepoint and ("ROLLBACK TO " .. savepoint .. "; RELEASE " .. savepoint) or "ROLLBACK")
     error(result[2], 0)
   end
-  db:exec("COMMIT")
+  db:exec(savepoint and ("RELEASE " .. savepoint) or "COMMIT")
   return table.unpack(result, 2, result.n)
 end
 

@@ -28,6 +28,7 @@ local listen = require "sift.serve.listen"
 local access = require "sift.serve.access"
 local private = require "sift.private"
 local rand = require "openssl.rand"
+local finance_app = require "sift.serve.finance"
 
 local M = {}
 
@@ -136,7 +137,7 @@ local function finance_page(self, query)
   if not ok then return nil, 422, (tostring(r):gsub("^.-:%d+: ", "")) end
   return report.view(r), function()
     local chart = report.svg(r):gsub("^<%?xml[^>]*>%s*", "")
-    return html.page("Income and expenses", nil, table.concat {
+    return html.page("Income and expenses", require("sift.serve.finance.common").NAV, table.concat {
       '<div id="chart">', chart, "</div>", "<pre>", html.escape(report.text(r)), "</pre>",
     })
   end
@@ -153,7 +154,8 @@ local function index_page(self)
     for i, f in ipairs(files) do
       rows[i] = { html.a(f.url, f.name), html.escape(f.description), html.num(f.size), f.uploaded and "uploaded" or "" }
     end
-    return html.page("Files", self.opts.db and { { "/finance", "finance report" } } or nil, table.concat {
+    local nav = self.opts.db and { { "/finance/accounts", "finance" }, { "/finance", "finance report" } } or nil
+    return html.page("Files", nav, table.concat {
       html.table({ "file", "what it is", "#bytes", "" }, rows, "files"),
       (([[<h2>Upload</h2><p>An HPROF (plain, .gz, .bz2), a BMD, an Android .trace or an OFX statement.</p>
 <form method="post" action="/upload?csrf=CSRF" enctype="multipart/form-data">
@@ -607,6 +609,13 @@ local function handle(self, request)
   if method ~= "GET" and method ~= "HEAD" then
     ok, why = access.write_ok(self.rules, headers, query.csrf or headers:get("x-sift-csrf"))
     if not ok then return refuse(request, 403, why, as_json) end
+  end
+  if finance_app.owns(path) then  -- (the finance app of --db: sift.serve.finance)
+    local a = finance_app.handle(self, request, (path:gsub("%.json$", "")), query, as_json)
+    if a.status >= 400 then request.log(("%d %s %s from %s"):format(a.status, method, path, request.peer)) end
+    if as_json then return send_json(stream, a.location and 200 or a.status, a.view or {}) end
+    if a.location then return send(stream, 303, "text/plain", "", { location = a.location }) end
+    return send(stream, a.status, "text/html; charset=utf-8", a.html)
   end
   if path == "/upload" and method == "POST" then return upload(self, request, query, upload_wants_json(headers)) end
   if path == "/ingest" and method == "POST" then
