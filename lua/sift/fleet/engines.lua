@@ -86,7 +86,47 @@ INSERT INTO group_values (signature, field, value, n) SELECT l.signature, 'versi
 INSERT INTO group_values (signature, field, value, n) SELECT l.signature, 'device', u.device, count(*)
   FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 WHERE u.device IS NOT NULL GROUP BY l.signature, u.device;
 ]],
+  -- each group's summary kept in its leak_groups row (summarize below): a
+  -- page reads its groups' rows, their files and group_values, no leak's
+  -- retained size or time
+  [[
+ALTER TABLE leak_groups ADD COLUMN damaged_dumps bigint, ADD COLUMN retained_total bigint,
+  ADD COLUMN retained_median bigint, ADD COLUMN first_seen timestamptz, ADD COLUMN last_seen timestamptz,
+  ADD COLUMN first_id bigint, ADD COLUMN kind text, ADD COLUMN description text, ADD COLUMN trace text;
+]],
 }
+
+-- The statements that make the summary of the groups `where` says (SQL
+-- on leak_groups: "true", or their signatures as a JSON array, `?`) from
+-- their leaks, each leak row weighing its file's uploads: the dumps
+-- damaged, the retained total, the first and last times, the first
+-- upload's id and its leak's kind, description and trace, and the median
+-- as sift's (the middle one, or the mean of the two middle ones, rounded
+-- down; the k-th of a group in order is the first whose running sum of
+-- uploads reaches k). Run in the transaction that changed the leaks, which
+-- holds these groups' rows (count's upserts): the statements see every
+-- other transaction's change to their leaks, committed before, or wait.
+local function summarize(where)
+  return {
+    ([[UPDATE leak_groups SET retained_median = NULL, (damaged_dumps, retained_total, first_seen, last_seen,
+      first_id) = (SELECT sum(CASE WHEN l.damaged THEN l.uploads ELSE 0 END)::bigint,
+      sum(coalesce(l.retained, 0) * l.uploads)::bigint, min(l.first_at), max(l.last_at), min(l.first_id)
+      FROM leaks l WHERE l.signature = leak_groups.signature AND l.uploads > 0) WHERE %s]]):format(where),
+    ([[UPDATE leak_groups SET (kind, description, trace) = (SELECT l.kind, l.description, l.trace FROM leaks l
+      WHERE l.signature = leak_groups.signature AND l.first_id = leak_groups.first_id ORDER BY l.sha256 COLLATE "C"
+      LIMIT 1) WHERE %s]]):format(where),
+    ([[WITH r AS (SELECT signature AS s, coalesce(retained, 0) AS v, uploads AS w FROM leaks
+        WHERE uploads > 0 AND signature IN (SELECT signature FROM leak_groups WHERE %s)),
+      c AS (SELECT s, v, (sum(w) OVER (PARTITION BY s ORDER BY v))::bigint AS c,
+        (sum(w) OVER (PARTITION BY s))::bigint AS n FROM r),
+      m AS (SELECT s, (min(CASE WHEN c >= (n + 1) / 2 THEN v END) + min(CASE WHEN c >= n / 2 + 1 THEN v END)) / 2
+        AS median FROM c GROUP BY s)
+      UPDATE leak_groups SET retained_median = m.median FROM m WHERE m.s = leak_groups.signature]]):format(where),
+  }
+end
+local SUMMARIZE_ALL = table.concat(summarize("true"), ";\n")
+M.MIGRATIONS[4] = M.MIGRATIONS[4] .. SUMMARIZE_ALL
+local SUMMARIZE = summarize("signature IN (SELECT json_array_elements_text(?::json))")
 
 local now = os.time
 
@@ -181,6 +221,33 @@ local function count(self, sha256, sign, only)
       GROUP BY l.signature, u.%s ON CONFLICT (signature, field, value) DO UPDATE SET n = group_values.n + EXCLUDED.n]])
       :format(field, field, uploads, field, field), sign, sha256, only or sha256)
   end
+end
+
+-- One upload more of a file analysed already, in each group of its leaks
+-- (after FILE_UPLOADS and count): the sums move on by its leaks, the
+-- first and last times by the file's. Its id is greater than every other
+-- upload's: the group's first upload, and so its trace, stay.
+local ONE_MORE = [[UPDATE leak_groups SET (damaged_dumps, retained_total, first_seen, last_seen) = (SELECT
+  leak_groups.damaged_dumps + sum(CASE WHEN l.damaged THEN 1 ELSE 0 END), leak_groups.retained_total + sum(coalesce(l.retained, 0)),
+  least(coalesce(leak_groups.first_seen, min(l.first_at)), min(l.first_at)),
+  greatest(coalesce(leak_groups.last_seen, max(l.last_at)), max(l.last_at))
+  FROM leaks l WHERE l.sha256 = ? AND l.signature = leak_groups.signature)
+  WHERE signature IN (SELECT signature FROM leaks WHERE sha256 = ?)]]
+
+-- the summaries of these groups (a list of signatures) made again
+local function resummarize(self, signatures)
+  if #signatures == 0 then return end
+  local list = json.encode(json.array(signatures))
+  for _, sql in ipairs(SUMMARIZE) do q(self, sql, list) end
+end
+
+-- the signatures of a file's leaks
+local function signatures_of(self, sha256)
+  local out = {}
+  for row in q(self, "SELECT DISTINCT signature FROM leaks WHERE sha256 = ?", sha256):rows(true) do
+    out[#out + 1] = row.signature
+  end
+  return out
 end
 
 -- a file's leaks say how many uploads it has, its first and its last
@@ -306,6 +373,8 @@ function Queue:ingest(sha256, path, format, meta)
     if not new and row.inserted == 1 then
       q(self, FILE_UPLOADS, sha256)
       count(self, sha256, 1, row.id)
+      q(self, ONE_MORE, sha256, sha256)
+      q(self, SUMMARIZE[3], json.encode(json.array(signatures_of(self, sha256))))
     end
     -- queued before the commit: were the commit lost, a worker finds no
     -- file for the entry and drops it
@@ -384,14 +453,17 @@ function Queue:finish(worker, job, results)
     if row.state ~= "running" then return false end
     local warnings = results.warnings and #results.warnings > 0 and json.encode(json.array(results.warnings)) or nil
     count(self, job.sha256, -1)  -- (results written before, were there any: no longer)
+    local touched = signatures_of(self, job.sha256)
     q(self, "DELETE FROM leaks WHERE sha256 = ?", job.sha256)
     for _, l in ipairs(results.leaks) do
+      touched[#touched + 1] = l.signature
       q(self, [[INSERT INTO leaks (sha256, signature, kind, description, retained, trace, damaged)
         VALUES (?, ?, ?, ?, ?, ?, ?)]], job.sha256, l.signature, l.kind, l.description, l.retained, l.trace,
         warnings ~= nil)
     end
     q(self, FILE_UPLOADS, job.sha256)
     count(self, job.sha256, 1)
+    resummarize(self, touched)
     q(self, [[UPDATE files SET state = 'done', error = NULL, warnings = ?, summary = ?, analysed_at = now()
       WHERE sha256 = ?]], warnings, json.encode(results.summary), job.sha256)
     return true
@@ -483,7 +555,7 @@ end
 function Queue:recount()
   engines(self, function()
     q(self, "LOCK TABLE leak_groups")
-    for statement in M.MIGRATIONS[3]:match("UPDATE leaks SET %(uploads.*$"):gmatch("[^;]+") do
+    for statement in (M.MIGRATIONS[3]:match("UPDATE leaks SET %(uploads.*$") .. SUMMARIZE_ALL):gmatch("[^;]+") do
       if statement:find("%S") then q(self, statement) end
     end
   end)
@@ -508,48 +580,34 @@ local function integer(text) return math.tointeger(tonumber(text)) end
 -- JSON array): `{signature = {dumps, damaged_dumps, retained_total,
 -- retained_median, first_seen, last_seen, kind, description, trace (of
 -- its first upload), files, versions, devices (sorted, distinct)}}`. Read
--- from their leaks' index (each leak row weighs its file's uploads) and
--- group_values, with no join.
+-- from their leak_groups rows (the summaries kept), the files from their
+-- leaks' index and the versions and devices from group_values.
 function Queue:group_details(signatures)
   return engines(self, function()
     local out = {}
-    local rows = [[r AS (SELECT signature AS s, coalesce(retained, 0) AS v, uploads AS w, damaged AS d, first_id,
-      first_at, last_at FROM leaks WHERE signature IN (SELECT json_array_elements_text(?::json)) AND uploads > 0)]]
-    for row in q(self, "WITH " .. rows .. [[ SELECT s AS signature, sum(w)::text AS dumps,
-        sum(CASE WHEN d THEN w ELSE 0 END)::text AS damaged_dumps, sum(v * w)::text AS retained_total,
-        to_char(min(first_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first_seen,
-        to_char(max(last_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_seen,
-        min(first_id)::text AS first_id FROM r GROUP BY s]], signatures):rows(true) do
+    for row in q(self, [[SELECT signature, dumps::text AS dumps, damaged_dumps::text AS damaged_dumps,
+        retained_total::text AS retained_total, retained_median::text AS retained_median,
+        to_char(first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first_seen,
+        to_char(last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_seen, kind, description, trace
+        FROM leak_groups WHERE signature IN (SELECT json_array_elements_text(?::json)) AND dumps > 0]], signatures)
+        :rows(true) do
       out[row.signature] = { signature = row.signature, dumps = integer(row.dumps),
         damaged_dumps = integer(row.damaged_dumps), retained_total = integer(row.retained_total),
-        first_seen = row.first_seen, last_seen = row.last_seen, first_id = row.first_id,
+        retained_median = integer(row.retained_median), first_seen = row.first_seen, last_seen = row.last_seen,
+        kind = row.kind, description = row.description, trace = row.trace,
         files = json.array {}, versions = json.array {}, devices = json.array {} }
-    end
-    -- the median as sift's: the middle one, or the mean of the two middle
-    -- ones, rounded down; the k-th of a group in order is the first whose
-    -- running sum of uploads reaches k
-    for row in q(self, "WITH " .. rows .. [[, c AS (SELECT s, v, (sum(w) OVER (PARTITION BY s ORDER BY v))::bigint AS c,
-        (sum(w) OVER (PARTITION BY s))::bigint AS n FROM r)
-      SELECT s, ((min(CASE WHEN c >= (n + 1) / 2 THEN v END) + min(CASE WHEN c >= n / 2 + 1 THEN v END)) / 2)::text
-        AS median FROM c GROUP BY s]], signatures):rows(true) do
-      out[row.s].retained_median = integer(row.median)
     end
     for row in q(self, [[SELECT DISTINCT signature, sha256 COLLATE "C" AS sha256 FROM leaks
         WHERE signature IN (SELECT json_array_elements_text(?::json)) AND uploads > 0 ORDER BY 1, 2]], signatures)
         :rows(true) do
-      local files = out[row.signature].files
-      files[#files + 1] = row.sha256
+      local g = out[row.signature]
+      if g then g.files[#g.files + 1] = row.sha256 end
     end
     for row in q(self, [[SELECT signature, field, value COLLATE "C" AS value FROM group_values
         WHERE signature IN (SELECT json_array_elements_text(?::json)) AND n > 0 ORDER BY 1, 2, 3]], signatures)
         :rows(true) do
-      local list = out[row.signature][row.field .. "s"]
-      list[#list + 1] = row.value
-    end
-    for _, g in pairs(out) do
-      local row = first(self, [[SELECT kind, description, trace FROM leaks WHERE signature = ? AND first_id = ?::bigint
-        ORDER BY sha256 COLLATE "C" LIMIT 1]], g.signature, g.first_id)
-      g.kind, g.description, g.trace, g.first_id = row.kind, row.description, row.trace, nil
+      local g = out[row.signature]
+      if g then table.insert(g[row.field .. "s"], row.value) end
     end
     return out
   end)

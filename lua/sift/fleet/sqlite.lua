@@ -70,7 +70,77 @@ INSERT INTO group_values (signature, field, value, n) SELECT l.signature, 'versi
 INSERT INTO group_values (signature, field, value, n) SELECT l.signature, 'device', u.device, count(*)
   FROM leaks l JOIN uploads u ON u.sha256 = l.sha256 WHERE u.device IS NOT NULL GROUP BY l.signature, u.device;
 ]],
+  -- each group's summary kept in its leak_groups row (summarize below): a
+  -- page reads its groups' rows, their files and group_values, no leak's
+  -- retained size or time
+  [[
+ALTER TABLE leak_groups ADD COLUMN damaged_dumps INTEGER;
+ALTER TABLE leak_groups ADD COLUMN retained_total INTEGER;
+ALTER TABLE leak_groups ADD COLUMN retained_median INTEGER;
+ALTER TABLE leak_groups ADD COLUMN first_seen TEXT;
+ALTER TABLE leak_groups ADD COLUMN last_seen TEXT;
+ALTER TABLE leak_groups ADD COLUMN first_id INTEGER;
+ALTER TABLE leak_groups ADD COLUMN kind TEXT;
+ALTER TABLE leak_groups ADD COLUMN description TEXT;
+ALTER TABLE leak_groups ADD COLUMN trace TEXT;
+]],
 }
+
+-- The statements that make the summary of the groups `where` says (SQL
+-- on leak_groups: "true", or their signatures as a JSON array, `?`) from
+-- their leaks, each leak row weighing its file's uploads: the dumps
+-- damaged, the retained total, the first and last times, the first
+-- upload's id and its leak's kind, description and trace, and the median
+-- as sift's (the middle one, or the mean of the two middle ones, rounded
+-- down; the k-th of a group in order is the first whose running sum of
+-- uploads reaches k). Run in the transaction that changed the leaks.
+local function summarize(where)
+  return {
+    ([[UPDATE leak_groups SET retained_median = NULL, (damaged_dumps, retained_total, first_seen, last_seen,
+      first_id) = (SELECT sum(l.damaged * l.uploads), sum(coalesce(l.retained, 0) * l.uploads), min(l.first_at),
+      max(l.last_at), min(l.first_id) FROM leaks l WHERE l.signature = leak_groups.signature AND l.uploads > 0)
+      WHERE %s]]):format(where),
+    ([[UPDATE leak_groups SET (kind, description, trace) = (SELECT l.kind, l.description, l.trace FROM leaks l
+      WHERE l.signature = leak_groups.signature AND l.first_id = leak_groups.first_id ORDER BY l.rowid LIMIT 1)
+      WHERE %s]]):format(where),
+    ([[WITH r AS (SELECT signature AS s, coalesce(retained, 0) AS v, uploads AS w FROM leaks
+        WHERE uploads > 0 AND signature IN (SELECT signature FROM leak_groups WHERE %s)),
+      c AS (SELECT s, v, sum(w) OVER (PARTITION BY s ORDER BY v) AS c, sum(w) OVER (PARTITION BY s) AS n FROM r),
+      m AS (SELECT s, (min(CASE WHEN c >= (n + 1) / 2 THEN v END) + min(CASE WHEN c >= n / 2 + 1 THEN v END)) / 2
+        AS median FROM c GROUP BY s)
+      UPDATE leak_groups SET retained_median = m.median FROM m WHERE m.s = leak_groups.signature]]):format(where),
+  }
+end
+local SUMMARIZE_ALL = table.concat(summarize("true"), ";\n")
+M.MIGRATIONS[4] = M.MIGRATIONS[4] .. SUMMARIZE_ALL
+local SUMMARIZE = summarize("signature IN (SELECT value FROM json_each(?))")
+
+-- One upload more of a file analysed already, in each group of its leaks
+-- (after FILE_UPLOADS and count): the sums move on by its leaks, the
+-- first and last times by the file's. Its id is greater than every other
+-- upload's: the group's first upload, and so its trace, stay.
+local ONE_MORE = [[UPDATE leak_groups SET (damaged_dumps, retained_total, first_seen, last_seen) = (SELECT
+  leak_groups.damaged_dumps + sum(l.damaged), leak_groups.retained_total + sum(coalesce(l.retained, 0)),
+  min(coalesce(leak_groups.first_seen, min(l.first_at)), min(l.first_at)),
+  max(coalesce(leak_groups.last_seen, max(l.last_at)), max(l.last_at))
+  FROM leaks l WHERE l.sha256 = ? AND l.signature = leak_groups.signature)
+  WHERE signature IN (SELECT signature FROM leaks WHERE sha256 = ?)]]
+
+-- the summaries of these groups (a list of signatures) made again
+local function resummarize(db, signatures)
+  if #signatures == 0 then return end
+  local list = json.encode(json.array(signatures))
+  for _, sql in ipairs(SUMMARIZE) do
+    db:run(sql, list)
+  end
+end
+
+-- the signatures of a file's leaks
+local function signatures_of(db, sha256)
+  local out = {}
+  for row in db:rows("SELECT DISTINCT signature FROM leaks WHERE sha256 = ?", sha256) do out[#out + 1] = row.signature end
+  return out
+end
 
 -- bring the file's schema to this sift's version; the number of migrations applied
 local function migrate(db, path)
@@ -163,6 +233,8 @@ function Queue:ingest(sha256, path, format, meta)
     if known then  -- (its leaks, if analysed: one dump more each)
       self.db:run(FILE_UPLOADS, sha256)
       count(self.db, sha256, 1, id)
+      self.db:run(ONE_MORE, sha256, sha256)
+      self.db:run(SUMMARIZE[3], json.encode(json.array(signatures_of(self.db, sha256))))
     end
     return id, known
   end)
@@ -189,14 +261,17 @@ function Queue:finish(worker, job, results)
     if not row or row.worker ~= worker or row.state ~= "running" then return false end
     local warnings = results.warnings and #results.warnings > 0 and json.encode(json.array(results.warnings)) or nil
     count(self.db, job.sha256, -1)  -- (results written before, were there any: no longer)
+    local touched = signatures_of(self.db, job.sha256)
     self.db:run("DELETE FROM leaks WHERE sha256 = ?", job.sha256)
     for _, l in ipairs(results.leaks) do
+      touched[#touched + 1] = l.signature
       self.db:run([[INSERT INTO leaks (sha256, signature, kind, description, retained, trace, damaged)
         VALUES (?, ?, ?, ?, ?, ?, ?)]], job.sha256, l.signature, l.kind, l.description, l.retained, l.trace,
         warnings and 1 or 0)
     end
     self.db:run(FILE_UPLOADS, job.sha256)
     count(self.db, job.sha256, 1)
+    resummarize(self.db, touched)
     self.db:run([[UPDATE files SET state = 'done', error = NULL, warnings = ?, summary = ?,
       analysed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE sha256 = ?]], warnings, json.encode(results.summary),
       job.sha256)
@@ -264,7 +339,9 @@ end
 --- Count the groups' dumps again from the leaks and uploads (the
 -- migration that made leak_groups does; so can a repair).
 function Queue:recount()
-  atomically(self.db, function() self.db:exec(M.MIGRATIONS[3]:match("UPDATE leaks SET %(uploads.*$")) end)
+  atomically(self.db, function()
+    self.db:exec(M.MIGRATIONS[3]:match("UPDATE leaks SET %(uploads.*$") .. SUMMARIZE_ALL)
+  end)
 end
 
 --- The versions the uploads of each group marked fixed came from:
@@ -284,41 +361,25 @@ end
 -- JSON array): `{signature = {dumps, damaged_dumps, retained_total,
 -- retained_median, first_seen, last_seen, kind, description, trace (of
 -- its first upload), files, versions, devices (sorted, distinct)}}`. Read
--- from their leaks' index (each leak row weighs its file's uploads) and
--- group_values, with no join.
+-- from their leak_groups rows (the summaries kept), the files from their
+-- leaks' index and the versions and devices from group_values.
 function Queue:group_details(signatures)
   local out = {}
-  local rows = [[r AS (SELECT signature AS s, coalesce(retained, 0) AS v, uploads AS w, damaged AS d, first_id, first_at,
-    last_at FROM leaks WHERE signature IN (SELECT value FROM json_each(?)) AND uploads > 0)]]
-  for row in self.db:rows("WITH " .. rows .. [[ SELECT s AS signature, sum(w) AS dumps, sum(d * w) AS damaged_dumps,
-      sum(v * w) AS retained_total, min(first_at) AS first_seen, max(last_at) AS last_seen, min(first_id) AS first_id
-      FROM r GROUP BY s]], signatures) do
+  for row in self.db:rows([[SELECT signature, dumps, damaged_dumps, retained_total, retained_median, first_seen,
+      last_seen, kind, description, trace FROM leak_groups
+      WHERE signature IN (SELECT value FROM json_each(?)) AND dumps > 0]], signatures) do
     row.files, row.versions, row.devices = json.array {}, json.array {}, json.array {}
     out[row.signature] = row
   end
-  -- the median as sift's: the middle one, or the mean of the two middle ones,
-  -- rounded down; the k-th of a group in order is the first whose running
-  -- sum of uploads reaches k
-  for row in self.db:rows("WITH " .. rows .. [[, c AS (SELECT s, v, sum(w) OVER (PARTITION BY s ORDER BY v) AS c,
-      sum(w) OVER (PARTITION BY s) AS n FROM r)
-    SELECT s, (min(CASE WHEN c >= (n + 1) / 2 THEN v END) + min(CASE WHEN c >= n / 2 + 1 THEN v END)) / 2 AS median
-    FROM c GROUP BY s]], signatures) do
-    out[row.s].retained_median = row.median
-  end
   for row in self.db:rows([[SELECT DISTINCT signature, sha256 FROM leaks
       WHERE signature IN (SELECT value FROM json_each(?)) AND uploads > 0 ORDER BY signature, sha256]], signatures) do
-    local files = out[row.signature].files
-    files[#files + 1] = row.sha256
+    local g = out[row.signature]
+    if g then g.files[#g.files + 1] = row.sha256 end
   end
   for row in self.db:rows([[SELECT signature, field, value FROM group_values
       WHERE signature IN (SELECT value FROM json_each(?)) AND n > 0 ORDER BY signature, field, value]], signatures) do
-    local list = out[row.signature][row.field .. "s"]
-    list[#list + 1] = row.value
-  end
-  for _, g in pairs(out) do
-    local first = self.db:first([[SELECT kind, description, trace FROM leaks WHERE signature = ? AND first_id = ?
-      ORDER BY rowid LIMIT 1]], g.signature, g.first_id)
-    g.kind, g.description, g.trace, g.first_id = first.kind, first.description, first.trace, nil
+    local g = out[row.signature]
+    if g then table.insert(g[row.field .. "s"], row.value) end
   end
   return out
 end
