@@ -234,7 +234,7 @@ describe("sift serve --db: the finance app", function()
       WHERE t.payee LIKE '%STARBUCKS%' AND c.name = 'Coffee' AND t.category_source = 'rule']]))
     st, page = post("/finance/t/" .. sb .. "/rule", { pattern = 'a"b', category = "Coffee" })
     assert.are.equal(422, st)
-    assert.truthy(page:find('id="err-pattern">pattern: no &quot; or control characters', 1, true), page)
+    assert.truthy(page:find('id="err-rule-pattern">pattern: no &quot; or control characters', 1, true), page)
   end)
 
   it("draws spending by category per month with the report's exact amounts, and each account's balance", function()

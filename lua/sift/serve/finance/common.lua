@@ -145,12 +145,14 @@ function M.field_of(message, fields)
   return nil
 end
 
---- A text input with its label and the error beside it (id err-NAME).
-function M.input(name, label, value, errors, attrs)
+--- A text input with its label and the error beside it: ids f-NAME and
+-- err-NAME, or (a second form on the page) PREFIX-NAME and err-PREFIX-NAME.
+function M.input(name, label, value, errors, attrs, prefix)
   local err = errors and errors[name]
-  return ('<div><label for="f-%s">%s</label> <input type="text" id="f-%s" name="%s" value="%s"%s>%s</div>'):format(
-    name, esc(label), name, name, esc(value), attrs or "",
-    err and ('<span class="fe" id="err-%s">%s</span>'):format(name, esc(err)) or "")
+  local id = (prefix or "f") .. "-" .. name
+  return ('<div><label for="%s">%s</label> <input type="text" id="%s" name="%s" value="%s"%s>%s</div>'):format(
+    id, esc(label), id, name, esc(value), attrs or "",
+    err and ('<span class="fe" id="err-%s">%s</span>'):format(prefix and (prefix .. "-" .. name) or name, esc(err)) or "")
 end
 
 --- The statuses a transaction may have, as a select.

@@ -54,7 +54,7 @@ end
 
 --- The edit form of a transaction: your own entries' every field; of an
 -- imported row, the category, notes and status (the bank's data stays).
-function M.edit(server, books, t, state)
+function M.edit(server, t, state)
   local errors = state and state.action == "edit" and state.errors or {}
   local s = state and state.action == "edit" and state or nil
   local parts = { open_form(server, ("/finance/t/%d/edit"):format(t.id), "edit"),
@@ -73,7 +73,6 @@ function M.edit(server, books, t, state)
   parts[#parts + 1] = common.input("notes", "notes", value_of(s, "notes", t.notes or ""), errors)
   parts[#parts + 1] = common.status_select(value_of(s, "status", t.status), errors)
   parts[#parts + 1] = '<button type="submit" id="edit-submit">save</button></form>'
-  parts[#parts + 1] = common.categories_list(books.db)
   if t.manual then
     parts[#parts + 1] = open_form(server, ("/finance/t/%d/delete"):format(t.id), "delete")
       .. ('<input type="hidden" name="version" value="%s">'):format(esc(t.version))
@@ -91,18 +90,16 @@ end
 
 --- Categorise on a transaction's page: the learner's suggestion filled
 -- in, with its confidence.
-function M.categorize(server, books, t, state)
+function M.categorize(server, t, state)
   local s = state and state.action == "category" and state or nil
   local errors = s and s.errors or {}
   local default = t.category_source == "user" and t.category or t.suggestion or t.category or ""
   return table.concat {
     open_form(server, ("/finance/t/%d/category"):format(t.id), "categorize"),
     ('<input type="hidden" name="version" value="%s">'):format(esc(s and s.form.version or t.version)),
-    ('<input type="hidden" name="back" value="/finance/t/%d">'):format(t.id),
-    common.input("category", "category", value_of(s, "category", default), errors, ' list="categories" id="cat-input"'),
+    common.input("category", "category", value_of(s, "category", default), errors, ' list="categories"', "cat"),
     "<div>", suggestion_text(t), "</div>",
     '<button type="submit" id="categorize-submit">set category</button></form>',
-    common.categories_list(books.db),
   }
 end
 
@@ -124,7 +121,7 @@ function M.categorize_inline(server, t, back)
 end
 
 --- A rule from a transaction: its payee as the pattern, the category.
-function M.rule(server, books, t, state)
+function M.rule(server, t, state)
   local s = state and state.action == "rule" and state or nil
   local errors = s and s.errors or {}
   return table.concat {
@@ -132,11 +129,10 @@ function M.rule(server, books, t, state)
     '<p class="muted">Adds <code>if payee ~ "PATTERN" then CATEGORY</code> to the rules kept in the books and '
       .. "categorises again, as <code>sift categorize</code> does (the rules win over guesses; categories you set "
       .. "stay).</p>",
-    common.input("pattern", "payee ~", value_of(s, "pattern", t.payee or t.name or ""), errors),
+    common.input("pattern", "payee ~", value_of(s, "pattern", t.payee or t.name or ""), errors, nil, "rule"),
     common.input("category", "category", value_of(s, "category", t.category or t.suggestion or ""), errors,
-      ' list="categories"'),
+      ' list="categories"', "rule"),
     '<button type="submit" id="rule-submit">add the rule</button></form>',
-    common.categories_list(books.db),
   }
 end
 

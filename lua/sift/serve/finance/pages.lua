@@ -306,10 +306,11 @@ function M.transaction(server, books, id, state, status)
         { "status", t.status }, { "notes", t.notes },
         { "from", t.manual and "your own entry" or ("the bank (import " .. t.import_id .. ")") },
         { "matched to", t.matched_to and ("#" .. t.matched_to .. " (the bank's row: this one is not counted)") } },
-      "<h2>Categorise</h2>", forms.categorize(server, books, t, state),
-      "<h2>Edit</h2>", forms.edit(server, books, t, state),
-      "<h2>A rule from it</h2>", forms.rule(server, books, t, state),
+      "<h2>Categorise</h2>", forms.categorize(server, t, state),
+      "<h2>Edit</h2>", forms.edit(server, t, state),
+      "<h2>A rule from it</h2>", forms.rule(server, t, state),
       "<h2>Edits</h2>", html.table({ "at (UTC)", "field", "was", "now" }, rows, "edits", "No edits."),
+      common.categories_list(books.db),
     })
   end)
 end
