@@ -191,6 +191,26 @@ describe("sift serve --db: the finance app", function()
       .. "WHERE id = ?", bank.id))
   end)
 
+  it("deletes your own entry from its page, and refuses to delete an imported row", function()
+    local books = assert(finance.open(db))
+    local id = assert(books:add { date = "2024-03-08", amount = "-1.10", payee = "Stamp", account = "Wallet",
+      currency = "GBP" })
+    books:close()
+    local _, view = get_json("/finance/t/" .. id .. ".json")
+    local _, page = get("/finance/t/" .. id)
+    assert.truthy(page:find('id="delete-submit"', 1, true))
+    local st, _, h = post("/finance/t/" .. id .. "/delete", { version = view.transaction.version })
+    assert.are.same({ 303, "/finance/transactions" }, { st, h:get("location") })
+    assert.are.same({ 0, 1 }, { count(db, "SELECT count(*) AS n FROM transactions WHERE id = ?", id),
+      count(db, "SELECT count(*) AS n FROM edits WHERE txn = ? AND field = 'deleted'", id) })
+    local bank = row(db, "SELECT id FROM transactions WHERE import_id IS NOT NULL ORDER BY id LIMIT 1").id
+    _, view = get_json("/finance/t/" .. bank .. ".json")
+    st, page = post("/finance/t/" .. bank .. "/delete", { version = view.transaction.version })
+    assert.are.equal(422, st)
+    assert.truthy(page:find("it stays as downloaded", 1, true), page)
+    assert.are.equal(1, count(db, "SELECT count(*) AS n FROM transactions WHERE id = ?", bank))
+  end)
+
   it("categorises in place with the learner's suggestion and its confidence; a rule made from a transaction",
     function()
     -- teach it: every TESCO row is Groceries, set by hand
@@ -371,5 +391,17 @@ describe("sift serve --db: the finance app", function()
     assert.are.equal("600", p:read("l"))
     p:close()
     assert.are.equal(32, #common.action({ csrf = token }, "/x"):match("csrf=(%x+)"))
+  end)
+
+  it("examples/finance_app.lua serves a generated ledger, adds through the form and is refused from elsewhere",
+    function()
+    local p = io.popen("lua5.4 bin/sift run examples/finance_app.lua --check 2>&1")
+    local out = p:read("a")
+    assert.is_true(p:close(), out)
+    assert.matches("a generated ledger in [^\n]+: 403 transactions in two accounts\n", out)
+    assert.matches("the finance app: http://127%.0%.0%.1:%d+/finance/accounts\n", out)
+    assert.matches("add through the form: 303, to /finance/t/%d+%?saved=1\n", out)
+    assert.matches("the same form from another origin: 403\n", out)
+    assert.matches("Newsagent rows in the books: 1\n", out)
   end)
 end)

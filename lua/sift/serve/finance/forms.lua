@@ -82,7 +82,7 @@ function M.edit(server, t, state)
 end
 
 local function suggestion_text(t)
-  if not t.suggestion then return '<span class="muted">no suggestion (nothing categorised to learn from yet)</span>' end
+  if not t.suggestion then return '<span class="muted">no suggestion: nothing you or the rules categorised looks like it yet</span>' end
   return ('<span class="guess">suggested: <b class="suggestion">%s</b> (<span class="confidence" '
     .. 'data-confidence="%.4f">%.0f%%</span> sure)</span>'):format(esc(t.suggestion), t.suggestion_confidence,
     100 * t.suggestion_confidence)
