@@ -42,7 +42,8 @@ function M.define.serve(parser)
   serve:option("--workers", "With --ingest: run this many sift worker processes (on --data, or on --redis and "
     .. "--postgres).", "0"):convert(tonumber)
   require("sift.cli.fleet").engine_options(serve)
-  serve:option("--db", "A finance store (sift import): a page with its report and chart.")
+  serve:option("--db", "A finance store (sift import): its report and chart at /finance, and the finance app at "
+    .. "/finance/accounts (transactions, add, edit, categorise, rules, charts, budgets, OFX upload).")
   serve:option("--model", "Size model for heaps: shark, jvm or visualvm.", "shark")
     :choices { "shark", "jvm", "visualvm" }
 end
