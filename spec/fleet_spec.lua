@@ -411,7 +411,7 @@ for _, backend in ipairs(BACKENDS) do
           .. "VALUES ('old-1', '%s', '0.9', 'old-phone', '2024-01-02T03:04:05Z')"):format(sha))
         for _, sql in ipairs(old) do engines.psql(postgres, sql) end
         local _, msg, code = helper.sift(cli({ "fleet", "status" }, data, opts))
-        assert.are.same({ "sift: the PostgreSQL schema is at version 1, this sift needs 3: run sift fleet migrate\n",
+        assert.are.same({ "sift: the PostgreSQL schema is at version 1, this sift needs 4: run sift fleet migrate\n",
           1 }, { msg, code })
       else
         table.insert(old, 2, ("INSERT INTO uploads (sha256, version, device, received_at) "
@@ -422,12 +422,12 @@ for _, backend in ipairs(BACKENDS) do
         db:close()
       end
       local out, msg, code = helper.sift(cli({ "fleet", "migrate" }, data, opts))
-      assert.are.same({ "schema up to date (2 migrations applied)\n", "", 0 }, { out, msg, code })
+      assert.are.same({ "schema up to date (3 migrations applied)\n", "", 0 }, { out, msg, code })
       assert.are.equal("schema up to date (0 migrations applied)\n",
         (helper.sift(cli({ "fleet", "migrate" }, data, opts))))
       if not backend.engines then
         local db = assert(require("sift.core").sqlite(data .. "/fleet.db"))
-        assert.are.equal(3, db:first("PRAGMA user_version").user_version)
+        assert.are.equal(4, db:first("PRAGMA user_version").user_version)
         db:close()
       end
       -- the old dump, as it was: done, not damaged
@@ -515,9 +515,9 @@ describe("sift fleet migrate #heavy", function()
       local redis, postgres = engines.fresh()
       local out, msg, code = helper.sift { "fleet", "status", "--redis", redis, "--postgres", postgres }
       assert.are.same({ "", 1 }, { out, code })
-      assert.matches("schema is at version 0, this sift needs 3: run sift fleet migrate", msg)
+      assert.matches("schema is at version 0, this sift needs 4: run sift fleet migrate", msg)
       out, msg, code = helper.sift { "fleet", "migrate", "--redis", redis, "--postgres", postgres }
-      assert.are.same({ "schema up to date (3 migrations applied)\n", "", 0 }, { out, msg, code })
+      assert.are.same({ "schema up to date (4 migrations applied)\n", "", 0 }, { out, msg, code })
       out = helper.sift { "fleet", "migrate", "--redis", redis, "--postgres", postgres }
       assert.are.equal("schema up to date (0 migrations applied)\n", out)
       out, msg, code = helper.sift { "fleet", "status", "--json", "--redis", redis, "--postgres", postgres }
