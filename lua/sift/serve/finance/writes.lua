@@ -82,11 +82,17 @@ end
 function M.edit(server, books, id, form)
   local t = pages.transaction_row(books, id)
   if not t then return common.fail(404, ("no transaction %d"):format(id)) end
-  local changes = { category = given(form.category) or false, notes = form.notes or "", status = form.status }
+  -- (a field the form does not send is left as it is; one sent blank is cleared)
+  local changes = { notes = form.notes, status = form.status }
+  if form.category ~= nil then changes.category = given(form.category) or false end
   if t.manual then
-    changes.date, changes.amount, changes.payee, changes.memo = form.date, form.amount, form.payee, form.memo or ""
+    changes.date, changes.amount, changes.payee, changes.memo = form.date, form.amount, form.payee, form.memo
   end
   if changes.category == false and not t.category then changes.category = nil end
+  if next(changes) == nil then
+    return pages.transaction(server, books, id, { action = "edit", form = form, errors = {},
+      message = "nothing to change: the form sent none of the fields" }, 422)
+  end
   return edit(server, books, id, form, changes, "edit")
 end
 
