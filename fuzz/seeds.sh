@@ -22,6 +22,11 @@ if command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1; then
   env -u LD_PRELOAD javac -d "$tmp/classes" $(find spec/java/lint -name '*.java') 2>/dev/null &&
     (cd "$tmp/classes" && env -u LD_PRELOAD jar cf "$tmp/lint.jar" .) &&
     cp "$tmp/classes/sample/Shapes.class" "$out/class-shapes" && cp "$tmp/lint.jar" "$out/jar-lint"
+  # annotations (@SuppressLint: RuntimeInvisibleAnnotations; @Target, @Retention: RuntimeVisibleAnnotations)
+  env -u LD_PRELOAD javac -d "$tmp/suppress" $(find spec/java/lintsuppress spec/java/lintandroid/android \
+      spec/java/lint/android -name '*.java') 2>/dev/null &&
+    cp "$tmp/suppress/sample/Suppressed.class" "$out/class-suppressed" &&
+    cp "$tmp/suppress/android/annotation/SuppressLint.class" "$out/class-annotation"
   rm -rf "$tmp"
 fi
 # a dex for the bytecode fuzzer, written by the lint spec's dex writer

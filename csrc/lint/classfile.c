@@ -4,7 +4,10 @@
 ** versions, constant pool, access flags, this and super class, interfaces,
 ** fields, methods, attributes; a method's Code attribute (4.7.3) holds its
 ** instructions, exception table and the LineNumberTable and
-** LocalVariableTable attributes read here.
+** LocalVariableTable attributes read here. The class's and each method's
+** RuntimeInvisibleAnnotations and RuntimeVisibleAnnotations (4.7.16,
+** 4.7.17) are read too: each annotation's type, and the strings of its
+** "value" element; other elements and nested annotations are walked over.
 */
 
 #include <stdio.h>
@@ -243,6 +246,125 @@ fail:
   return SIFT_ECORRUPT;
 }
 
+/* {======================================================
+** Annotations
+** ======================================================= */
+
+#define MAX_NESTING 64  /* element values inside element values: deeper is taken as damage */
+
+/* 1 when index is the Utf8 "value" */
+static int is_value (const cf_Class *cls, uint16_t index) {
+  cf_Str s;
+  return cf_utf8(cls, index, &s) && s.n == 5 && memcmp(s.s, "value", 5) == 0;
+}
+
+/* 0 when out of memory */
+static int add_string (cf_Class *cls, uint16_t index) {
+  if (cls->nstrings == cls->strings_cap) {
+    size_t cap = cls->strings_cap ? 2 * cls->strings_cap : 8;
+    uint16_t *grown = (uint16_t *)realloc(cls->strings, cap * sizeof(uint16_t));
+    if (grown == NULL) return 0;
+    cls->strings = grown;
+    cls->strings_cap = cap;
+  }
+  cls->strings[cls->nstrings++] = index;
+  return 1;
+}
+
+static int element_pairs (cf_Class *cls, Cursor *cur, int depth);
+
+/* one element_value at cur (4.7.16.1); its strings kept when keep (the
+   "value" element's, not inside a nested annotation): 1 read, 0 damaged,
+   -1 out of memory */
+static int element_value (cf_Class *cls, Cursor *cur, int keep, int depth) {
+  uint32_t tag = u1(cur), n, k;
+  int r;
+  if (cur->bad || depth > MAX_NESTING) return 0;
+  switch (tag) {
+    case 'B': case 'C': case 'D': case 'F': case 'I': case 'J': case 'S': case 'Z': case 'c': skip(cur, 2); break;
+    case 'e': skip(cur, 4); break;                                   /* enum: type and constant names */
+    case 's': {                                                      /* a String: a Utf8 index */
+      uint16_t index = (uint16_t)u2(cur);
+      if (keep && !cur->bad && !add_string(cls, index)) return -1;
+      break;
+    }
+    case '@': skip(cur, 2); return element_pairs(cls, cur, depth + 1);  /* a nested annotation */
+    case '[':
+      n = u2(cur);
+      for (k = 0; k < n && !cur->bad; k++)
+        if ((r = element_value(cls, cur, keep, depth + 1)) != 1) return r;
+      break;
+    default: return 0;
+  }
+  return !cur->bad;
+}
+
+/* a nested annotation's element-value pairs (after its type), none kept */
+static int element_pairs (cf_Class *cls, Cursor *cur, int depth) {
+  uint32_t n = u2(cur), k;
+  int r;
+  for (k = 0; k < n && !cur->bad; k++) {
+    skip(cur, 2);
+    if ((r = element_value(cls, cur, 0, depth)) != 1) return r;
+  }
+  return !cur->bad;
+}
+
+/* a Runtime(In)visibleAnnotations attribute at cur, up to end: its annotations appended to cls's */
+static sift_Status read_annotations (cf_Class *cls, const Cursor *outer, size_t end, int runtime,
+                                     sift_Error *err) {
+  Cursor cur = *outer;
+  size_t n, k, j;
+  cur.n = end;
+  n = u2(&cur);
+  if (cur.bad || n > (end - cur.pos) / 4) FAIL("an annotation count");
+  if (cls->nannotations + n > cls->annotations_cap) {
+    size_t cap = cls->annotations_cap ? 2 * cls->annotations_cap : 8;
+    cf_Annotation *grown;
+    if (cap < cls->nannotations + n) cap = cls->nannotations + n;
+    if ((grown = (cf_Annotation *)realloc(cls->annotations, cap * sizeof(cf_Annotation))) == NULL) goto nomem;
+    cls->annotations = grown;
+    cls->annotations_cap = cap;
+  }
+  for (k = 0; k < n; k++) {
+    cf_Annotation *a = &cls->annotations[cls->nannotations];
+    size_t pairs;
+    a->type = (uint16_t)u2(&cur);
+    a->runtime = (uint8_t)runtime;
+    a->first = cls->nstrings;
+    pairs = u2(&cur);
+    for (j = 0; j < pairs && !cur.bad; j++) {
+      int keep = is_value(cls, (uint16_t)u2(&cur)), r;
+      size_t at = cur.pos;
+      if ((r = element_value(cls, &cur, keep, 0)) < 0) goto nomem;
+      if (r == 0) {
+        cur.pos = at;  /* (said where the element starts) */
+        FAIL("an annotation's element");
+      }
+    }
+    if (cur.bad) FAIL("an annotation");
+    a->count = cls->nstrings - a->first;
+    cls->nannotations++;
+  }
+  return SIFT_OK;
+nomem:
+  sift_fail(err, SIFT_ENOMEM, "out of memory");
+  return SIFT_ENOMEM;
+fail:
+  return SIFT_ECORRUPT;
+}
+
+/* an attribute named RuntimeInvisibleAnnotations (0) or RuntimeVisibleAnnotations (1); -1 if other */
+static int annotations_attribute (const cf_Class *cls, uint16_t name_index) {
+  cf_Str s;
+  if (!cf_utf8(cls, name_index, &s)) return -1;
+  if (s.n == 27 && memcmp(s.s, "RuntimeInvisibleAnnotations", 27) == 0) return 0;
+  if (s.n == 25 && memcmp(s.s, "RuntimeVisibleAnnotations", 25) == 0) return 1;
+  return -1;
+}
+
+/* }====================================================== */
+
 /* fields and methods share a layout: access, name, descriptor, attributes */
 static sift_Status read_members (cf_Class *cls, Cursor *c, int methods, sift_Error *err) {
   Cursor cur = *c;
@@ -256,18 +378,24 @@ static sift_Status read_members (cf_Class *cls, Cursor *c, int methods, sift_Err
     cf_Method *m = methods ? &cls->methods[cls->nmethods++] : NULL;
     uint16_t access = (uint16_t)u2(&cur), name = (uint16_t)u2(&cur), desc = (uint16_t)u2(&cur);
     size_t nattr = u2(&cur);
-    if (m) { m->access = access; m->name = name; m->desc = desc; }
+    if (m) { m->access = access; m->name = name; m->desc = desc; m->anno_first = cls->nannotations; }
     for (j = 0; j < nattr && !cur.bad; j++) {
       cf_Str aname;
       uint16_t ai = (uint16_t)u2(&cur);
       size_t len = u4(&cur);
+      int visible;
       if (cur.bad || len > cur.n - cur.pos) FAIL("an attribute's length");
       if (m && !m->has_code && cf_utf8(cls, ai, &aname) && aname.n == 4 && memcmp(aname.s, "Code", 4) == 0) {
         sift_Status st = read_code(cls, m, &cur, cur.pos + len, err);
         if (st != SIFT_OK) return st;
       }
+      else if (m && (visible = annotations_attribute(cls, ai)) >= 0) {
+        sift_Status st = read_annotations(cls, &cur, cur.pos + len, visible, err);
+        if (st != SIFT_OK) return st;
+      }
       cur.pos += len;
     }
+    if (m) m->nannos = cls->nannotations - m->anno_first;
     if (cur.bad) FAIL(methods ? "a method" : "a field");
   }
   *c = cur;
@@ -319,18 +447,24 @@ sift_Status cf_parse (cf_Class *cls, const unsigned char *p, size_t n, sift_Erro
   if ((st = read_members(cls, &cur, 0, err)) != SIFT_OK) goto failed;
   if ((st = read_members(cls, &cur, 1, err)) != SIFT_OK) goto failed;
   count = u2(&cur);
+  cls->anno_first = cls->nannotations;
   for (k = 0; k < count && !cur.bad; k++) {
     cf_Str name;
     uint16_t ai = (uint16_t)u2(&cur);
     size_t len = u4(&cur);
+    int visible;
     if (cur.bad || len > n - cur.pos) FAIL("a class attribute's length");
-    if (len == 2 && cf_utf8(cls, ai, &name) && name.n == 10 && memcmp(name.s, "SourceFile", 10) == 0) {
+    if ((visible = annotations_attribute(cls, ai)) >= 0) {
+      if ((st = read_annotations(cls, &cur, cur.pos + len, visible, err)) != SIFT_OK) goto failed;
+    }
+    else if (len == 2 && cf_utf8(cls, ai, &name) && name.n == 10 && memcmp(name.s, "SourceFile", 10) == 0) {
       cls->source = (uint16_t)u2(&cur);
       cur.pos -= 2;
     }
     cur.pos += len;
   }
   if (cur.bad) FAIL("the class attributes");
+  cls->nannos = cls->nannotations - cls->anno_first;
   return SIFT_OK;
 nomem:
   sift_fail(err, SIFT_ENOMEM, "out of memory");
@@ -353,9 +487,14 @@ void cf_free (cf_Class *c) {
   }
   free(c->methods);
   free(c->pool);
+  free(c->annotations);
+  free(c->strings);
   c->methods = NULL;
   c->pool = NULL;
-  c->nmethods = c->pool_count = 0;
+  c->annotations = NULL;
+  c->strings = NULL;
+  c->nmethods = c->pool_count = c->nannotations = c->nstrings = c->nannos = 0;
+  c->annotations_cap = c->strings_cap = 0;
 }
 
 /* the entry at index with the expected tag: its offset after the tag, or 0 */

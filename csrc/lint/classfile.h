@@ -3,7 +3,10 @@
 ** A Java class file (JVMS 4, versions 45 to 65: Java 1.1 to 21) read in
 ** place for the lint rules: the constant pool's entries, and per method
 ** its instructions (opcode, local variable, jump target, pool reference),
-** exception table, line numbers and local variables. Every count and
+** exception table, line numbers and local variables; and the annotations
+** of the class and of each method (RuntimeInvisibleAnnotations: class
+** retention, such as Android's @SuppressLint; RuntimeVisibleAnnotations),
+** each as its type and the strings of its "value" element. Every count and
 ** offset is checked against the bytes; arrays are sized by what the bytes
 ** can hold, never by an unchecked count.
 */
@@ -38,8 +41,17 @@ typedef struct cf_Local {
   uint16_t name, desc, index;
 } cf_Local;
 
+/* an annotation (JVMS 4.7.16): its type, and the strings its "value"
+   element holds (a String, or an array of them): strings[first .. first + count) */
+typedef struct cf_Annotation {
+  uint16_t type;      /* a Utf8 index: the type's descriptor (Landroid/annotation/SuppressLint;) */
+  uint8_t runtime;    /* 1: RuntimeVisibleAnnotations; 0: RuntimeInvisibleAnnotations (class retention) */
+  size_t first, count;
+} cf_Annotation;
+
 typedef struct cf_Method {
   uint16_t access, name, desc;
+  size_t anno_first, nannos;  /* its annotations: the class's annotations[anno_first .. + nannos) */
   int has_code;
   const unsigned char *code; size_t code_len;  /* the bytecode, in the file (switch tables read from it) */
   cf_Insn *insns;   size_t ninsns;
@@ -58,6 +70,11 @@ typedef struct cf_Class {
   size_t pool_count;
   cf_Method *methods;
   size_t nmethods;
+  cf_Annotation *annotations;  /* every annotation read, the methods' and the class's */
+  size_t nannotations, annotations_cap;
+  uint16_t *strings;           /* the annotations' value strings (Utf8 indexes) */
+  size_t nstrings, strings_cap;
+  size_t anno_first, nannos;   /* the class's own annotations */
 } cf_Class;
 
 /* read a class file; on failure a message with the byte offset */

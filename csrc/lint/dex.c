@@ -6,7 +6,11 @@
 ** class_data (ULEB128 counts and deltas) lists its methods, each with the
 ** offset of its code_item: registers, tries count, debug info offset, the
 ** instructions in 16-bit units, then the try items and the encoded catch
-** handlers. Lines come from the debug info's state machine.
+** handlers. Lines come from the debug info's state machine. A class's
+** annotations_directory_item gives the annotation sets of the class and of
+** its methods; each annotation_item not of the system's (dalvik/annotation:
+** what class files keep as attributes) is read: its type and the strings of
+** its "value" element, its other elements walked over (encoded_value).
 */
 
 #include <stdio.h>
@@ -338,6 +342,7 @@ static sift_Status read_class_data (dx_File *d, uint32_t off, dx_Class *c, sift_
   }
   for (list = 2; list < 4; list++) {
     uint32_t idx = 0;
+    if (list == 3) c->ndirect = c->nmethods;
     for (k = 0; k < sizes[list]; k++) {
       uint32_t diff, access, code;
       dx_Method *m = &c->methods[c->nmethods];
@@ -356,6 +361,165 @@ static sift_Status read_class_data (dx_File *d, uint32_t off, dx_Class *c, sift_
   }
   return SIFT_OK;
 }
+
+/* {======================================================
+** Annotations
+** ======================================================= */
+
+#define MAX_NESTING 64  /* encoded values inside encoded values: deeper is taken as damage */
+
+static int is_value (const dx_File *d, uint32_t name) {
+  const unsigned char *s;
+  size_t len;
+  return dx_string(d, name, &s, &len) && len == 5 && memcmp(s, "value", 5) == 0;
+}
+
+/* 0 when out of memory */
+static int add_value (dx_File *d, uint32_t idx) {
+  if (d->nvalues == d->values_cap) {
+    size_t cap = d->values_cap ? 2 * d->values_cap : 8;
+    uint32_t *grown = (uint32_t *)realloc(d->values, cap * sizeof(uint32_t));
+    if (grown == NULL) return 0;
+    d->values = grown;
+    d->values_cap = cap;
+  }
+  d->values[d->nvalues++] = idx;
+  return 1;
+}
+
+static int encoded_value (dx_File *d, size_t *pos, int keep, int depth);
+
+/* an encoded_annotation's elements (after its type); the strings of the
+   one named "value" kept when keep: 1 read, 0 damaged, -1 out of memory */
+static int encoded_pairs (dx_File *d, size_t *pos, int keep, int depth) {
+  uint32_t size, k, name;
+  int r;
+  if (!uleb(d->p, d->n, pos, &size)) return 0;
+  for (k = 0; k < size; k++) {  /* (each pair takes 2 bytes at least: a damaged count ends at the file's end) */
+    if (!uleb(d->p, d->n, pos, &name)) return 0;
+    if ((r = encoded_value(d, pos, keep && is_value(d, name), depth)) != 1) return r;
+  }
+  return 1;
+}
+
+/* an encoded_value at *pos: a header byte (value_arg << 5 | value_type), then its data */
+static int encoded_value (dx_File *d, size_t *pos, int keep, int depth) {
+  const unsigned char *p = d->p;
+  size_t n = d->n;
+  unsigned head, type, arg, j;
+  uint32_t size, k, x;
+  int r;
+  if (depth > MAX_NESTING || *pos >= n) return 0;
+  head = p[(*pos)++];
+  type = head & 0x1f;
+  arg = head >> 5;
+  switch (type) {
+    case 0x00: case 0x02: case 0x03: case 0x04: case 0x06: case 0x10: case 0x11: case 0x15: case 0x16: case 0x18:
+    case 0x19: case 0x1a: case 0x1b:  /* numbers, method types and handles, types, fields, methods, enums */
+      if (arg + 1 > n - *pos) return 0;
+      *pos += arg + 1;
+      return 1;
+    case 0x17:  /* a string: its index in arg + 1 bytes, little-endian */
+      if (arg > 3 || arg + 1 > n - *pos) return 0;
+      for (x = 0, j = 0; j <= arg; j++) x |= (uint32_t)p[*pos + j] << (8 * j);
+      *pos += arg + 1;
+      return !keep || add_value(d, x) ? 1 : -1;
+    case 0x1c:  /* an array */
+      if (!uleb(p, n, pos, &size)) return 0;
+      for (k = 0; k < size; k++) if ((r = encoded_value(d, pos, keep, depth + 1)) != 1) return r;
+      return 1;
+    case 0x1d:  /* a nested annotation: nothing of it kept */
+      if (!uleb(p, n, pos, &x)) return 0;
+      return encoded_pairs(d, pos, 0, depth + 1);
+    case 0x1e: case 0x1f: return 1;  /* null, a boolean (in arg) */
+    default: return 0;
+  }
+}
+
+/* the annotation_set_item at off (0: none): its BUILD and RUNTIME annotations appended to d's */
+static sift_Status read_set (dx_File *d, uint32_t off, size_t *first, size_t *count, sift_Error *err) {
+  const unsigned char *p = d->p;
+  size_t n = d->n, size, k;
+  *first = d->nannotations;
+  *count = 0;
+  if (off == 0) return SIFT_OK;
+  if (off > n || n - off < 4) FAIL("an annotation set", off);
+  size = le4(p + off);
+  if (size > (n - off - 4) / 4) FAIL("an annotation set's size", off);
+  if (size > n - d->visits) FAIL("annotation sets named more often than the file could hold", off);
+  d->visits += size;  /* (a set may be shared: this bounds the work a hostile file can ask for) */
+  for (k = 0; k < size; k++) {
+    size_t item = le4(p + off + 4 + 4 * k), pos = item + 1;
+    uint32_t type;
+    dx_Annotation *a;
+    int r;
+    if (item >= n) FAIL("an annotation's offset", off + 4 + 4 * k);
+    if (p[item] == 2) continue;  /* VISIBILITY_SYSTEM: dalvik/annotation/..., not read */
+    if (p[item] > 2) FAIL("an annotation's visibility", item);
+    if (!uleb(p, n, &pos, &type)) FAIL("an annotation's type", item + 1);
+    if (d->nannotations == d->annotations_cap) {
+      size_t cap = d->annotations_cap ? 2 * d->annotations_cap : 8;
+      dx_Annotation *grown = (dx_Annotation *)realloc(d->annotations, cap * sizeof(dx_Annotation));
+      if (grown == NULL) goto nomem;
+      d->annotations = grown;
+      d->annotations_cap = cap;
+    }
+    a = &d->annotations[d->nannotations];
+    a->type = type;
+    a->runtime = p[item] == 1;
+    a->first = d->nvalues;
+    if ((r = encoded_pairs(d, &pos, 1, 0)) < 0) goto nomem;
+    if (r == 0) FAIL("an annotation's elements", item);
+    a->count = d->nvalues - a->first;
+    d->nannotations++;
+  }
+  *count = d->nannotations - *first;
+  return SIFT_OK;
+nomem:
+  sift_fail(err, SIFT_ENOMEM, "out of memory");
+  return SIFT_ENOMEM;
+}
+
+/* the method of c with index idx (each of its two lists is by index); NULL */
+static dx_Method *class_method (dx_Class *c, uint32_t idx) {
+  size_t ranges[2][2] = { { 0, c->ndirect }, { c->ndirect, c->nmethods } }, r;
+  for (r = 0; r < 2; r++) {
+    size_t lo = ranges[r][0], hi = ranges[r][1];
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (c->methods[mid].method_idx == idx) return &c->methods[mid];
+      if (c->methods[mid].method_idx < idx) lo = mid + 1;
+      else hi = mid;
+    }
+  }
+  return NULL;
+}
+
+/* a class's annotations_directory_item: the class's set, then the fields'
+   (skipped), the methods' and the parameters' (not read) */
+static sift_Status read_directory (dx_File *d, uint32_t off, dx_Class *c, sift_Error *err) {
+  const unsigned char *p = d->p;
+  size_t n = d->n, at;
+  uint32_t nfields, nmethods, k;
+  sift_Status st;
+  if (off > n || n - off < 16) FAIL("an annotations directory", off);
+  nfields = le4(p + off + 4);
+  nmethods = le4(p + off + 8);
+  at = off + 16;
+  if (nfields > (n - at) / 8) FAIL("an annotations directory's field count", off + 4);
+  at += 8 * (size_t)nfields;
+  if (nmethods > (n - at) / 8) FAIL("an annotations directory's method count", off + 8);
+  if ((st = read_set(d, le4(p + off), &c->anno_first, &c->nannos, err)) != SIFT_OK) return st;
+  for (k = 0; k < nmethods; k++) {
+    const unsigned char *e = p + at + 8 * (size_t)k;
+    dx_Method *m = class_method(c, le4(e));
+    if (m == NULL) continue;  /* not a method of this class's data: nothing to put it on */
+    if ((st = read_set(d, le4(e + 4), &m->anno_first, &m->nannos, err)) != SIFT_OK) return st;
+  }
+  return SIFT_OK;
+}
+
+/* }====================================================== */
 
 /* a table of count entries of size bytes at off: inside the file */
 static int table_fits (size_t n, uint32_t count, uint32_t off, size_t size) {
@@ -394,12 +558,13 @@ sift_Status dx_parse (dx_File *d, const unsigned char *p, size_t n, sift_Error *
   for (k = 0; k < nclasses; k++) {
     const unsigned char *def = p + classes_off + 32 * (size_t)k;
     dx_Class *c = &d->classes[d->nclasses++];
-    uint32_t data = le4(def + 24);
+    uint32_t data = le4(def + 24), annotations = le4(def + 20);
     c->class_idx = le4(def);
     c->access = le4(def + 4);
     c->super_idx = le4(def + 8);
     c->source_idx = le4(def + 16);
-    if (data && (st = read_class_data(d, data, c, err)) != SIFT_OK) {
+    if ((data && (st = read_class_data(d, data, c, err)) != SIFT_OK)
+        || (annotations && (st = read_directory(d, annotations, c, err)) != SIFT_OK)) {
       dx_free(d);
       return st;
     }
@@ -418,8 +583,12 @@ void dx_free (dx_File *d) {
     free(d->classes[k].methods);
   }
   free(d->classes);
+  free(d->annotations);
+  free(d->values);
   d->classes = NULL;
-  d->nclasses = 0;
+  d->annotations = NULL;
+  d->values = NULL;
+  d->nclasses = d->nannotations = d->nvalues = d->annotations_cap = d->values_cap = d->visits = 0;
 }
 
 int dx_string (const dx_File *d, uint32_t idx, const unsigned char **s, size_t *len) {

@@ -4,8 +4,11 @@
 ** the lint rules: its classes, and per method its instructions (opcode,
 ** first register, jump target, resolved method/field/type), try blocks
 ** with their handlers, and line numbers and local variables from the
-** debug info (its START_LOCAL entries; parameters' names are not read). Every
-** index, offset and count is checked against the bytes.
+** debug info (its START_LOCAL entries; parameters' names are not read); and
+** the annotations of each class and method that are not the system's
+** (visibility BUILD, kept by some compilers, such as Android's
+** @SuppressLint; and RUNTIME), each as its type and the strings of its
+** "value" element. Every index, offset and count is checked against the bytes.
 */
 
 #if !defined(lint_dex_h)
@@ -40,8 +43,18 @@ typedef struct dx_Local {
   int64_t name, type;   /* string and type indexes; -1: none */
 } dx_Local;
 
+/* an annotation_item of visibility BUILD or RUNTIME: its type, and the
+   strings its "value" element holds (a string, or an array of them):
+   string indexes values[first .. first + count) */
+typedef struct dx_Annotation {
+  uint32_t type;        /* type index */
+  uint8_t runtime;      /* 1: VISIBILITY_RUNTIME; 0: VISIBILITY_BUILD */
+  size_t first, count;
+} dx_Annotation;
+
 typedef struct dx_Method {
   uint32_t method_idx, access;
+  size_t anno_first, nannos;  /* its annotations: the file's annotations[anno_first .. + nannos) */
   uint32_t registers, ins;  /* the code item's register count, and how many of the last ones hold the arguments */
   dx_Insn *insns;  size_t ninsns;
   dx_Try *tries;   size_t ntries;
@@ -52,7 +65,8 @@ typedef struct dx_Method {
 typedef struct dx_Class {
   uint32_t class_idx, access, super_idx, source_idx;  /* 0xFFFFFFFF: none */
   dx_Method *methods;
-  size_t nmethods;
+  size_t nmethods, ndirect;   /* the direct methods first, then the virtual ones; each list by method index */
+  size_t anno_first, nannos;  /* the class's own annotations */
 } dx_Class;
 
 typedef struct dx_File {
@@ -63,6 +77,11 @@ typedef struct dx_File {
            nmethods, methods_off;
   dx_Class *classes;
   size_t nclasses;
+  dx_Annotation *annotations;  /* every annotation read, the classes' and the methods' */
+  size_t nannotations, annotations_cap;
+  uint32_t *values;            /* the annotations' value strings (string indexes) */
+  size_t nvalues, values_cap;
+  size_t visits;               /* annotation set entries visited (at most the file's size: sets are shared) */
 } dx_File;
 
 /* read a dex file; on failure a message with the byte offset */

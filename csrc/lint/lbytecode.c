@@ -37,6 +37,40 @@ static lua_Integer line_of (const cf_Method *m, uint32_t pc) {
   return line;
 }
 
+/* a type descriptor as a class file names the class: Lcom/foo/Bar; -> com/foo/Bar */
+static void push_type (lua_State *L, const unsigned char *s, size_t n) {
+  if (n >= 2 && s[0] == 'L' && s[n - 1] == ';') lua_pushlstring(L, (const char *)s + 1, n - 2);
+  else lua_pushlstring(L, (const char *)s, n);
+}
+
+/* annotations[first .. first + count) as `annotations` of the table on top:
+   {type, runtime, values}; nothing when there are none */
+static void set_class_annotations (lua_State *L, const cf_Class *c, size_t first, size_t count) {
+  size_t k, j;
+  if (count == 0) return;
+  lua_createtable(L, (int)count, 0);
+  for (k = 0; k < count; k++) {
+    const cf_Annotation *a = &c->annotations[first + k];
+    cf_Str s;
+    lua_createtable(L, 0, 3);
+    if (cf_utf8(c, a->type, &s)) {
+      push_type(L, s.s, s.n);
+      lua_setfield(L, -2, "type");
+    }
+    lua_pushboolean(L, a->runtime);
+    lua_setfield(L, -2, "runtime");
+    lua_createtable(L, (int)a->count, 0);
+    for (j = 0; j < a->count; j++) {
+      if (!cf_utf8(c, c->strings[a->first + j], &s)) continue;  /* (not a Utf8 entry: left out) */
+      lua_pushlstring(L, (const char *)s.s, s.n);
+      lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+    }
+    lua_setfield(L, -2, "values");
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_setfield(L, -2, "annotations");
+}
+
 static void push_insns (lua_State *L, const cf_Class *c, const cf_Method *m) {
   size_t k;
   lua_createtable(L, (int)m->ninsns, 0);
@@ -110,8 +144,11 @@ static void push_locals (lua_State *L, const cf_Class *c, const cf_Method *m) {
 ** or nil, message, code. Each method: {name, desc, access, code (its
 ** instructions: {pc, op, var, branch, owner, name, desc, class, line}),
 ** tries ({start, stop, handler, type; no type: catches everything}),
-** locals ({start, stop, index, name, desc})}; abstract and native methods
-** have no code.
+** locals ({start, stop, index, name, desc}), annotations}; abstract and
+** native methods have no code. The class's and each method's
+** `annotations`, when it has any: {type (android/annotation/SuppressLint),
+** runtime (true: RuntimeVisibleAnnotations; false: class retention),
+** values (the strings of its "value" element)}.
 */
 static int core_classfile (lua_State *L) {
   size_t n, k;
@@ -136,6 +173,7 @@ static int core_classfile (lua_State *L) {
   lua_setfield(L, -2, "interfaces");
   setint(L, "version", c.major);
   setint(L, "access", c.access);
+  set_class_annotations(L, &c, c.anno_first, c.nannos);
   lua_createtable(L, (int)c.nmethods, 0);
   for (k = 0; k < c.nmethods; k++) {
     const cf_Method *m = &c.methods[k];
@@ -143,6 +181,7 @@ static int core_classfile (lua_State *L) {
     if (cf_utf8(&c, m->name, &s)) setstr(L, "name", s);
     if (cf_utf8(&c, m->desc, &s)) setstr(L, "desc", s);
     setint(L, "access", m->access);
+    set_class_annotations(L, &c, m->anno_first, m->nannos);
     if (m->has_code) {
       push_insns(L, &c, m);
       lua_setfield(L, -2, "code");
@@ -200,8 +239,7 @@ static void push_dex_class (lua_State *L, const dx_File *d, uint32_t idx) {
   const unsigned char *s;
   size_t n;
   if (!dx_type(d, idx, &s, &n)) { lua_pushnil(L); return; }
-  if (n >= 2 && s[0] == 'L' && s[n - 1] == ';') lua_pushlstring(L, (const char *)s + 1, n - 2);
-  else lua_pushlstring(L, (const char *)s, n);
+  push_type(L, s, n);
 }
 
 /* a proto as a JVM method descriptor: (Ljava/lang/String;I)V */
@@ -242,11 +280,40 @@ static void set_dex_method (lua_State *L, const dx_File *d, uint32_t idx, const 
   if (push_dex_desc(L, d, proto)) lua_setfield(L, -2, "desc");
 }
 
+/* a dex file's annotations[first .. first + count) as set_class_annotations puts a class file's */
+static void set_dex_annotations (lua_State *L, const dx_File *d, size_t first, size_t count) {
+  size_t k, j;
+  if (count == 0) return;
+  lua_createtable(L, (int)count, 0);
+  for (k = 0; k < count; k++) {
+    const dx_Annotation *a = &d->annotations[first + k];
+    const unsigned char *s;
+    size_t n;
+    lua_createtable(L, 0, 3);
+    if (dx_type(d, a->type, &s, &n)) {
+      push_type(L, s, n);
+      lua_setfield(L, -2, "type");
+    }
+    lua_pushboolean(L, a->runtime);
+    lua_setfield(L, -2, "runtime");
+    lua_createtable(L, (int)a->count, 0);
+    for (j = 0; j < a->count; j++) {
+      if (!dx_string(d, d->values[a->first + j], &s, &n)) continue;  /* (out of range: left out) */
+      lua_pushlstring(L, (const char *)s, n);
+      lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+    }
+    lua_setfield(L, -2, "values");
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_setfield(L, -2, "annotations");
+}
+
 static void push_dex_method (lua_State *L, const dx_File *d, const dx_Method *m) {
   size_t k;
   lua_createtable(L, 0, 6);
   set_dex_method(L, d, m->method_idx, NULL);
   setint(L, "access", m->access);
+  set_dex_annotations(L, d, m->anno_first, m->nannos);
   if (!m->has_code) return;
   setint(L, "registers", m->registers);
   setint(L, "ins", m->ins);
@@ -340,7 +407,9 @@ static void push_dex_method (lua_State *L, const dx_File *d, const dx_Method *m)
 ** a dex file in core.classfile's shape (names as class files spell them:
 ** com/foo/Bar; descriptors built from the protos; pcs and try ranges in
 ** 16-bit code units; `var` the instruction's first register; lines and
-** locals ({start, stop, index = register, name, desc}) from the debug info).
+** locals ({start, stop, index = register, name, desc}) from the debug info;
+** `annotations` as core.classfile's, of visibility BUILD (runtime false) or
+** RUNTIME: the system's, dalvik/annotation/..., are not read).
 */
 static int core_dexfile (lua_State *L) {
   size_t n, k, j;
@@ -363,6 +432,7 @@ static int core_dexfile (lua_State *L) {
     if (c->source_idx != 0xFFFFFFFFu) set_dex_string(L, &d, "source", c->source_idx);
     setint(L, "version", d.version);
     setint(L, "access", c->access);
+    set_dex_annotations(L, &d, c->anno_first, c->nannos);
     lua_createtable(L, (int)c->nmethods, 0);
     for (j = 0; j < c->nmethods; j++) {
       push_dex_method(L, &d, &c->methods[j]);
