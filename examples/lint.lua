@@ -1,5 +1,6 @@
 -- sift lint from Lua: read class files, directories or jars, run the
--- Cursor rule (and any others named), print the findings by method.
+-- Cursor rule (and any others named), leave out what an @SuppressLint in
+-- the code covers (read from the bytecode), print the findings by method.
 -- Usage: sift run examples/lint.lua PATH... [--rules cursor,closeable]
 local lint = require "sift.lint"
 
@@ -14,7 +15,8 @@ local rules = assert(lint.select(names))
 local classes, problems = assert(lint.load(paths))
 for _, p in ipairs(problems) do io.stderr:write("skipped ", p.file, ": ", p.message, "\n") end
 local by_method = {}
-for _, f in ipairs(lint.check(classes, rules)) do
+local findings, suppressed = lint.unsuppressed_in_code(lint.check(classes, rules), classes)
+for _, f in ipairs(findings) do
   local key = f.class .. "." .. f.method
   if not by_method[key] then
     by_method[key] = true
@@ -22,4 +24,5 @@ for _, f in ipairs(lint.check(classes, rules)) do
   end
   print(("  line %s  %-18s %s"):format(f.line or "?", f.criterion, f.instruction))
 end
-print(("%d classes checked"):format(#classes))
+print(("%d classes checked%s"):format(#classes,
+  suppressed > 0 and (", %d findings suppressed by @SuppressLint"):format(suppressed) or ""))

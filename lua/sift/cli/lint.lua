@@ -30,7 +30,9 @@ function M.define.lint(parser)
   c:flag("--strict", "Judge every rule as the Cursor detector does: operations outside a try block, try blocks "
     .. "whose cleanup does not release it, every path and exception; Android Lint's rules (typedarray...) too.")
   c:option("--suppressions", "A suppressions file: a line per suppression, ID WHERE (ID: sift:RULE, "
-    .. "sift:RULE/CRITERION, Recycle or all; WHERE: a class, class.method, or a prefix ending in *).")
+    .. "sift:RULE/CRITERION, Recycle or all; WHERE: a class, class.method, or a prefix ending in *). "
+    .. "Android's @SuppressLint(\"Recycle\") (or \"sift:RULE\"...) on a method or class is read from the "
+    .. "bytecode without it.")
   c:option("--baseline", "A baseline file (written by --write-baseline): its findings, known by their "
     .. "fingerprints, are not reported again.")
   c:option("--write-baseline", "Write every finding's fingerprint to this file (a baseline), then report as usual.")
@@ -59,7 +61,9 @@ function M.commands.lint(args, out, err)
     end
   end
   local findings = lint.check(classes, rules, classpath, { strict = args.strict })
-  local known, suppressed = 0, 0  -- (findings the baseline silenced; those suppressed)
+  local known = 0  -- (findings the baseline silenced)
+  local suppressed  -- (and those suppressed: by @SuppressLint, read from the bytecode, or the suppressions file)
+  findings, suppressed = lint.unsuppressed_in_code(findings, classes)
   if args.suppressions then
     local f, serr = io.open(args.suppressions, "rb")
     if not f then
@@ -73,7 +77,9 @@ function M.commands.lint(args, out, err)
         common.printable(bad[1].text)))
       return common.EXIT_USAGE
     end
-    findings, suppressed = lint.unsuppressed(findings, entries)
+    local more
+    findings, more = lint.unsuppressed(findings, entries)
+    suppressed = suppressed + more
   end
   if args.write_baseline then
     local f, werr = io.open(args.write_baseline, "wb")

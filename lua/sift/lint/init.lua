@@ -356,6 +356,85 @@ function M.unsuppressed(findings, entries)
   return out, n
 end
 
+-- an annotation Android Lint reads as @SuppressLint: android.annotation's, or
+-- any class named SuppressLint (Android Lint matches the descriptor's end)
+local function is_suppress_lint(a)
+  local t = a.type or ""
+  return t == "SuppressLint" or t:sub(-13) == "/SuppressLint"
+end
+
+local ANDROID_RULES = nil  -- (set of M.rules_data.android, made on first use)
+
+--- Whether one id of an `@SuppressLint` covers a finding. Android Lint's
+-- terms: ids match case-insensitively, a string may hold several
+-- separated by commas; `all` covers every finding, and Android Lint's
+-- names for the issue sift's Android rules and the Cursor rule stand for
+-- (`Recycle`, Studio's `AndroidLintRecycle`, its category `Performance`)
+-- cover theirs. sift's own: `sift:RULE` covers that rule's findings,
+-- `sift:RULE/CRITERION` that criterion's.
+function M.suppress_lint_covers(value, f)
+  if not ANDROID_RULES then ANDROID_RULES = set(M.rules_data.android) end
+  for raw in value:gmatch("[^,]+") do
+    local id = raw:match("^%s*(.-)%s*$"):lower()
+    if id == "all" or id == "sift:" .. f.rule or id == "sift:" .. f.rule .. "/" .. f.criterion then return true end
+    if ANDROID_RULES[f.rule] and (id == "recycle" or id == "androidlintrecycle" or id == "performance") then
+      return true
+    end
+  end
+  return false
+end
+
+local function annotations_cover(annotations, f)
+  for _, a in ipairs(annotations or {}) do
+    if is_suppress_lint(a) then
+      for _, v in ipairs(a.values or {}) do
+        if M.suppress_lint_covers(v, f) then return true end
+      end
+    end
+  end
+  return false
+end
+
+--- Whether an `@SuppressLint` in the code covers a finding: on its
+-- method; for a lambda's body (`lambda$NAME$N`), on the method NAME it
+-- is written in; on its class; on the classes it is nested in (the
+-- classes read whose names are its name cut at a `$`). `by_name`: the
+-- classes by name (com/example/Foo).
+function M.suppressed_in_code(f, by_name)
+  local name = f.class:gsub("%.", "/")
+  local cls = by_name[name]
+  if not cls then return false end
+  local written_in = f.method:match("^lambda%$(.-)%$")
+  for _, m in ipairs(cls.methods) do
+    if m.annotations and ((m.name == f.method and m.desc == f.desc) or m.name == written_in)
+        and annotations_cover(m.annotations, f) then
+      return true
+    end
+  end
+  if annotations_cover(cls.annotations, f) then return true end
+  local cut = #name
+  while true do
+    cut = name:sub(1, cut - 1):match(".*()%$")
+    if not cut then return false end
+    local outer = by_name[name:sub(1, cut - 1)]
+    if outer and annotations_cover(outer.annotations, f) then return true end
+  end
+end
+
+--- The findings no `@SuppressLint` in the code covers (M.suppressed_in_code;
+-- classes: those checked, as M.load gives them), and how many it covered.
+function M.unsuppressed_in_code(findings, classes)
+  local by_name = {}
+  for _, cls in ipairs(classes) do
+    if cls.name and not by_name[cls.name] then by_name[cls.name] = cls end
+  end
+  local out, n = {}, 0
+  for _, f in ipairs(findings) do
+    if M.suppressed_in_code(f, by_name) then n = n + 1 else out[#out + 1] = f end
+  end
+  return out, n
+end
+
 -- the findings of one rule in one method, from the resource model's result r
 local function findings_of(cls, m, rule, name, r, out, strict)
   local code, facts, ids, owner = m.code, r.facts, r.ids, r.owner
