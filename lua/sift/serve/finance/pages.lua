@@ -60,7 +60,7 @@ function M.accounts(_, books)
       rows[i] = { html.a("/finance/transactions?account=" .. a.id, a.number), esc(a.name ~= a.number and a.name or ""),
         esc(a.kind), esc(a.institution), esc(a.currency),
         ('<span class="n" data-units="%d">%s</span>%s'):format(a.units, esc(a.balance),
-          a.known and "" or ' <span class="muted">(relative: no statement balance)</span>'),
+          (a.known or a.kind == "cash") and "" or ' <span class="muted">(relative: no statement balance)</span>'),
         num(a.transactions), num(a.uncleared) }
       for _, s in ipairs(a.statements) do
         statements[#statements + 1] = { esc(a.number), esc(s.date), esc(s.balance), esc(s.books),
