@@ -351,3 +351,15 @@ if contended then
     .. " | grep -E 'java.lang.Class  |ForkJoinPool(\\$WorkQueue)?$|BufferedSubscription$'")
 end
 print("(docs/heap.md: sift waste, threads, loaders, growth; docs/bmd.md: root kinds)")
+
+-- the finance app of sift serve --db, on a generated ledger: a form posted
+-- as a browser would, the same form from another site refused; then, on a
+-- terminal, the app stays open at the URL it prints until ^C
+section("the finance app: accounts, transactions, forms, charts and budgets in the browser")
+os.execute("rm -f build/demo/app.db*")
+sh("bin/sift run examples/finance_app.lua build/demo/app.db --check 2>&1 | tail -5")
+print("(docs/finance.md: the app's pages and its safe writes)")
+if os.execute("test -t 1") then
+  print("\nThe app stays open on the ledger just made (^C to stop):")
+  sh("bin/sift run examples/finance_app.lua build/demo/app.db")
+end
