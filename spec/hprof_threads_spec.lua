@@ -1,8 +1,12 @@
 -- Two threads read a dump's heap records as one does (csrc/heap/hprof_split.c):
 -- on every HPROF fixture, and on a dump cut or damaged in the part the
 -- second thread reads, the index of two threads equals the index of one,
--- object by object, with the same warnings and the same error.
+-- object by object, with the same warnings and the same error. And two
+-- threads build the reference graph's arrays as one does (build_csr in
+-- csrc/heap/dominators.c): the same offsets and references, and the same
+-- VisualVM dominator tree, whose own arrays are built the same way.
 local core = require "sift.core"
+local sift = require "sift"
 local helper = require "spec.helper"
 
 -- every fact of an index, object by object, as a comparable table
@@ -26,6 +30,37 @@ local function records(bytes)
     at = at + 9 + len
   end
   return n, last
+end
+
+-- the reference graph of a dump opened with `threads`: its CSR arrays (the
+-- strong graph under the default rules), then VisualVM's dominator tree
+-- (immediate dominator and retained size of every object), whose arrays
+-- build_csr makes apart
+local function graph(source, threads, no_tree)
+  local heap = assert(sift.open(source, { threads = threads }))
+  heap:reference_rules {}
+  local edges = heap.index:build_graph()
+  local first, succ = heap.index:graph_arrays()
+  local out = { edges = edges, first = first, succ = succ, objects = heap.index:count() }
+  if no_tree then return out end
+  out.reachable = assert(heap:dominators { model = "visualvm" })
+  local idom, retained = {}, {}
+  for num = 1, out.objects do
+    idom[num] = heap.index:idom(num) or "-"
+    retained[num] = heap.index:retained(num) or "-"
+  end
+  out.idom, out.retained = table.concat(idom, ","), table.concat(retained, ",")
+  return out
+end
+
+-- a's graph equals b's, said by what differs first
+local function same_graph(a, b, what)
+  assert.are.same({ a.edges, a.objects, #a.first, #a.succ }, { b.edges, b.objects, #b.first, #b.succ }, what)
+  assert.is_true(a.first == b.first, what .. ": offsets")
+  assert.is_true(a.succ == b.succ, what .. ": references")
+  assert.are.same(a.reachable, b.reachable, what)
+  assert.is_true(a.idom == b.idom, what .. ": immediate dominators")
+  assert.is_true(a.retained == b.retained, what .. ": retained sizes")
 end
 
 describe("two threads reading a dump's heap records", function()
@@ -69,5 +104,61 @@ describe("two threads reading a dump's heap records", function()
     assert.is_nil(ok)
     assert.are.same({ "unknown heap dump sub-record tag 0xEE at byte " .. (last + 9), "bad_tag" }, { msg2, code2 })
     assert.are.same({ msg1, code1 }, { msg2, code2 })
+  end)
+
+  it("build every fixture's reference graph on two threads as on one", function()
+    if #fixtures == 0 then return pending("no fixtures") end
+    local edges, objects = 0, 0
+    for _, path in ipairs(fixtures) do
+      local one, two = graph(path, 1), graph(path, 2)
+      same_graph(one, two, path)
+      assert.are.equal(4 * (one.objects + 1), #one.first, path)
+      assert.are.equal(4 * one.edges, #one.succ, path)
+      assert.are.equal(one.edges, string.unpack("=I4", one.first, #one.first - 3), path)  -- n + 1's offset
+      edges, objects = edges + one.edges, objects + one.objects
+    end
+    -- more references than objects: each half's array, begun at a quarter
+    -- of the objects, was grown and its part went on
+    assert.are.same({ 20, 617846, 285998 }, { #fixtures, edges, objects })
+  end)
+
+  it("build the same graph of a dump cut, or whose second half points at ids it lacks", function()
+    local path = helper.fixture("hprof/generated-jdk17/leaky_jdk17_all.hprof")
+    if not path then return end
+    local bytes = helper.read(path)
+    local _, last = records(bytes)
+    local cut = helper.tmpfile(bytes:sub(1, last + 5000))
+    local one, two = graph(cut, 1), graph(cut, 2)
+    same_graph(one, two, "cut")
+    local whole = graph(path, 1, true)
+    assert.are.same({ 53947, 57816 }, { one.edges, whole.edges })
+    -- the elements of the object arrays in the second thread's half (the
+    -- objects numbered past half) turned to ids the dump does not have
+    local heap = assert(sift.open(path))
+    local n, spans = heap.index:count(), {}
+    for num = n // 2 + 1, n do
+      local id, kind, _, _, length = heap.index:object(num)
+      if kind == "object_array" and length > 0 then
+        local at = bytes:find("\x22" .. string.pack(">I8", id), 1, true)
+        while string.unpack(">I4", bytes, at + 13) ~= length do  -- the id's bytes inside other data
+          at = bytes:find("\x22" .. string.pack(">I8", id), at + 1, true)
+        end
+        spans[#spans + 1] = { at + 1 + 8 + 4 + 4 + 8, 8 * length }  -- past tag, id, serial, length, class id
+      end
+    end
+    table.sort(spans, function(x, y) return x[1] < y[1] end)
+    local pieces, from = {}, 1
+    for _, sp in ipairs(spans) do
+      pieces[#pieces + 1] = bytes:sub(from, sp[1] - 1) .. ("\x7F"):rep(sp[2])
+      from = sp[1] + sp[2]
+    end
+    pieces[#pieces + 1] = bytes:sub(from)
+    local bad, damaged_arrays = table.concat(pieces), #spans
+    assert.are.equal(#bytes, #bad)
+    assert.are.equal(1809, damaged_arrays)
+    local damaged = helper.tmpfile(bad)
+    local d1, d2 = graph(damaged, 1), graph(damaged, 2)
+    same_graph(d1, d2, "damaged")
+    assert.are.same({ 51184, 57816 }, { d1.edges, whole.edges })
   end)
 end)

@@ -64,6 +64,7 @@ sift_Status hg_init (hg_Graph *g, const hp_Heap *h) {
   uint64_t c, i, total = 0, statics = 0;
   memset(g, 0, sizeof *g);
   g->h = h;
+  g->threads = h->threads_opt;
   if (h->nobjs >= HG_NONE - 1) return SIFT_EUNSUPPORTED;
   g->n = (uint32_t)h->nobjs;
   /* per-class tables of object fields and statics */

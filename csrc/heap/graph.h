@@ -53,6 +53,8 @@ typedef struct hg_Ref {
 typedef struct hg_Graph {
   const hp_Heap *h;
   uint32_t n;              /* objects; n stands for the virtual root */
+  int threads;             /* for the CSR arrays: 1 one thread, 2 two, 0 two
+                              from SIFT_SPLIT_FROM objects (h->threads_opt) */
   /* per class: the object fields of its layout, with flags */
   uint32_t *ref_first;     /* nclasses + 1 */
   uint32_t *ref_field;     /* index into the layout */
@@ -161,7 +163,9 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
 
 /* the references of the dominator model (shark and jvm) as CSR arrays
    (g->first, g->succ), set only when complete; hg_dominators takes them
-   over when present */
+   over when present. Built on both cores as g->threads says (the objects
+   in two halves, each decoded once by its thread): the same arrays as one
+   thread builds */
 sift_Status hg_build (hg_Graph *g, sift_Progress *pr);
 
 /* the dominator tree and retained sizes under `model`. Computed apart

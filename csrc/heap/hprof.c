@@ -506,6 +506,7 @@ sift_Status hp_build (hp_Heap *h, const unsigned char *p, size_t n,
   b.h = h;
   b.pr = pr;
   b.err = err;
+  h->threads_opt = opt->threads;
   s = build(&b, p, n, opt);
   sift_idmap_free(&b.named);
   return s;

@@ -193,6 +193,8 @@ typedef struct hp_Heap {
   uint64_t truncated_at;    /* offset where the file ends too early, or 0 */
   int nwarn;
   char warn[HP_MAXWARN][200];
+  int threads_opt;          /* hp_Options.threads, which the reference
+                               graph's build follows too (graph.h) */
 } hp_Heap;
 
 /* options of hp_build */

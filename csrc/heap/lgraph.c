@@ -261,6 +261,17 @@ static int graph_build (lua_State *L) {
   return 1;
 }
 
+/* heap:graph_arrays() -> the CSR arrays heap:build_graph() built, as
+   strings of native 32-bit words: n + 1 offsets, then the references (0-based
+   object numbers); nil when not built (for checking one build against another) */
+static int graph_arrays (lua_State *L) {
+  hg_Graph *g = sift_checkgraph(L);
+  if (g->first == NULL) return 0;
+  lua_pushlstring(L, (const char *)g->first, ((size_t)g->n + 1) * sizeof *g->first);
+  lua_pushlstring(L, (const char *)g->succ, (size_t)g->edges * sizeof *g->succ);
+  return 2;
+}
+
 /* heap:graph_info() -> sizes of what the graph holds, in bytes */
 static int graph_info (lua_State *L) {
   hg_Graph *g = sift_checkgraph(L);
@@ -398,6 +409,7 @@ static const luaL_Reg graph_methods[] = {
   {"shallow", graph_shallow},
   {"graph_info", graph_info},
   {"build_graph", graph_build},
+  {"graph_arrays", graph_arrays},
   {NULL, NULL}
 };
 

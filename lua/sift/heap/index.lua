@@ -90,7 +90,9 @@ M.Heap, M.Class, M.Object = Heap, Class, Object
 --   several; default the last), `mapping` (path of a ProGuard/R8 mapping, or
 --   a table from `read_mapping`), `progress` (function(done, total)),
 --   `threads` (1: read the heap records in this thread only; 2: in two
---   threads; by default a dump of several megabytes is read by two)
+--   threads; by default a dump of several megabytes is read by two; the
+--   reference graph's arrays follow it too, built by default on two
+--   threads from 16,384 objects on)
 -- @return heap, or nil, message, code
 function M.open(path, opts)
   opts = opts or {}
