@@ -3,7 +3,8 @@
 ** libFuzzer harness for the lint's bytecode readers: the input read as a
 ** zip (each class and dex entry parsed), as one class file and as one dex
 ** file, and every reference of every instruction resolved the way
-** lbytecode.c does; every annotation's type and value strings too.
+** lbytecode.c does; every annotation's type and value strings too, and a
+** class's enclosing method.
 */
 
 #include <stdint.h>
@@ -50,6 +51,7 @@ static void parse_class (const unsigned char *p, size_t n) {
   cf_class_name(&c, c.this_class, &a);
   cf_utf8(&c, c.source, &a);
   class_annotations(&c, c.anno_first, c.nannos);
+  if (cf_class_name(&c, c.enclosing_class, &a)) cf_name_and_type(&c, c.enclosing_method, &b, &d);
   for (k = 0; k < c.nmethods; k++) {
     const cf_Method *m = &c.methods[k];
     cf_utf8(&c, m->name, &a);
@@ -76,6 +78,7 @@ static void parse_dex (const unsigned char *p, size_t n) {
     dx_type(&d, cl->class_idx, &s, &len);
     dx_string(&d, cl->source_idx, &s, &len);
     dex_annotations(&d, cl->anno_first, cl->nannos);
+    if (cl->enclosing_method != 0xFFFFFFFFu && dx_method(&d, cl->enclosing_method, &a, &b, &c)) dx_type(&d, a, &s, &len);
     for (j = 0; j < cl->nmethods; j++) {
       const dx_Method *m = &cl->methods[j];
       dex_annotations(&d, m->anno_first, m->nannos);

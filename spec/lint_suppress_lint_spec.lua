@@ -26,13 +26,14 @@ local function found(out)
   return got
 end
 
--- what sift lint --rules android reports on the samples: the rest (11) an @SuppressLint covers
+-- what sift lint --rules android reports on the samples: the rest (12) an @SuppressLint covers
 local REPORTED = {
   "sample.Suppressed.leaks typedarray/never-closed",
   "sample.Suppressed.oneCriterion cursor/never-closed",
   "sample.Suppressed.otherId typedarray/never-closed",
   "sample.Suppressed.twoLeaks cursor/never-closed",
   "sample.Suppressed.twoLeaks cursor/op-outside-try",
+  "sample.Suppressed$2.run typedarray/never-closed",
   "sample.Suppressed$Inner.leaks typedarray/never-closed",
 }
 
@@ -56,7 +57,7 @@ local GOOD = string.pack(">I2I2I2I2", 1, 6, 1, 7) .. "[" .. string.pack(">I2", 1
 -- =======================================================
 
 local DB, CURSOR = "Landroid/database/sqlite/SQLiteDatabase;", "Landroid/database/Cursor;"
-local SUPPRESS = "Landroid/annotation/SuppressLint;"
+local SUPPRESS, ENCLOSING = "Landroid/annotation/SuppressLint;", "Ldalvik/annotation/EnclosingMethod;"
 
 local function uleb(v)
   local out = {}
@@ -69,7 +70,8 @@ local function uleb(v)
 end
 
 -- the writer's dex: sample/DexSup with two methods leaking a Cursor the same way (leaks, quiet), and
--- one (value) that puts the strings and the type the annotations need into the dex's tables
+-- one (value) that puts the strings and the types the annotations need into the dex's tables; and
+-- sample/DexSup$1 (an anonymous class, once annotated) leaking it the same way in run
 local function plain_dex()
   local writer = dofile("spec/dex_writer.lua")
   local raw = { class = DB, name = "rawQuery", params = { "Ljava/lang/String;", "[Ljava/lang/String;" }, ret = CURSOR }
@@ -81,8 +83,9 @@ local function plain_dex()
   end
   local w = writer.new()
   w:class { name = "Lsample/DexSup;", source = "DexSup.java", methods = { leak("leaks"), leak("quiet"),
-    { name = "value", params = { SUPPRESS }, ret = "V", registers = 2, lines = { { 0, 20 } },
+    { name = "value", params = { SUPPRESS, ENCLOSING }, ret = "V", registers = 3, lines = { { 0, 20 } },
       code = { { "const-string", 0, "Recycle" }, { "const-string", 0, "NewApi" }, { "return-void" } } } } }
+  w:class { name = "Lsample/DexSup$1;", source = "DexSup.java", methods = { leak("run") } }
   return w:bytes()
 end
 
@@ -102,9 +105,10 @@ local function tables(s)
   return strings, types, methods
 end
 
--- the dex with @SuppressLint("Recycle") (visibility BUILD) on quiet and @SuppressLint("NewApi")
--- (RUNTIME) on the class, appended: an annotation_item each, a set each, the class's directory.
--- Returns the bytes and where each part is.
+-- the dex with @SuppressLint("Recycle") (visibility BUILD) on quiet, @SuppressLint("NewApi")
+-- (RUNTIME) on DexSup, and the system's EnclosingMethod on DexSup$1 (written in quiet), appended:
+-- an annotation_item each, a set each, a directory per class. Returns the bytes and where each
+-- part is.
 local function annotated_dex()
   local s = plain_dex()
   local strings, types, methods = tables(s)
@@ -121,11 +125,16 @@ local function annotated_dex()
   end
   put("method_item", item(0, "Recycle"))
   put("class_item", item(1, "NewApi"))
+  put("enclosing_item", "\2" .. uleb(types[ENCLOSING]) .. uleb(1) .. uleb(strings.value)
+    .. "\x7a" .. string.pack("<I4", methods.quiet))  -- (a method: 4-byte index)
   put("method_set", string.pack("<I4I4", 1, at.method_item))
   put("class_set", string.pack("<I4I4", 1, at.class_item))
+  put("enclosing_set", string.pack("<I4I4", 1, at.enclosing_item))
   put("directory", string.pack("<I4I4I4I4I4I4", at.class_set, 0, 1, 0, methods.quiet, at.method_set))
+  put("inner_directory", string.pack("<I4I4I4I4", at.enclosing_set, 0, 0, 0))
   at.class_def = u4(out, 0x64)
   out = out:sub(1, at.class_def + 20) .. string.pack("<I4", at.directory) .. out:sub(at.class_def + 25)
+  out = out:sub(1, at.class_def + 52) .. string.pack("<I4", at.inner_directory) .. out:sub(at.class_def + 57)
   return out, at
 end
 
@@ -150,6 +159,11 @@ describe("sift lint: @SuppressLint in the bytecode", function()
     assert.are.same(sl("sift:cursor/op-outside-try"), by.oneCriterion)
     assert.is_nil(by.leaks)
     assert.is_nil(cls.annotations)
+    assert.is_nil(cls.enclosing)
+    -- an anonymous class: the method it is written in (EnclosingMethod)
+    local anon = assert(core.classfile(helper.read(classes .. "/sample/Suppressed$1.class")))
+    assert.are.same({ class = "sample/Suppressed", name = "inAnonymous", desc = "(Landroid/content/Context;)Ljava/lang/Runnable;" },
+      anon.enclosing)
     local quiet = assert(core.classfile(helper.read(classes .. "/sample/Quiet.class")))
     assert.are.same(sl("Recycle"), quiet.annotations)
     -- a runtime one (@Retention's on the stub): RuntimeVisibleAnnotations, its enum value not a string
@@ -167,14 +181,14 @@ describe("sift lint: @SuppressLint in the bytecode", function()
     assert.are.same(REPORTED, found(out))
     out, err, code = helper.sift { "lint", "--rules", "android", classes }
     assert.are.same({ 1, "" }, { code, err })
-    assert.is_truthy(out:match("\n6 findings in 11 classes, 11 suppressed\n$"), out)
-    -- the same leaks, the annotations not read: 17 (the library's check reports, the CLI then leaves out)
+    assert.is_truthy(out:match("\n7 findings in 13 classes, 12 suppressed\n$"), out)
+    -- the same leaks, the annotations not read: 19 (the library's check reports, the CLI then leaves out)
     local lint = require "sift.lint"
     local loaded = lint.load({ classes })
     local all = lint.check(loaded, lint.select("android"))
-    assert.are.equal(17, #all)
+    assert.are.equal(19, #all)
     local left, n = lint.unsuppressed_in_code(all, loaded)
-    assert.are.same({ 6, 11 }, { #left, n })
+    assert.are.same({ 7, 12 }, { #left, n })
     -- the baseline holds what is left; SARIF has it too
     local baseline = helper.tmpdir() .. "/baseline.txt"
     local _, werr, wcode = helper.sift { "lint", "--rules", "android", "--write-baseline", baseline, classes }
@@ -188,11 +202,12 @@ describe("sift lint: @SuppressLint in the bytecode", function()
       "sample.Suppressed.otherId(Landroid/content/Context;)I",
       "sample.Suppressed.twoLeaks(Landroid/content/Context;Landroid/database/sqlite/SQLiteDatabase;)I",
       "sample.Suppressed.twoLeaks(Landroid/content/Context;Landroid/database/sqlite/SQLiteDatabase;)I",
+      "sample.Suppressed$2.run()V",
       "sample.Suppressed$Inner.leaks(Landroid/content/Context;)I" }, lines)
     out, err, code = helper.sift { "lint", "--rules", "android", "--baseline", baseline, classes }
-    assert.are.same({ 0, "0 findings in 11 classes, 11 suppressed, 6 in the baseline\n", "" }, { code, out, err })
+    assert.are.same({ 0, "0 findings in 13 classes, 12 suppressed, 7 in the baseline\n", "" }, { code, out, err })
     local sarif = cjson.decode((helper.sift { "lint", "--sarif", "--rules", "android", classes }))
-    assert.are.equal(6, #sarif.runs[1].results)
+    assert.are.equal(7, #sarif.runs[1].results)
     -- a suppressions file on top: counted together
     local file = helper.tmpdir() .. "/suppressions.txt"
     local f = assert(io.open(file, "wb"))
@@ -200,7 +215,7 @@ describe("sift lint: @SuppressLint in the bytecode", function()
     f:close()
     out, err, code = helper.sift { "lint", "--rules", "android", "--suppressions", file, classes }
     assert.are.same({ 1, "" }, { code, err })
-    assert.is_truthy(out:match("\n5 findings in 11 classes, 12 suppressed\n$"), out)
+    assert.is_truthy(out:match("\n6 findings in 13 classes, 13 suppressed\n$"), out)
   end)
 
   it("matches ids as Android Lint does, and sift's own by rule and criterion", function()
@@ -221,7 +236,7 @@ describe("sift lint: @SuppressLint in the bytecode", function()
     end
   end)
 
-  it("reads them from dex, of visibility BUILD and RUNTIME, not the system's", function()
+  it("reads them from dex, of visibility BUILD and RUNTIME, and the system's EnclosingMethod", function()
     local core = require "sift.core"
     local bytes = annotated_dex()
     local dex = assert(core.dexfile(bytes))
@@ -232,21 +247,25 @@ describe("sift lint: @SuppressLint in the bytecode", function()
       value = by.value })
     assert.are.same({ { type = "android/annotation/SuppressLint", runtime = true, values = { "NewApi" } } },
       dex[1].annotations)
-    -- the Cursor rule: quiet's two findings suppressed, leaks' two reported
+    assert.are.same({ "sample/DexSup$1", { class = "sample/DexSup", name = "quiet",
+      desc = "(Landroid/database/sqlite/SQLiteDatabase;)I" } }, { dex[2].name, dex[2].enclosing })
+    assert.is_nil(dex[2].annotations)  -- (the system's are not given)
+    assert.is_nil(dex[1].enclosing)
+    -- the Cursor rule: quiet's two findings suppressed and DexSup$1.run's (written in quiet), leaks' two reported
     local dir = helper.tmpdir()
     local f = assert(io.open(dir .. "/classes.dex", "wb"))
     f:write(bytes)
     f:close()
     local out, err, code = helper.sift { "lint", dir .. "/classes.dex" }
     assert.are.same({ 1, "" }, { code, err })
-    assert.is_truthy(out:match("\n2 findings in 1 class, 2 suppressed\n$"), out)
+    assert.is_truthy(out:match("\n2 findings in 2 classes, 4 suppressed\n$"), out)
     assert.is_truthy(out:find("sample.DexSup.leaks [cursor/never-closed]", 1, true))
     -- the file without them: the same four findings, all reported
     f = assert(io.open(dir .. "/plain.dex", "wb"))
     f:write(plain_dex())
     f:close()
     out = helper.sift { "lint", dir .. "/plain.dex" }
-    assert.is_truthy(out:match("\n4 findings in 1 class\n$"), out)
+    assert.is_truthy(out:match("\n6 findings in 2 classes\n$"), out)
   end)
 
   it("refuses a damaged annotation, saying where, in class files and in dex", function()
@@ -287,11 +306,19 @@ describe("sift lint: @SuppressLint in the bytecode", function()
       ("dex file: an annotations directory's method count at byte %d"):format(where.directory + 8))
     refused(patch(dex, where.class_def + 20, string.pack("<I4", #dex + 8)),
       ("dex file: an annotations directory at byte %d"):format(#dex + 8))
-    for n = where.method_item, #dex - 1 do  -- (cut inside the annotations: the directory is past the end, or cut)
+    for n = where.method_item, #dex - 1 do  -- (cut inside the annotations: a directory is past the end, or cut)
       local ok, err = core.dexfile(dex:sub(1, n))
       assert.is_nil(ok)
-      assert.are.equal(n < where.directory + 16 and ("dex file: an annotations directory at byte %d"):format(where.directory)
-        or ("dex file: an annotations directory's method count at byte %d"):format(where.directory + 8), err)
+      local expected = ("dex file: an annotations directory at byte %d"):format(where.inner_directory)
+      if n < where.directory + 16 then
+        expected = ("dex file: an annotations directory at byte %d"):format(where.directory)
+      elseif n < where.directory + 24 then
+        expected = ("dex file: an annotations directory's method count at byte %d"):format(where.directory + 8)
+      end
+      assert.are.equal(expected, err)
     end
+    -- the EnclosingMethod's value damaged: an unknown value type
+    refused(patch(dex, where.enclosing_item + 4, "\5"), ("dex file: an annotation's elements at byte %d")
+      :format(where.enclosing_item))
   end)
 end)

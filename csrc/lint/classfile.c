@@ -8,6 +8,8 @@
 ** RuntimeInvisibleAnnotations and RuntimeVisibleAnnotations (4.7.16,
 ** 4.7.17) are read too: each annotation's type, and the strings of its
 ** "value" element; other elements and nested annotations are walked over.
+** A local or anonymous class's EnclosingMethod (4.7.7) names the method it
+** is written in.
 */
 
 #include <stdio.h>
@@ -457,6 +459,11 @@ sift_Status cf_parse (cf_Class *cls, const unsigned char *p, size_t n, sift_Erro
     if ((visible = annotations_attribute(cls, ai)) >= 0) {
       if ((st = read_annotations(cls, &cur, cur.pos + len, visible, err)) != SIFT_OK) goto failed;
     }
+    else if (len == 4 && cf_utf8(cls, ai, &name) && name.n == 15 && memcmp(name.s, "EnclosingMethod", 15) == 0) {
+      cls->enclosing_class = (uint16_t)u2(&cur);
+      cls->enclosing_method = (uint16_t)u2(&cur);
+      cur.pos -= 4;
+    }
     else if (len == 2 && cf_utf8(cls, ai, &name) && name.n == 10 && memcmp(name.s, "SourceFile", 10) == 0) {
       cls->source = (uint16_t)u2(&cur);
       cur.pos -= 2;
@@ -522,6 +529,11 @@ int cf_class_name (const cf_Class *c, uint16_t index, cf_Str *out) {
 
 uint16_t cf_interface (const cf_Class *c, size_t k) {
   return (uint16_t)be2(c->p + c->interfaces + 2 * k);  /* (cf_parse checked the list lies in the file) */
+}
+
+int cf_name_and_type (const cf_Class *c, uint16_t index, cf_Str *name, cf_Str *desc) {
+  size_t at = entry(c, index, 12, 4);
+  return at != 0 && cf_utf8(c, be2(c->p + at), name) && cf_utf8(c, be2(c->p + at + 2), desc);
 }
 
 int cf_dynamic (const cf_Class *c, uint16_t index, cf_Str *name, cf_Str *desc) {

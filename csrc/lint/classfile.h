@@ -6,7 +6,8 @@
 ** exception table, line numbers and local variables; and the annotations
 ** of the class and of each method (RuntimeInvisibleAnnotations: class
 ** retention, such as Android's @SuppressLint; RuntimeVisibleAnnotations),
-** each as its type and the strings of its "value" element. Every count and
+** each as its type and the strings of its "value" element; and a local or
+** anonymous class's EnclosingMethod. Every count and
 ** offset is checked against the bytes; arrays are sized by what the bytes
 ** can hold, never by an unchecked count.
 */
@@ -75,6 +76,7 @@ typedef struct cf_Class {
   uint16_t *strings;           /* the annotations' value strings (Utf8 indexes) */
   size_t nstrings, strings_cap;
   size_t anno_first, nannos;   /* the class's own annotations */
+  uint16_t enclosing_class, enclosing_method;  /* EnclosingMethod (4.7.7): a Class and a NameAndType index; 0 */
 } cf_Class;
 
 /* read a class file; on failure a message with the byte offset */
@@ -91,6 +93,8 @@ uint16_t cf_interface (const cf_Class *c, size_t k);
 int cf_member (const cf_Class *c, uint16_t index, cf_Str *owner, cf_Str *name, cf_Str *desc);
 /* how many cases the switch at pc has; the k-th one's target into *target when k is one of them */
 size_t cf_switch_target (const cf_Method *m, uint32_t pc, size_t k, uint32_t *target);
+/* a NameAndType entry's name and descriptor */
+int cf_name_and_type (const cf_Class *c, uint16_t index, cf_Str *name, cf_Str *desc);
 /* an InvokeDynamic entry's name and descriptor (what the call site takes and gives) */
 int cf_dynamic (const cf_Class *c, uint16_t index, cf_Str *name, cf_Str *desc);
 /* an opcode's mnemonic ("invokeinterface"); NULL for none */

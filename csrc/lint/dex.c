@@ -10,7 +10,9 @@
 ** annotations_directory_item gives the annotation sets of the class and of
 ** its methods; each annotation_item not of the system's (dalvik/annotation:
 ** what class files keep as attributes) is read: its type and the strings of
-** its "value" element, its other elements walked over (encoded_value).
+** its "value" element, its other elements walked over (encoded_value); of
+** the system's, a class's EnclosingMethod (the method a local or anonymous
+** class is written in).
 */
 
 #include <stdio.h>
@@ -436,8 +438,34 @@ static int encoded_value (dx_File *d, size_t *pos, int keep, int depth) {
   }
 }
 
-/* the annotation_set_item at off (0: none): its BUILD and RUNTIME annotations appended to d's */
-static sift_Status read_set (dx_File *d, uint32_t off, size_t *first, size_t *count, sift_Error *err) {
+/* a class's system annotation at item: when it is dalvik/annotation/EnclosingMethod (a local or
+   anonymous class's), the method its value names into c->enclosing_method */
+static sift_Status read_enclosing (dx_File *d, size_t item, dx_Class *c, sift_Error *err) {
+  static const char ENCLOSING[] = "Ldalvik/annotation/EnclosingMethod;";
+  const unsigned char *p = d->p, *s;
+  size_t n = d->n, pos = item + 1, len;
+  uint32_t type, size, k, name;
+  if (!uleb(p, n, &pos, &type)) FAIL("an annotation's type", item + 1);
+  if (!dx_type(d, type, &s, &len) || len != sizeof ENCLOSING - 1 || memcmp(s, ENCLOSING, len) != 0) return SIFT_OK;
+  if (!uleb(p, n, &pos, &size)) FAIL("an annotation's elements", item);
+  for (k = 0; k < size; k++) {
+    unsigned head, j;
+    uint32_t x = 0;
+    if (!uleb(p, n, &pos, &name) || pos >= n) FAIL("an annotation's elements", item);
+    head = p[pos];
+    if ((head & 0x1f) == 0x1a && (head >> 5) <= 3 && (head >> 5) + 1 <= n - pos - 1 && is_value(d, name)) {
+      for (j = 0; j <= head >> 5; j++) x |= (uint32_t)p[pos + 1 + j] << (8 * j);  /* a method index */
+      c->enclosing_method = x;
+    }
+    if (encoded_value(d, &pos, 0, 0) != 1) FAIL("an annotation's elements", item);
+  }
+  return SIFT_OK;
+}
+
+/* the annotation_set_item at off (0: none): its BUILD and RUNTIME annotations appended to d's;
+   owner: the class whose own set it is (its EnclosingMethod read), or NULL */
+static sift_Status read_set (dx_File *d, uint32_t off, size_t *first, size_t *count, dx_Class *owner,
+                             sift_Error *err) {
   const unsigned char *p = d->p;
   size_t n = d->n, size, k;
   *first = d->nannotations;
@@ -454,7 +482,11 @@ static sift_Status read_set (dx_File *d, uint32_t off, size_t *first, size_t *co
     dx_Annotation *a;
     int r;
     if (item >= n) FAIL("an annotation's offset", off + 4 + 4 * k);
-    if (p[item] == 2) continue;  /* VISIBILITY_SYSTEM: dalvik/annotation/..., not read */
+    if (p[item] == 2) {  /* VISIBILITY_SYSTEM: dalvik/annotation/..., of which only EnclosingMethod is read */
+      sift_Status st = owner ? read_enclosing(d, item, owner, err) : SIFT_OK;
+      if (st != SIFT_OK) return st;
+      continue;
+    }
     if (p[item] > 2) FAIL("an annotation's visibility", item);
     if (!uleb(p, n, &pos, &type)) FAIL("an annotation's type", item + 1);
     if (d->nannotations == d->annotations_cap) {
@@ -509,12 +541,12 @@ static sift_Status read_directory (dx_File *d, uint32_t off, dx_Class *c, sift_E
   if (nfields > (n - at) / 8) FAIL("an annotations directory's field count", off + 4);
   at += 8 * (size_t)nfields;
   if (nmethods > (n - at) / 8) FAIL("an annotations directory's method count", off + 8);
-  if ((st = read_set(d, le4(p + off), &c->anno_first, &c->nannos, err)) != SIFT_OK) return st;
+  if ((st = read_set(d, le4(p + off), &c->anno_first, &c->nannos, c, err)) != SIFT_OK) return st;
   for (k = 0; k < nmethods; k++) {
     const unsigned char *e = p + at + 8 * (size_t)k;
     dx_Method *m = class_method(c, le4(e));
     if (m == NULL) continue;  /* not a method of this class's data: nothing to put it on */
-    if ((st = read_set(d, le4(e + 4), &m->anno_first, &m->nannos, err)) != SIFT_OK) return st;
+    if ((st = read_set(d, le4(e + 4), &m->anno_first, &m->nannos, NULL, err)) != SIFT_OK) return st;
   }
   return SIFT_OK;
 }
@@ -560,6 +592,7 @@ sift_Status dx_parse (dx_File *d, const unsigned char *p, size_t n, sift_Error *
     dx_Class *c = &d->classes[d->nclasses++];
     uint32_t data = le4(def + 24), annotations = le4(def + 20);
     c->class_idx = le4(def);
+    c->enclosing_method = NONE;
     c->access = le4(def + 4);
     c->super_idx = le4(def + 8);
     c->source_idx = le4(def + 16);

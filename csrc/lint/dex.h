@@ -8,7 +8,8 @@
 ** the annotations of each class and method that are not the system's
 ** (visibility BUILD, kept by some compilers, such as Android's
 ** @SuppressLint; and RUNTIME), each as its type and the strings of its
-** "value" element. Every index, offset and count is checked against the bytes.
+** "value" element; of the system's, a class's EnclosingMethod. Every index,
+** offset and count is checked against the bytes.
 */
 
 #if !defined(lint_dex_h)
@@ -67,6 +68,7 @@ typedef struct dx_Class {
   dx_Method *methods;
   size_t nmethods, ndirect;   /* the direct methods first, then the virtual ones; each list by method index */
   size_t anno_first, nannos;  /* the class's own annotations */
+  uint32_t enclosing_method;  /* a local or anonymous class's method (dalvik/annotation/EnclosingMethod); 0xFFFFFFFF */
 } dx_Class;
 
 typedef struct dx_File {

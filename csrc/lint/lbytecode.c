@@ -148,7 +148,9 @@ static void push_locals (lua_State *L, const cf_Class *c, const cf_Method *m) {
 ** native methods have no code. The class's and each method's
 ** `annotations`, when it has any: {type (android/annotation/SuppressLint),
 ** runtime (true: RuntimeVisibleAnnotations; false: class retention),
-** values (the strings of its "value" element)}.
+** values (the strings of its "value" element)}. A local or anonymous
+** class's `enclosing`: {class, name, desc} of the method it is written in
+** (EnclosingMethod; no name nor desc when it is written in no method).
 */
 static int core_classfile (lua_State *L) {
   size_t n, k;
@@ -174,6 +176,16 @@ static int core_classfile (lua_State *L) {
   setint(L, "version", c.major);
   setint(L, "access", c.access);
   set_class_annotations(L, &c, c.anno_first, c.nannos);
+  if (c.enclosing_class && cf_class_name(&c, c.enclosing_class, &s)) {  /* a local or anonymous class's */
+    cf_Str desc;
+    lua_createtable(L, 0, 3);
+    setstr(L, "class", s);
+    if (c.enclosing_method && cf_name_and_type(&c, c.enclosing_method, &s, &desc)) {
+      setstr(L, "name", s);
+      setstr(L, "desc", desc);
+    }
+    lua_setfield(L, -2, "enclosing");
+  }
   lua_createtable(L, (int)c.nmethods, 0);
   for (k = 0; k < c.nmethods; k++) {
     const cf_Method *m = &c.methods[k];
@@ -409,7 +421,8 @@ static void push_dex_method (lua_State *L, const dx_File *d, const dx_Method *m)
 ** 16-bit code units; `var` the instruction's first register; lines and
 ** locals ({start, stop, index = register, name, desc}) from the debug info;
 ** `annotations` as core.classfile's, of visibility BUILD (runtime false) or
-** RUNTIME: the system's, dalvik/annotation/..., are not read).
+** RUNTIME: the system's, dalvik/annotation/..., are not read; `enclosing`
+** from dalvik/annotation/EnclosingMethod).
 */
 static int core_dexfile (lua_State *L) {
   size_t n, k, j;
@@ -433,6 +446,11 @@ static int core_dexfile (lua_State *L) {
     setint(L, "version", d.version);
     setint(L, "access", c->access);
     set_dex_annotations(L, &d, c->anno_first, c->nannos);
+    if (c->enclosing_method != 0xFFFFFFFFu) {  /* a local or anonymous class's */
+      lua_createtable(L, 0, 3);
+      set_dex_method(L, &d, c->enclosing_method, "class");
+      lua_setfield(L, -2, "enclosing");
+    }
     lua_createtable(L, (int)c->nmethods, 0);
     for (j = 0; j < c->nmethods; j++) {
       push_dex_method(L, &d, &c->methods[j]);

@@ -395,30 +395,41 @@ local function annotations_cover(annotations, f)
   return false
 end
 
---- Whether an `@SuppressLint` in the code covers a finding: on its
--- method; for a lambda's body (`lambda$NAME$N`), on the method NAME it
--- is written in; on its class; on the classes it is nested in (the
--- classes read whose names are its name cut at a `$`). `by_name`: the
--- classes by name (com/example/Foo).
-function M.suppressed_in_code(f, by_name)
-  local name = f.class:gsub("%.", "/")
-  local cls = by_name[name]
-  if not cls then return false end
-  local written_in = f.method:match("^lambda%$(.-)%$")
+-- whether the annotations of a method of cls named name (desc: with that
+-- descriptor) cover f; for a lambda's body, those of the method it is written in
+local function method_covers(cls, name, desc, f)
+  local written_in = name:match("^lambda%$(.-)%$")
   for _, m in ipairs(cls.methods) do
-    if m.annotations and ((m.name == f.method and m.desc == f.desc) or m.name == written_in)
+    if m.annotations and ((m.name == name and (desc == nil or m.desc == desc)) or m.name == written_in)
         and annotations_cover(m.annotations, f) then
       return true
     end
   end
-  if annotations_cover(cls.annotations, f) then return true end
-  local cut = #name
-  while true do
-    cut = name:sub(1, cut - 1):match(".*()%$")
-    if not cut then return false end
-    local outer = by_name[name:sub(1, cut - 1)]
-    if outer and annotations_cover(outer.annotations, f) then return true end
+  return false
+end
+
+--- Whether an `@SuppressLint` in the code covers a finding: on its
+-- method; for a lambda's body (`lambda$NAME$N`), on the method NAME it
+-- is written in; on its class; for a local or anonymous class, on the
+-- method it is written in (EnclosingMethod); on the classes it is nested
+-- in (its enclosing class, or the classes read whose names are its name
+-- cut at a `$`), and so on outwards. `by_name`: the classes by name
+-- (com/example/Foo).
+function M.suppressed_in_code(f, by_name)
+  local name = f.class:gsub("%.", "/")
+  local cls = by_name[name]
+  if not cls then return false end
+  if method_covers(cls, f.method, f.desc, f) then return true end
+  local seen = {}
+  while name and not seen[name] do
+    seen[name] = true
+    local c = by_name[name]
+    local e = c and c.enclosing
+    if c and annotations_cover(c.annotations, f) then return true end
+    if e and e.name and by_name[e.class] and method_covers(by_name[e.class], e.name, e.desc, f) then return true end
+    name = e and e.class or name:match("^(.*)%$[^$]*$")
   end
+  return false
 end
 
 --- The findings no `@SuppressLint` in the code covers (M.suppressed_in_code;

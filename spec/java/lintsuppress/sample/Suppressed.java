@@ -72,6 +72,27 @@ public class Suppressed {
         };
     }
 
+    /* suppressed: the leak in an anonymous class (Suppressed$1.run), by the method it is written in */
+    @SuppressLint("Recycle")
+    Runnable inAnonymous(final Context c) {
+        return new Runnable() {
+            public void run() {
+                TypedArray a = c.obtainStyledAttributes(ATTRS);
+                a.getInt(0, 0);
+            }
+        };
+    }
+
+    /* reported: the same in a method without it (Suppressed$2.run) */
+    Runnable anonymousLeaks(final Context c) {
+        return new Runnable() {
+            public void run() {
+                TypedArray a = c.obtainStyledAttributes(ATTRS);
+                a.getInt(0, 0);
+            }
+        };
+    }
+
     /* reported: nothing on it, nor on Suppressed */
     static class Inner {
         int leaks(Context c) {
