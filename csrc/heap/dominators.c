@@ -139,7 +139,7 @@ static sift_Status csr_grow (CsrPart *p) {
 /* the second part's references after the first's, copied from the end a
    block at a time, each block given back once copied (the two arrays are
    not both whole at once) */
-#define CSR_BLOCK ((uint64_t)1 << 20)
+#define CSR_BLOCK ((uint64_t)1 << 18)
 
 static sift_Status csr_join (Csr *c, uint64_t n) {
   CsrPart *a = &c->part[0], *b = &c->part[1];
