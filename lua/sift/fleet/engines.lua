@@ -566,8 +566,9 @@ end
 -- comparison of versions, sift.fleet.version_after).
 function Queue:fixed_versions()
   local out = {}
-  for _, row in ipairs(all(self, [[SELECT g.signature, g.value AS version FROM fixes f JOIN group_values g
-      ON g.signature = f.signature AND g.field = 'version' AND g.n > 0]])) do
+  -- (a search of group_values' key for each fixed group, not a scan of it)
+  for _, row in ipairs(all(self, [[SELECT signature, value AS version FROM group_values
+      WHERE signature IN (SELECT signature FROM fixes) AND field = 'version' AND n > 0]])) do
     out[row.signature] = out[row.signature] or {}
     table.insert(out[row.signature], row.version)
   end
@@ -597,17 +598,19 @@ function Queue:group_details(signatures)
         kind = row.kind, description = row.description, trace = row.trace,
         files = json.array {}, versions = json.array {}, devices = json.array {} }
     end
-    for row in q(self, [[SELECT DISTINCT signature, sha256 COLLATE "C" AS sha256 FROM leaks
-        WHERE signature IN (SELECT json_array_elements_text(?::json)) AND uploads > 0 ORDER BY 1, 2]], signatures)
-        :rows(true) do
+    -- (a row per group and list, its values a JSON array: a row fetched
+    -- costs more than the decoding of its part of an array)
+    for row in q(self, [[SELECT signature, json_agg(DISTINCT sha256 COLLATE "C" ORDER BY sha256 COLLATE "C")::text
+        AS files FROM leaks WHERE signature IN (SELECT json_array_elements_text(?::json)) AND uploads > 0
+        GROUP BY signature]], signatures):rows(true) do
       local g = out[row.signature]
-      if g then g.files[#g.files + 1] = row.sha256 end
+      if g then g.files = json.array(decode(row.files)) end
     end
-    for row in q(self, [[SELECT signature, field, value COLLATE "C" AS value FROM group_values
-        WHERE signature IN (SELECT json_array_elements_text(?::json)) AND n > 0 ORDER BY 1, 2, 3]], signatures)
-        :rows(true) do
+    for row in q(self, [[SELECT signature, field, json_agg(value ORDER BY value COLLATE "C")::text AS list
+        FROM group_values WHERE signature IN (SELECT json_array_elements_text(?::json)) AND n > 0
+        GROUP BY signature, field]], signatures):rows(true) do
       local g = out[row.signature]
-      if g then table.insert(g[row.field .. "s"], row.value) end
+      if g then g[row.field .. "s"] = json.array(decode(row.list)) end
     end
     return out
   end)

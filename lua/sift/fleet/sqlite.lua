@@ -349,8 +349,9 @@ end
 -- comparison of versions, sift.fleet.version_after).
 function Queue:fixed_versions()
   local out = {}
-  for row in self.db:rows([[SELECT g.signature, g.value AS version FROM fixes f JOIN group_values g
-      ON g.signature = f.signature AND g.field = 'version' AND g.n > 0]]) do
+  -- (a search of group_values' key for each fixed group, not a scan of it)
+  for row in self.db:rows([[SELECT signature, value AS version FROM group_values
+      WHERE signature IN (SELECT signature FROM fixes) AND field = 'version' AND n > 0]]) do
     out[row.signature] = out[row.signature] or {}
     table.insert(out[row.signature], row.version)
   end
@@ -371,10 +372,11 @@ function Queue:group_details(signatures)
     row.files, row.versions, row.devices = json.array {}, json.array {}, json.array {}
     out[row.signature] = row
   end
-  for row in self.db:rows([[SELECT DISTINCT signature, sha256 FROM leaks
+  -- (in the index's order: a file's second leak in a group follows its first)
+  for row in self.db:rows([[SELECT signature, sha256 FROM leaks
       WHERE signature IN (SELECT value FROM json_each(?)) AND uploads > 0 ORDER BY signature, sha256]], signatures) do
     local g = out[row.signature]
-    if g then g.files[#g.files + 1] = row.sha256 end
+    if g and g.files[#g.files] ~= row.sha256 then g.files[#g.files + 1] = row.sha256 end
   end
   for row in self.db:rows([[SELECT signature, field, value FROM group_values
       WHERE signature IN (SELECT value FROM json_each(?)) AND n > 0 ORDER BY signature, field, value]], signatures) do
