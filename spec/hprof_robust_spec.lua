@@ -49,7 +49,7 @@ end
 describe("HPROF decoding of damaged files", function()
   for _, rel in ipairs { "hprof/hprof-slurp/hprof-32.bin", "hprof/android/ahat/test-dump-base.hprof",
                          "bmd/jdk17-sample.hprof", "hprof/synthetic-android/synthetic_android.hprof" } do
-    it("opens " .. rel:match("[^/]+$") .. " cut at 150 points, warning where it was cut", function()
+    it("opens " .. rel:match("[^/]+$") .. " cut at 150 points, warning where it was cut #sanitized", function()
       local path = helper.fixture(rel)
       if not path then return end
       local data = helper.read(path)
@@ -81,7 +81,7 @@ describe("HPROF decoding of damaged files", function()
     end)
   end
 
-  it("survives 400 random byte flips without a crash and with clear errors", function()
+  it("survives 400 random byte flips without a crash and with clear errors #sanitized", function()
     local path = helper.fixture("hprof/hprof-slurp/hprof-32.bin")
     if not path then return end
     local data = helper.read(path)

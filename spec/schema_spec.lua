@@ -15,7 +15,7 @@ local function check(name, args, expect_code)
   return out
 end
 
-describe("JSON output matches docs/schema", function()
+describe("JSON output matches docs/schema #once", function()
   local F = helper.fixtures() or "../shared/fixtures"
   local jdk17 = F .. "/hprof/generated-jdk17/leaky_jdk17_live.hprof"
   local binder = F .. "/hprof/android/leakcanary-1.x/leak_service_binder.hprof"

@@ -242,7 +242,7 @@ describe("--model jvm against the JVM's own GC.class_histogram #heavy", function
   end)
 end)
 
-describe("the heap commands and the REPL on every dump of the fixtures", function()
+describe("the heap commands and the REPL on every dump of the fixtures #sanitized", function()
   it("never end in an internal error", function()
     if not helper.fixtures() then return pending("no fixtures") end
     local cli = require "sift.cli"
