@@ -590,7 +590,7 @@ function Queue:group_details(signatures)
         retained_total::text AS retained_total, retained_median::text AS retained_median,
         to_char(first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS first_seen,
         to_char(last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_seen, kind, description, trace
-        FROM leak_groups WHERE signature IN (SELECT json_array_elements_text(?::json)) AND dumps > 0]], signatures)
+        FROM leak_groups WHERE signature = ANY (ARRAY(SELECT json_array_elements_text(?::json))) AND dumps > 0]], signatures)
         :rows(true) do
       out[row.signature] = { signature = row.signature, dumps = integer(row.dumps),
         damaged_dumps = integer(row.damaged_dumps), retained_total = integer(row.retained_total),
@@ -599,15 +599,17 @@ function Queue:group_details(signatures)
         files = json.array {}, versions = json.array {}, devices = json.array {} }
     end
     -- (a row per group and list, its values a JSON array: a row fetched
-    -- costs more than the decoding of its part of an array)
+    -- costs more than the decoding of its part of an array; the groups an
+    -- array, `= ANY`, searched in each index: as a set, `IN`, the planner
+    -- may hash them and scan all of group_values)
     for row in q(self, [[SELECT signature, json_agg(DISTINCT sha256 COLLATE "C" ORDER BY sha256 COLLATE "C")::text
-        AS files FROM leaks WHERE signature IN (SELECT json_array_elements_text(?::json)) AND uploads > 0
+        AS files FROM leaks WHERE signature = ANY (ARRAY(SELECT json_array_elements_text(?::json))) AND uploads > 0
         GROUP BY signature]], signatures):rows(true) do
       local g = out[row.signature]
       if g then g.files = json.array(decode(row.files)) end
     end
     for row in q(self, [[SELECT signature, field, json_agg(value ORDER BY value COLLATE "C")::text AS list
-        FROM group_values WHERE signature IN (SELECT json_array_elements_text(?::json)) AND n > 0
+        FROM group_values WHERE signature = ANY (ARRAY(SELECT json_array_elements_text(?::json))) AND n > 0
         GROUP BY signature, field]], signatures):rows(true) do
       local g = out[row.signature]
       if g then g[row.field .. "s"] = json.array(decode(row.list)) end
