@@ -44,10 +44,19 @@ function M.add(server, books, form)
   return common.redirect("/finance/t/" .. id .. "?saved=1", { id = id })
 end
 
--- run fn in one transaction after checking the transaction's stamp: fn's
--- answer, or 404 / 409 (nothing written)
+-- run fn in one SQLite transaction: its answer; fn refuses by raising
+-- { answer = ANSWER }, which rolls the transaction back and is answered
+local function atomically(books, fn)
+  local ok, answer = pcall(store.atomic, books.db, fn)
+  if ok then return answer end
+  if type(answer) == "table" and answer.answer then return answer.answer end
+  error(answer, 0)
+end
+
+-- the same after checking the transaction's stamp: fn's answer, or 404 /
+-- 409 (nothing written)
 local function with_row(books, id, version, fn)
-  return store.atomic(books.db, function()
+  return atomically(books, function()
     local now = common.stamp(books.db, id)
     if not now then return common.fail(404, ("no transaction %d"):format(id)) end
     if version ~= now then return common.fail(409, STALE) end
@@ -61,7 +70,7 @@ local EDIT_FIELDS = { date = true, amount = true, payee = true, memo = true, cat
 -- an edit through sift.finance.entries (as `sift edit`); a refusal raises
 -- { answer } so that the transaction is rolled back
 local function edit(server, books, id, form, changes, action, back)
-  local ok, answer = pcall(with_row, books, id, form.version, function()
+  return with_row(books, id, form.version, function()
     local done, why = entries.edit(books, id, changes)
     if not done then
       local field = common.field_of(why, EDIT_FIELDS) or "general"
@@ -70,11 +79,6 @@ local function edit(server, books, id, form, changes, action, back)
     end
     return common.redirect(back or ("/finance/t/%d?saved=1"):format(id), { id = id, changes = done })
   end)
-  if not ok then
-    if type(answer) == "table" and answer.answer then return answer.answer end
-    error(answer, 0)
-  end
-  return answer
 end
 
 --- POST /finance/t/ID/edit: your own entry's every field; of an imported
@@ -104,16 +108,11 @@ end
 
 --- POST /finance/t/ID/delete: one of your own entries.
 function M.delete(_, books, id, form)
-  local ok, answer = pcall(with_row, books, id, form.version, function()
+  return with_row(books, id, form.version, function()
     local done, why = entries.delete(books, id)
     if not done then error({ answer = common.fail(422, why) }, 0) end
     return common.redirect("/finance/transactions", { deleted = id })
   end)
-  if not ok then
-    if type(answer) == "table" and answer.answer then return answer.answer end
-    error(answer, 0)
-  end
-  return answer
 end
 
 --- POST /finance/t/ID/rule: `if payee ~ "PATTERN" then CATEGORY` added to
@@ -158,7 +157,7 @@ function M.budget(server, books, form)
       message = errors.category or errors.amount or errors.general }, status or 422)
   end
   if not category then return refused { category = "category: a category" } end
-  local ok, answer = pcall(store.atomic, books.db, function()
+  return atomically(books, function()
     local now = budgets.get(books, category)
     if (now and now.updated or "") ~= (form.version or "") then
       error({ answer = refused({ general = now and ("the budget of %s changed since the page was opened (it is now "
@@ -172,11 +171,6 @@ function M.budget(server, books, form)
     end
     return common.redirect("/finance/budgets?month=" .. month, { budget = b })
   end)
-  if not ok then
-    if type(answer) == "table" and answer.answer then return answer.answer end
-    error(answer, 0)
-  end
-  return answer
 end
 
 --- POST /finance/import: an OFX/QFX file (a form's file part, or the
