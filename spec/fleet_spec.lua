@@ -411,7 +411,7 @@ for _, backend in ipairs(BACKENDS) do
           .. "VALUES ('old-1', '%s', '0.9', 'old-phone', '2024-01-02T03:04:05Z')"):format(sha))
         for _, sql in ipairs(old) do engines.psql(postgres, sql) end
         local _, msg, code = helper.sift(cli({ "fleet", "status" }, data, opts))
-        assert.are.same({ "sift: the PostgreSQL schema is at version 1, this sift needs 4: run sift fleet migrate\n",
+        assert.are.same({ "sift: the PostgreSQL schema is at version 1, this sift needs 5: run sift fleet migrate\n",
           1 }, { msg, code })
       else
         table.insert(old, 2, ("INSERT INTO uploads (sha256, version, device, received_at) "
@@ -422,12 +422,12 @@ for _, backend in ipairs(BACKENDS) do
         db:close()
       end
       local out, msg, code = helper.sift(cli({ "fleet", "migrate" }, data, opts))
-      assert.are.same({ "schema up to date (3 migrations applied)\n", "", 0 }, { out, msg, code })
+      assert.are.same({ "schema up to date (4 migrations applied)\n", "", 0 }, { out, msg, code })
       assert.are.equal("schema up to date (0 migrations applied)\n",
         (helper.sift(cli({ "fleet", "migrate" }, data, opts))))
       if not backend.engines then
         local db = assert(require("sift.core").sqlite(data .. "/fleet.db"))
-        assert.are.equal(4, db:first("PRAGMA user_version").user_version)
+        assert.are.equal(5, db:first("PRAGMA user_version").user_version)
         db:close()
       end
       -- the old dump, as it was: done, not damaged
@@ -452,11 +452,13 @@ for _, backend in ipairs(BACKENDS) do
       for _, w in ipairs(warnings) do
         lines[#lines + 1] = ("  warning %s: %s"):format(answer.body.sha256:sub(1, 12), w)
       end
+      lines[#lines + 1] = "  no symbols: the upload names no app and version: 1 file analysed without names"
       assert.are.same(lines, helper.lines(text))
       local status_text = helper.sift(cli({ "fleet", "status", "--json" }, data, opts))
       local status = cjson.decode(status_text)
       assert.are.same({ uploads = 2, queued = 0, running = 0, done = 2, done_with_warnings = 1, failed = 0,
-        failures = {}, warnings = { { sha256 = answer.body.sha256, warnings = warnings } } }, status)
+        failures = {}, warnings = { { sha256 = answer.body.sha256, warnings = warnings } },
+        no_symbols = { { nameless = "no symbols: the upload names no app and version", files = 1 } } }, status)
       local groups_text = helper.sift(cli({ "fleet", "groups", "--json" }, data, opts))
       local groups = cjson.decode(groups_text)
       if helper.have_validator() then  -- (their JSON Schemas, docs/schema/fleet-*.schema.json)
@@ -515,14 +517,14 @@ describe("sift fleet migrate #heavy", function()
       local redis, postgres = engines.fresh()
       local out, msg, code = helper.sift { "fleet", "status", "--redis", redis, "--postgres", postgres }
       assert.are.same({ "", 1 }, { out, code })
-      assert.matches("schema is at version 0, this sift needs 4: run sift fleet migrate", msg)
+      assert.matches("schema is at version 0, this sift needs 5: run sift fleet migrate", msg)
       out, msg, code = helper.sift { "fleet", "migrate", "--redis", redis, "--postgres", postgres }
-      assert.are.same({ "schema up to date (4 migrations applied)\n", "", 0 }, { out, msg, code })
+      assert.are.same({ "schema up to date (5 migrations applied)\n", "", 0 }, { out, msg, code })
       out = helper.sift { "fleet", "migrate", "--redis", redis, "--postgres", postgres }
       assert.are.equal("schema up to date (0 migrations applied)\n", out)
       out, msg, code = helper.sift { "fleet", "status", "--json", "--redis", redis, "--postgres", postgres }
       assert.are.same({ { uploads = 0, queued = 0, running = 0, done = 0, done_with_warnings = 0, failed = 0,
-        failures = {}, warnings = {} }, "", 0 }, { cjson.decode(out), msg, code })
+        failures = {}, warnings = {}, no_symbols = {} }, "", 0 }, { cjson.decode(out), msg, code })
       assert.matches('"failures":[],', out, 1, true)  -- (arrays, even empty)
       assert.matches('"warnings":[]', out, 1, true)
       -- an engine that is not there: a message, not a traceback

@@ -89,11 +89,21 @@ function M.define.fleet(parser)
     :description("groups: leak groups, most dumps first, with first and last seen, versions, devices, retained "
       .. "bytes and a representative trace. status: jobs by state, the failed ones and those done with warnings (a cut "
       .. "or damaged dump: its leaks are counted, as damaged). fix SIGNATURE VERSION: "
-      .. "mark a group fixed in a version (it reopens when a later version has it). migrate: create or update "
+      .. "mark a group fixed in a version (it reopens when a later version has it). symbols --app APP --version V "
+      .. "FILE...: the app version's apk, jar or dex (the names a BMD hashes) and its R8/ProGuard mapping, so that "
+      .. "workers recover the names of its dumps (those analysed before are analysed again); --platform NAME FILE...: "
+      .. "a platform's jars for every BMD; --list: what is recorded. migrate: create or update "
       .. "the PostgreSQL schema (--redis, --postgres); the embedded SQLite file is brought up to date when opened, "
       .. "and migrate says how many migrations that took.")
-  f:argument("action", "groups, status, fix or migrate."):choices { "groups", "status", "fix", "migrate" }
-  f:argument("what", "For fix: the group's signature and the version."):args("*")
+  f:argument("action", "groups, status, fix, migrate or symbols."):choices { "groups", "status", "fix", "migrate",
+    "symbols" }
+  f:argument("what", "For fix: the group's signature and the version. For symbols: the files (apk, jar, dex or "
+    .. "class files, R8/ProGuard mappings)."):args("*")
+  f:option("--app", "symbols: the app the files are of (as uploads name it: X-Sift-App).")
+  f:option("--version", "symbols: the app's version the files are of (X-Sift-Version).")
+  f:option("--platform", "symbols: the files are a platform's, for every BMD (its jars or dex: android.jar of "
+    .. "an API level), registered once under this name (android-34).")
+  f:flag("--list", "symbols: list the symbol files recorded.")
   data_option(f)
   M.engine_options(f)
   f:flag("--all", "groups: also those marked fixed and not seen since.")
@@ -117,6 +127,8 @@ function M.commands.fleet(args, out, err)
     else
       fleet:mark_fixed(args.what[1], args.what[2])
     end
+  elseif args.action == "symbols" then
+    status = M.symbols(fleet, args, out, err)
   elseif args.action == "status" then
     local st = fleet:status()
     st.failures, st.warnings = fleet:failures(), fleet:warned()
@@ -131,6 +143,10 @@ function M.commands.fleet(args, out, err)
         end
       end
       for _, f in ipairs(st.failures) do out:write("  failed ", f.sha256:sub(1, 12), ": ", common.printable(f.error), "\n") end
+      for _, n in ipairs(st.no_symbols) do
+        out:write(("  %s: %d file%s analysed without names\n"):format(common.printable(n.nameless), n.files,
+          n.files == 1 and "" or "s"))
+      end
     end
   else
     if not (math.tointeger(args.limit) and args.limit >= 0 and math.tointeger(args.offset) and args.offset >= 0) then
@@ -147,6 +163,7 @@ function M.commands.fleet(args, out, err)
           g.first_seen, g.last_seen, table.concat(g.versions, ", "), #g.devices, common.group_digits(g.retained_total),
           common.group_digits(g.retained_median or 0),
           g.damaged_dumps > 0 and ("; %d of the dumps damaged (cut, bad records)"):format(g.damaged_dumps) or ""))
+        for _, n in ipairs(g.no_symbols or {}) do out:write("             ", common.printable(n), "\n") end
       end
       if total == 0 then out:write("no leak groups\n")
       elseif #groups == 0 then out:write(("no leak groups after the first %d (%d in all)\n"):format(args.offset, total))
@@ -157,6 +174,41 @@ function M.commands.fleet(args, out, err)
     end
   end
   return status
+end
+
+-- sift fleet symbols: add symbol files (--app and --version, or
+-- --platform), or --list them
+function M.symbols(fleet, args, out, err)
+  if args.list then
+    if #args.what > 0 or args.app or args.version or args.platform then
+      err:write("sift: fleet symbols --list takes no files, --app, --version or --platform\n")
+      return common.EXIT_USAGE
+    end
+    local list = fleet:symbols()
+    if args.json then out:write(json.encode(list), "\n") return common.EXIT_OK end
+    if #list == 0 then out:write("no symbols\n") end
+    for _, s in ipairs(list) do
+      out:write(("%s  %-7s  %s  %s  (%s)\n"):format(s.platform ~= "" and ("platform " .. s.platform)
+        or (s.app .. " " .. s.version), s.kind, s.sha256:sub(1, 12), common.printable(s.name or "?"), s.added_at))
+    end
+    return common.EXIT_OK
+  end
+  if not args.platform and not (args.app and args.version) then
+    err:write("sift: fleet symbols takes --app and --version (or --platform) and the files, or --list\n")
+    return common.EXIT_USAGE
+  end
+  local added, why = fleet:add_symbols({ app = args.app, version = args.version, platform = args.platform }, args.what)
+  if not added then
+    err:write("sift: ", common.printable(why), "\n")
+    return common.EXIT_BAD_INPUT
+  end
+  if args.json then out:write(json.encode(added), "\n") return common.EXIT_OK end
+  for _, s in ipairs(added) do
+    out:write(("%s %s (%s, %s): %s\n"):format(s.new and "added" or "known", common.printable(s.name), s.what,
+      s.sha256:sub(1, 12), s.requeued > 0 and ("%d dump%s queued again"):format(s.requeued,
+        s.requeued == 1 and "" or "s") or "no dump to analyse again"))
+  end
+  return common.EXIT_OK
 end
 
 return M

@@ -94,6 +94,18 @@ ALTER TABLE leak_groups ADD COLUMN damaged_dumps bigint, ADD COLUMN retained_tot
   ADD COLUMN retained_median bigint, ADD COLUMN first_seen timestamptz, ADD COLUMN last_seen timestamptz,
   ADD COLUMN first_id bigint, ADD COLUMN kind text, ADD COLUMN description text, ADD COLUMN trace text;
 ]],
+  -- symbols: each app version's (and platform's) symbol files, stored by
+  -- SHA-256; a file analysed without any says so (`nameless`: "no symbols
+  -- for APP VERSION"), and so do its leaks (read per group by a partial index)
+  [[
+CREATE TABLE symbols (app text NOT NULL DEFAULT '', version text NOT NULL DEFAULT '',
+  platform text NOT NULL DEFAULT '', kind text NOT NULL, sha256 text NOT NULL, path text NOT NULL, name text,
+  added_at timestamptz NOT NULL DEFAULT clock_timestamp(), PRIMARY KEY (app, version, platform, sha256));
+CREATE INDEX uploads_release ON uploads (app, version);
+ALTER TABLE files ADD COLUMN nameless text;
+ALTER TABLE leaks ADD COLUMN nameless text;
+CREATE INDEX leaks_nameless ON leaks (signature, nameless) WHERE nameless IS NOT NULL;
+]],
 }
 
 -- The statements that make the summary of the groups `where` says (SQL
@@ -457,15 +469,15 @@ function Queue:finish(worker, job, results)
     q(self, "DELETE FROM leaks WHERE sha256 = ?", job.sha256)
     for _, l in ipairs(results.leaks) do
       touched[#touched + 1] = l.signature
-      q(self, [[INSERT INTO leaks (sha256, signature, kind, description, retained, trace, damaged)
-        VALUES (?, ?, ?, ?, ?, ?, ?)]], job.sha256, l.signature, l.kind, l.description, l.retained, l.trace,
-        warnings ~= nil)
+      q(self, [[INSERT INTO leaks (sha256, signature, kind, description, retained, trace, damaged, nameless)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)]], job.sha256, l.signature, l.kind, l.description, l.retained, l.trace,
+        warnings ~= nil, results.nameless)
     end
     q(self, FILE_UPLOADS, job.sha256)
     count(self, job.sha256, 1)
     resummarize(self, touched)
-    q(self, [[UPDATE files SET state = 'done', error = NULL, warnings = ?, summary = ?, analysed_at = now()
-      WHERE sha256 = ?]], warnings, json.encode(results.summary), job.sha256)
+    q(self, [[UPDATE files SET state = 'done', error = NULL, warnings = ?, summary = ?, nameless = ?,
+      analysed_at = now() WHERE sha256 = ?]], warnings, json.encode(results.summary), results.nameless, job.sha256)
     return true
   end)
   -- acknowledged once committed; were this lost, the entry comes back and
@@ -616,6 +628,79 @@ function Queue:group_details(signatures)
     end
     return out
   end)
+end
+
+-- every row of a query with parameters
+local function rows(self, sql, ...)
+  local args = table.pack(...)
+  return (engines(self, function()
+    local out = json.array {}
+    for row in q(self, sql, table.unpack(args, 1, args.n)):rows(true) do out[#out + 1] = row end
+    return out
+  end))
+end
+
+--- Record a symbol file once (as sift.fleet.sqlite's); the files queued
+-- again are added to the stream (after the commit would be too late for
+-- an entry lost with the connection: before it, as ingest does, and a
+-- worker that reads one first waits for the commit).
+function Queue:add_symbols(s)
+  return engines(self, function()
+    local new = first(self, [[INSERT INTO symbols (app, version, platform, kind, sha256, path, name)
+      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING sha256]],
+      s.app or "", s.version or "", s.platform or "", s.kind, s.sha256, s.path, s.name)
+    if not new then return false, 0 end
+    local again
+    if s.platform then
+      again = q(self, [[UPDATE files SET state = 'queued', attempts = 0, worker = NULL
+        WHERE state = 'done' AND format = 'bmd' RETURNING sha256, path, format]])
+    else
+      again = q(self, [[UPDATE files SET state = 'queued', attempts = 0, worker = NULL
+        WHERE state = 'done' AND sha256 IN (SELECT sha256 FROM uploads WHERE app = ? AND version = ?)
+        RETURNING sha256, path, format]], s.app, s.version)
+    end
+    local n = 0
+    for row in again:rows(true) do
+      n = n + 1
+      self.redis:xadd(STREAM, "*", "sha256", row.sha256, "path", row.path, "format", row.format)
+    end
+    return true, n
+  end)
+end
+
+function Queue:symbols()
+  return rows(self, [[SELECT app, version, platform, kind, sha256, path, name,
+    to_char(added_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS added_at FROM symbols
+    ORDER BY app COLLATE "C", version COLLATE "C", platform COLLATE "C", kind, name COLLATE "C", sha256]])
+end
+
+function Queue:symbols_for(sha256)
+  local files = rows(self, [[SELECT s.app, s.version, s.platform, s.kind, s.path FROM symbols s
+    WHERE s.platform = '' AND EXISTS (SELECT 1 FROM uploads u WHERE u.sha256 = ? AND u.app = s.app
+      AND u.version = s.version) ORDER BY s.added_at, s.sha256]], sha256)
+  local platform = rows(self, [[SELECT app, version, platform, kind, path FROM symbols WHERE platform <> ''
+    ORDER BY platform, added_at, sha256]])
+  local releases = rows(self, [[SELECT app, version FROM uploads WHERE sha256 = ? GROUP BY app, version
+    ORDER BY min(id)]], sha256)
+  return files, platform, releases
+end
+
+function Queue:nameless()
+  local out = rows(self, [[SELECT nameless, count(*)::text AS files FROM files WHERE nameless IS NOT NULL
+    GROUP BY nameless ORDER BY nameless COLLATE "C"]])
+  for _, row in ipairs(out) do row.files = integer(row.files) end
+  return out
+end
+
+function Queue:group_nameless(signatures)
+  local out = {}
+  for _, row in ipairs(rows(self, [[SELECT DISTINCT signature, nameless FROM leaks
+      WHERE nameless IS NOT NULL AND signature = ANY (ARRAY(SELECT json_array_elements_text(?::json)))
+      AND uploads > 0 ORDER BY signature, nameless]], signatures)) do
+    out[row.signature] = out[row.signature] or {}
+    table.insert(out[row.signature], row.nameless)
+  end
+  return out
 end
 
 function Queue:fixes()

@@ -61,9 +61,70 @@ end
 -- warnings `{sha256, warnings}`; `jobs()` every file's state, attempts and
 -- worker; `mark_fixed(signature, version)`; `migrate()` makes or updates the
 -- schema (the engines'; the SQLite file's is made on open); `close()`.
-for _, name in ipairs { "ingest", "claim", "finish", "fail", "status", "failures", "warned", "jobs", "mark_fixed",
-    "migrate", "close" } do
+-- `symbols()` lists the symbol files recorded (see Fleet:add_symbols).
+for _, name in ipairs { "ingest", "claim", "finish", "fail", "failures", "warned", "jobs", "mark_fixed",
+    "migrate", "close", "symbols" } do
   Fleet[name] = function(self, ...) return self.queue[name](self.queue, ...) end
+end
+
+--- The queue's counts (see above), and `no_symbols`: the files analysed
+-- without symbols, per message (`[{nameless = "no symbols for APP
+-- VERSION", files = N}]`).
+function Fleet:status()
+  local st = self.queue:status()
+  st.no_symbols = self.queue:nameless()
+  return st
+end
+
+-- an app, version or platform as given: some printable text, not too long
+local function label(what, v)
+  if type(v) ~= "string" or v == "" then return nil, what .. " is missing" end
+  if #v > 200 or v:find("[%c]") then return nil, what .. " must be printable text of at most 200 bytes" end
+  return v
+end
+
+--- Add symbol files for an app version (`scope = {app, version}`) or a
+-- platform (`scope = {platform}`: "jdk-17", "android-34"; its files name
+-- what every BMD hashes: the platform's jars, dex). `files`: paths, or
+-- `{path, name, move}` (move: rename it into the data directory, a
+-- server's temporary upload). Each is sniffed (`sift.fleet.symbols`: apk,
+-- jar, dex or class file, or an R8/ProGuard mapping; anything else is
+-- refused, before any is stored), stored once by SHA-256 beside the dumps
+-- and recorded; a new one queues again the files it may name (analysed
+-- before it came). Returns `[{sha256, kind, what, name, new, requeued}]`,
+-- or nil and why.
+function Fleet:add_symbols(scope, files)
+  local symbols = require "sift.fleet.symbols"
+  local app, version, platform, why
+  if scope.platform then
+    if scope.app or scope.version then return nil, "symbols are for an app version or a platform, not both" end
+    platform, why = label("the platform", scope.platform)
+  else
+    app, why = label("the app", scope.app)
+    if app then version, why = label("the version", scope.version) end
+  end
+  if why then return nil, why end
+  if #files == 0 then return nil, "no symbol files given" end
+  local list = {}
+  for i, f in ipairs(files) do
+    list[i] = type(f) == "table" and f or { path = f }
+    local kind, what = symbols.sniff(list[i].path, list[i].name)
+    if not kind then return nil, what end
+    if platform and kind == "mapping" then
+      return nil, (list[i].name or list[i].path) .. ": a platform's symbols are its jars, apks or dex files "
+        .. "(the names a BMD hashes), not a mapping"
+    end
+  end
+  local out = json.array {}
+  for i, f in ipairs(list) do
+    local s, err = symbols.store(self.dir, f.path, { move = f.move, name = f.name })
+    if not s then return nil, err end
+    s.new, s.requeued = self.queue:add_symbols { app = app, version = version, platform = platform, kind = s.kind,
+      sha256 = s.sha256, path = s.path, name = s.name }
+    s.path = nil
+    out[i] = s
+  end
+  return out
 end
 
 --- The leak groups, most dumps first (then by signature): `{signature,
@@ -99,6 +160,7 @@ function Fleet:groups(opts)
   local names = json.array {}
   for i, g in ipairs(page) do names[i] = g.signature end
   local details = #names > 0 and self.queue:group_details(json.encode(names)) or {}
+  local nameless = #names > 0 and self.queue:group_nameless(json.encode(names)) or {}
   local out = json.array {}
   for _, p in ipairs(page) do
     local d = details[p.signature]  -- (nil: a group counted and gone since, its file's results written again)
@@ -106,7 +168,8 @@ function Fleet:groups(opts)
       local g = { signature = p.signature, kind = d.kind, description = d.description, dumps = d.dumps,
         damaged_dumps = d.damaged_dumps, files = d.files, first_seen = d.first_seen, last_seen = d.last_seen,
         versions = d.versions, devices = d.devices, retained_total = d.retained_total,
-        retained_median = d.retained_median, trace = d.trace, fixed_in = fixes[p.signature] }
+        retained_median = d.retained_median, trace = d.trace, fixed_in = fixes[p.signature],
+        no_symbols = nameless[p.signature] and json.array(nameless[p.signature]) }
       if g.fixed_in then
         for _, v in ipairs(g.versions) do
           if M.version_after(v, g.fixed_in) then g.reopened = true break end
@@ -163,9 +226,13 @@ M.FOLDED_LINES, M.FOLDED_BYTES = 1000, 256 * 1024
 -- FOLDED_LINES within FOLDED_BYTES). Returns results (with `warnings`:
 -- what the lenient decoder said of a cut or damaged file, as `sift info`
 -- does), or nil and why.
-function M.analyze(path, format)
+function M.analyze(path, format, opts)
+  opts = opts or {}
   local sift = require "sift"
-  local doc <close>, msg = sift.open(path)
+  -- (names recovered as sift leaks --strings and --mapping do: a BMD's
+  -- hashes from the strings of jars, apks, dex; obfuscated names mapped back)
+  local doc <close>, msg = sift.open(path, { mapping = opts.mapping,
+    strings = format == "bmd" and opts.strings or nil })
   if not doc then return nil, msg end
   local results = { leaks = {}, summary = {}, warnings = json.array {} }
   local ok, err = pcall(function()
@@ -243,6 +310,31 @@ function M.locate(job, files)
   return (files:gsub("/$", "")) .. "/" .. name
 end
 
+--- What a job's analysis recovers names with: `{strings = {paths},
+-- mapping = path, nameless = "no symbols for APP VERSION" or nil}`. The
+-- symbol files of the app versions its uploads name (the strings of all,
+-- the newest mapping), and, for a BMD, every platform's files; `nameless`
+-- when no app version of its uploads has symbols (a file's symbols are
+-- found where the server stored them, or by `files` as the job's file).
+function Fleet:names_for(job, files)
+  local own, platform, releases = self.queue:symbols_for(job.sha256)
+  local out = { strings = {} }
+  local function where(path) return M.locate({ path = path, sha256 = path:match("(%x+)%.%a+$") }, files) end
+  for _, s in ipairs(own) do
+    if s.kind == "mapping" then out.mapping = where(s.path)
+    else out.strings[#out.strings + 1] = where(s.path) end
+  end
+  if job.format == "bmd" then
+    for _, s in ipairs(platform) do out.strings[#out.strings + 1] = where(s.path) end
+  end
+  if #own == 0 and job.format ~= "trace" then
+    local r = releases[1] or {}
+    out.nameless = (r.app and r.version) and ("no symbols for %s %s"):format(r.app, r.version)
+      or "no symbols: the upload names no app and version"
+  end
+  return out
+end
+
 --- A worker's loop: take jobs, analyse, write results, until no job is
 -- left (opts.once) or forever (waiting opts.poll seconds, 0.2, when idle).
 -- opts: `name` (default host:pid), `lease` (seconds a job stays this
@@ -256,8 +348,11 @@ function Fleet:work(opts)
   while true do
     local job = self.queue:claim(name, opts.lease or 600, poll)
     if job then
-      local results, why = M.analyze(M.locate(job, opts.files), job.format)
-      if results then self.queue:finish(name, job, results)
+      local names = self:names_for(job, opts.files)
+      local results, why = M.analyze(M.locate(job, opts.files), job.format, names)
+      if results then
+        results.nameless = names.nameless
+        self.queue:finish(name, job, results)
       else self.queue:fail(name, job, why) end
       done = done + 1
       if opts.log then opts.log(("%s %s: %s"):format(job.sha256:sub(1, 12), job.format,

@@ -84,6 +84,18 @@ ALTER TABLE leak_groups ADD COLUMN kind TEXT;
 ALTER TABLE leak_groups ADD COLUMN description TEXT;
 ALTER TABLE leak_groups ADD COLUMN trace TEXT;
 ]],
+  -- symbols: each app version's (and platform's) symbol files, stored by
+  -- SHA-256; a file analysed without any says so (`nameless`: "no symbols
+  -- for APP VERSION"), and so do its leaks (read per group by a partial index)
+  [[
+CREATE TABLE symbols (app TEXT NOT NULL DEFAULT '', version TEXT NOT NULL DEFAULT '',
+  platform TEXT NOT NULL DEFAULT '', kind TEXT NOT NULL, sha256 TEXT NOT NULL, path TEXT NOT NULL, name TEXT,
+  added_at TEXT NOT NULL, PRIMARY KEY (app, version, platform, sha256));
+CREATE INDEX uploads_release ON uploads (app, version);
+ALTER TABLE files ADD COLUMN nameless TEXT;
+ALTER TABLE leaks ADD COLUMN nameless TEXT;
+CREATE INDEX leaks_nameless ON leaks (signature, nameless) WHERE nameless IS NOT NULL;
+]],
 }
 
 -- The statements that make the summary of the groups `where` says (SQL
@@ -265,16 +277,16 @@ function Queue:finish(worker, job, results)
     self.db:run("DELETE FROM leaks WHERE sha256 = ?", job.sha256)
     for _, l in ipairs(results.leaks) do
       touched[#touched + 1] = l.signature
-      self.db:run([[INSERT INTO leaks (sha256, signature, kind, description, retained, trace, damaged)
-        VALUES (?, ?, ?, ?, ?, ?, ?)]], job.sha256, l.signature, l.kind, l.description, l.retained, l.trace,
-        warnings and 1 or 0)
+      self.db:run([[INSERT INTO leaks (sha256, signature, kind, description, retained, trace, damaged, nameless)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)]], job.sha256, l.signature, l.kind, l.description, l.retained, l.trace,
+        warnings and 1 or 0, results.nameless)
     end
     self.db:run(FILE_UPLOADS, job.sha256)
     count(self.db, job.sha256, 1)
     resummarize(self.db, touched)
-    self.db:run([[UPDATE files SET state = 'done', error = NULL, warnings = ?, summary = ?,
+    self.db:run([[UPDATE files SET state = 'done', error = NULL, warnings = ?, summary = ?, nameless = ?,
       analysed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE sha256 = ?]], warnings, json.encode(results.summary),
-      job.sha256)
+      results.nameless, job.sha256)
     return true
   end)
 end
@@ -296,9 +308,9 @@ function Queue:status()
 end
 
 -- every row of a query, as a JSON array
-local function all(db, sql)
+local function all(db, sql, ...)
   local out = json.array {}
-  for row in db:rows(sql) do out[#out + 1] = row end
+  for row in db:rows(sql, ...) do out[#out + 1] = row end
   return out
 end
 
@@ -395,6 +407,66 @@ end
 function Queue:mark_fixed(signature, version)
   self.db:run("INSERT INTO fixes (signature, version) VALUES (?, ?) ON CONFLICT (signature) DO UPDATE SET version = ?",
     signature, version, version)
+end
+
+--- Record a symbol file (`{app, version, platform, kind, sha256, path,
+-- name}`: an app version's, or a platform's) once; a new one queues again
+-- the files analysed already that it may name: those with an upload of
+-- that app version, or, for a platform's, every BMD. Returns whether it
+-- was new and how many files were queued again.
+function Queue:add_symbols(s)
+  return atomically(self.db, function()
+    local new = self.db:run([[INSERT INTO symbols (app, version, platform, kind, sha256, path, name, added_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) ON CONFLICT DO NOTHING]],
+      s.app or "", s.version or "", s.platform or "", s.kind, s.sha256, s.path, s.name)
+    if new == 0 then return false, 0 end
+    if s.platform then
+      return true, self.db:run([[UPDATE files SET state = 'queued', attempts = 0, worker = NULL, lease_until = NULL
+        WHERE state = 'done' AND format = 'bmd']])
+    end
+    return true, self.db:run([[UPDATE files SET state = 'queued', attempts = 0, worker = NULL, lease_until = NULL
+        WHERE state = 'done' AND sha256 IN (SELECT sha256 FROM uploads WHERE app = ? AND version = ?)]],
+        s.app, s.version)
+  end)
+end
+
+--- Every symbol file recorded, by app, version, platform, kind and name.
+function Queue:symbols()
+  return all(self.db, [[SELECT app, version, platform, kind, sha256, path, name, added_at FROM symbols
+    ORDER BY app, version, platform, kind, name, sha256]])
+end
+
+--- The symbol files for a stored file: its uploads' app versions' (`{app,
+-- version, kind, path}`), and the releases its uploads name (`{app,
+-- version}`, distinct; nil fields where an upload names none).
+function Queue:symbols_for(sha256)
+  local files = all(self.db, [[SELECT s.app, s.version, s.platform, s.kind, s.path FROM symbols s
+    WHERE s.platform = '' AND EXISTS (SELECT 1 FROM uploads u WHERE u.sha256 = ? AND u.app = s.app
+      AND u.version = s.version) ORDER BY s.added_at, s.sha256]], sha256)
+  local platform = all(self.db, [[SELECT app, version, platform, kind, path FROM symbols WHERE platform <> ''
+    ORDER BY platform, added_at, sha256]])
+  local releases = all(self.db, [[SELECT DISTINCT app, version FROM uploads WHERE sha256 = ? ORDER BY id]], sha256)
+  return files, platform, releases
+end
+
+--- The files analysed without symbols, per message ("no symbols for APP
+-- VERSION"): `[{nameless, files}]`.
+function Queue:nameless()
+  return all(self.db, [[SELECT nameless, count(*) AS files FROM files WHERE nameless IS NOT NULL
+    GROUP BY nameless ORDER BY nameless]])
+end
+
+--- Of the groups named (a JSON array), those with leaks of files analysed
+-- without symbols: `{signature = {message, ...}}` (sorted, distinct).
+function Queue:group_nameless(signatures)
+  local out = {}
+  for row in self.db:rows([[SELECT DISTINCT signature, nameless FROM leaks
+      WHERE nameless IS NOT NULL AND signature IN (SELECT value FROM json_each(?)) AND uploads > 0
+      ORDER BY signature, nameless]], signatures) do
+    out[row.signature] = out[row.signature] or {}
+    table.insert(out[row.signature], row.nameless)
+  end
+  return out
 end
 
 function Queue:jobs()

@@ -449,7 +449,7 @@ end
 -- the file a request carries (its body, or an HTML form's file part),
 -- stored: the entry and whether it was there already, or nil, status,
 -- message. The declared length is checked before a byte is read.
-local function receive(self, request, query)
+local function receive(self, request, query, take)
   local stream, headers = request.stream, request.headers
   local length = request:length()
   local max = self.opts.max_upload or 2 * 1024 ^ 3
@@ -481,6 +481,7 @@ local function receive(self, request, query)
     end
     name = filename_or_why
   end
+  if take then return take(next_chunk, name) end
   return self.store:upload(next_chunk, name)
 end
 
@@ -524,6 +525,59 @@ local function ingest(self, request, query)
   send_json(stream, 202, { id = id, sha256 = entry.sha256, format = entry.format, duplicate = known })
 end
 
+-- POST /symbols?app=APP&version=V (or ?platform=NAME; X-Sift-App and
+-- -Version headers too) (--ingest): one symbol file, the body or an HTML
+-- form's file (an apk, jar, dex or class file, or an R8/ProGuard mapping:
+-- sift.fleet.symbols), stored once by SHA-256 and recorded for the fleet's
+-- workers; 201 with what was stored, 400 for a file of no such kind
+local function symbols(self, request, query)
+  local stream, headers = request.stream, request.headers
+  local max = self.opts.max_upload or 2 * 1024 ^ 3
+  local tmp
+  local got, status, message = receive(self, request, query, function(next_chunk, name)
+    tmp = ("%s/.upload-%d-%d"):format(self.store.dir, os.time(), math.random(1 << 30))
+    local f = assert(io.open(tmp, "wb"))  -- (0600: the server runs with umask 077)
+    local n = 0
+    while true do
+      local chunk, failure = next_chunk()
+      if not chunk then
+        f:close()
+        if failure then return nil, failure.status, failure.message end
+        break
+      end
+      n = n + #chunk
+      if n > max then
+        f:close()
+        return nil, 413, store_mod.over_limit(max)
+      end
+      assert(f:write(chunk))
+    end
+    if n == 0 then return nil, 400, "the upload is empty" end
+    return { path = tmp, name = store_mod.display_name(name), move = true }
+  end)
+  local added
+  if got then
+    local scope = { platform = query.platform or headers:get("x-sift-platform") }
+    if not scope.platform then
+      scope.app, scope.version = query.app or headers:get("x-sift-app"), query.version or headers:get("x-sift-version")
+    end
+    local ok
+    ok, added, message = pcall(self.fleet.add_symbols, self.fleet, scope, { got })
+    if not ok then  -- (the engines away past their retries)
+      status, message, added = 503, "cannot record the symbols now: " .. tostring(added), nil
+    elseif not added then
+      status = 400
+    end
+  end
+  if tmp then os.remove(tmp) end  -- (moved, if it was stored)
+  if not added then
+    message = self.store:hide(message, tmp)
+    request.log(("%d POST /symbols from %s: %s"):format(status, request.peer, message))
+    return send_error(stream, status, message, true)
+  end
+  send_json(stream, 201, { symbols = added })
+end
+
 --- Leak groups on a page of /fleet (?per_page=, up to FLEET_MAX_PER_PAGE).
 M.FLEET_PER_PAGE, M.FLEET_MAX_PER_PAGE = 50, 1000
 
@@ -561,7 +615,9 @@ local function fleet_page(self, query)
     local rows, damaged = {}, {}
     for i, g in ipairs(groups) do
       rows[i] = { html.num(g.dumps), ('<span class="mono">%s</span>'):format(g.signature:sub(1, 12)),
-        html.escape(g.description) .. (g.reopened and " (reopened)" or ""), html.escape(g.first_seen),
+        html.escape(g.description) .. (g.reopened and " (reopened)" or "")
+          .. (g.no_symbols and ("<br><em>%s</em>"):format(html.escape(table.concat(g.no_symbols, "; "))) or ""),
+        html.escape(g.first_seen),
         html.escape(g.last_seen), html.escape(table.concat(g.versions, ", ")), html.num(#g.devices),
         html.num(g.retained_total), html.num(g.damaged_dumps), "<pre>" .. html.escape(g.trace) .. "</pre>" }
     end
@@ -574,6 +630,14 @@ local function fleet_page(self, query)
       ("<p>%s uploads; %s files queued, %s running, %s done (%s with warnings), %s failed</p>"):format(
         html.num(st.uploads), html.num(st.queued), html.num(st.running), html.num(st.done),
         html.num(st.done_with_warnings), html.num(st.failed)),
+      #st.no_symbols > 0 and ("<p>Analysed without names (upload their symbols: sift fleet symbols): %s</p>"):format(
+        table.concat((function()
+          local parts = {}
+          for i, n in ipairs(st.no_symbols) do
+            parts[i] = ("%s (%s file%s)"):format(html.escape(n.nameless), html.num(n.files), n.files == 1 and "" or "s")
+          end
+          return parts
+        end)(), "; ")) or "",
       nav,
       html.table({ "#dumps", "signature", "leak", "first seen", "last seen", "versions", "#devices",
         "#retained", "#damaged dumps", "a trace" }, rows, "groups"),
@@ -621,6 +685,10 @@ local function handle(self, request)
   if path == "/ingest" and method == "POST" then
     if not self.fleet then return send_error(stream, 404, "not ingesting: start the server with --ingest", true) end
     return ingest(self, request, query)
+  end
+  if path == "/symbols" and method == "POST" then
+    if not self.fleet then return send_error(stream, 404, "not ingesting: start the server with --ingest", true) end
+    return symbols(self, request, query)
   end
   if method ~= "GET" and method ~= "HEAD" then return send_error(stream, 405, "method not allowed", as_json) end
   local view, render, status, message
