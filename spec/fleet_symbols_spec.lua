@@ -18,8 +18,10 @@ local MAPPING = "# compiler: R8\ncom.example.Shop -> a.a:\n    java.util.List ca
 
 -- POST each {path, query (a table), headers, bytes} to a server over data
 -- (token "t0ken"); the answers {status, body (decoded)}
-local function post_all(data, posts)
-  local server = assert(serve.new { data = data, ingest = true, token = "t0ken" })
+local function post_all(data, posts, opts)
+  opts = opts or {}
+  local server = assert(serve.new { data = data, ingest = true, token = "t0ken", redis = opts.redis,
+    postgres = opts.postgres })
   server:listen()
   local answers = {}
   local cq = cqueues.new()
@@ -45,6 +47,109 @@ local function post_all(data, posts)
 end
 
 local function mode(path) return select(2, helper.sh("stat -c %a " .. quote(path))):match("%d+") end
+
+-- spec/java/FleetLeaks.java built twice, as a jar and as that jar
+-- obfuscated by Debian's ProGuard (proguard-cli; its mapping written), each
+-- run with -Dleaks=sessions and dumped with jcmd; cached in build/jvm/ by the
+-- source's checksum. Returns {jar, obf_jar, mapping, plain, obf} (paths),
+-- or nil and why.
+local function release_builds()
+  if not helper.sh("command -v javac && command -v jcmd && command -v proguard") then
+    return nil, "no JDK or no proguard (Debian's proguard-cli)"
+  end
+  local _, sum = helper.sh("cksum spec/java/FleetLeaks.java")
+  local dir = "build/jvm/proguard-" .. sum:match("^(%d+)")
+  local out = { jar = dir .. "/app.jar", obf_jar = dir .. "/obf.jar", mapping = dir .. "/mapping.txt",
+    plain = dir .. "/plain.hprof", obf = dir .. "/obf.hprof" }
+  assert(os.execute("mkdir -p " .. quote(dir)))
+  helper.once(dir .. ".lock", function() return io.open(out.obf) ~= nil end, function()
+    local d = quote(dir)
+    -- (--release 11: ProGuard 6.2 reads class files up to Java 13's; it cannot
+    -- read JDK 17's modules as a library, so it keeps the program's method
+    -- names, writes no stack map frames, and the obfuscated build runs
+    -- without the verifier)
+    assert(helper.sh(("rm -rf %s/classes && javac --release 11 -encoding UTF-8 -d %s/classes spec/java/FleetLeaks.java "
+      .. "&& cd %s/classes && zip -qr ../app.jar leakcanary"):format(d, d, d)))
+    local cfg = assert(io.open(dir .. "/proguard.pro", "w"))
+    cfg:write("-injars app.jar\n-outjars obf.jar\n-printmapping mapping.txt\n",  -- (beside the configuration)
+      "-dontoptimize\n-dontshrink\n-dontpreverify\n-dontwarn\n-ignorewarnings\n",
+      "-keep public class leakcanary.FleetLeaks { public static void main(java.lang.String[]); }\n",
+      "-keepclassmembernames class * { <methods>; }\n")
+    cfg:close()
+    local ok, text = helper.sh(("proguard @%s/proguard.pro"):format(d))
+    assert(ok, text)
+    for _, run in ipairs { { out.jar, out.plain, "" }, { out.obf_jar, out.obf,
+        "-XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote" } } do
+      local java = io.popen(("exec env -u LD_PRELOAD java -Xmx16m -XX:+UseSerialGC %s -Dleaks=sessions -cp %s "
+        .. "leakcanary.FleetLeaks"):format(run[3], quote(run[1])))
+      local pid = assert(java:read("l"):match("^ready (%d+)$"))
+      local dumped, said = helper.sh(("jcmd %s GC.heap_dump %s.tmp"):format(pid, quote(run[2])))
+      os.execute("kill " .. pid)
+      java:close()
+      assert(dumped and said:match("Heap dump file created"), said)
+      assert(os.rename(run[2] .. ".tmp", run[2]))
+    end
+  end)
+  return out
+end
+
+-- issue 40's "done means", on a backend (opts: {redis, postgres} or {}):
+-- the plain HPROF, a BMD of it (before its symbols) and the obfuscated
+-- build's HPROF ingested and analysed; then the jar and the mapping
+-- uploaded for their versions: one group of the three, on real names,
+-- with the signature sift leaks gives the plain HPROF
+local function release_fleet(opts)
+  local b, why = release_builds()
+  if not b then return pending(why) end
+  local dir = helper.tmpdir()
+  local data = dir .. "/data"
+  local bmd = dir .. "/plain.bmd"
+  assert(require("sift.heap.bmd").crunch(b.plain, bmd))
+  local want = helper.sift_json { "leaks", "--json", "-q", b.plain }.application_leaks
+  assert.are.same({ 1, "leakcanary.FleetLeaks$Session instance" }, { #want, want[1].description })
+  local engines = {}
+  if opts.redis then
+    engines = { "--redis", opts.redis, "--postgres", opts.postgres }
+    local m = assert(fleet_mod.open(data, { redis = opts.redis, postgres = opts.postgres, migrating = true }))
+    m:migrate()
+    m:close()
+  end
+  local function sift(list)
+    for _, a in ipairs(engines) do list[#list + 1] = a end
+    list[#list + 1] = "--data"
+    list[#list + 1] = data
+    return helper.sift_ok(list)
+  end
+  local function ingest(path, version)
+    return { path = "ingest", query = { app = "shop", version = version }, bytes = helper.read(path) }
+  end
+  local answers = post_all(data, { ingest(b.plain, "1.0"), ingest(bmd, "1.0"), ingest(b.obf, "1.0-r8") }, opts)
+  for i = 1, 3 do assert.are.equal(202, answers[i].status) end
+  sift { "worker", "--once", "-q" }
+  local groups = cjson.decode(sift { "fleet", "groups", "--json" })
+  -- before the symbols: the plain HPROF named, the BMD hashed, the obfuscated one's leak not even found
+  assert.are.equal(2, #groups)
+  local status = cjson.decode(sift { "fleet", "status", "--json" })
+  assert.are.same({ { nameless = "no symbols for shop 1.0", files = 2 }, { nameless = "no symbols for shop 1.0-r8",
+    files = 1 } }, status.no_symbols)
+  answers = post_all(data, {
+    { path = "symbols", query = { app = "shop", version = "1.0" }, bytes = helper.read(b.jar) },
+    { path = "symbols", query = { app = "shop", version = "1.0-r8" }, bytes = helper.read(b.mapping) },
+  }, opts)
+  assert.are.same({ 201, "strings", 2, 201, "mapping", 1 }, { answers[1].status, answers[1].body.symbols[1].kind,
+    answers[1].body.symbols[1].requeued, answers[2].status, answers[2].body.symbols[1].kind,
+    answers[2].body.symbols[1].requeued })
+  sift { "worker", "--once", "-q" }
+  groups = cjson.decode(sift { "fleet", "groups", "--json" })
+  assert.are.equal(1, #groups)
+  local g = groups[1]
+  assert.are.same({ want[1].signature, 3, 3, { "1.0", "1.0-r8" }, "leakcanary.FleetLeaks$Session instance" },
+    { g.signature, g.dumps, #g.files, g.versions, g.description })
+  assert.is_nil(g.no_symbols)
+  assert.matches("│    ↓ static SESSIONS\n", g.trace, 1, true)
+  assert.matches("├─ leakcanary.FleetLeaks$Session [", g.trace, 1, true)
+  assert.are.same({}, cjson.decode(sift { "fleet", "status", "--json" }).no_symbols)
+end
 
 describe("fleet symbols", function()
   it("are stored once by SHA-256 per app version or platform, from the CLI and POST /symbols, and listed", function()
@@ -190,6 +295,19 @@ describe("fleet symbols", function()
 
   it("mark uploads without them, recover names when they come, and merge the nameless group into the named one",
     function() late_symbols {} end)
+
+  it("of a ProGuard build and its BMD, uploaded late: one group of three on real names #heavy", function()
+    release_fleet {}
+  end)
+
+  it("of a ProGuard build and its BMD, uploaded late, on Redis and PostgreSQL #heavy", function()
+    local e = engines_mod.start()
+    if not e then return pending("no Redis or PostgreSQL") end
+    local redis, postgres = e.fresh()
+    local ok, err = pcall(release_fleet, { redis = redis, postgres = postgres })
+    e.stop()
+    assert(ok, err)
+  end)
 
   it("on Redis and PostgreSQL: the same #heavy", function()
     local e = engines_mod.start()
