@@ -309,6 +309,25 @@ describe("fleet symbols", function()
     assert(ok, err)
   end)
 
+  it("examples/fleet_symbols.lua: a BMD nameless, then named by its jar", function()
+    local hprof = helper.jvm_dump("leakcanary.FleetLeaks", nil, "-Xmx16m -Dleaks=sessions")
+    if not hprof then return pending("no JDK") end
+    local dir = helper.tmpdir()
+    local bmd, jar = dir .. "/sessions.bmd", dir .. "/app.jar"
+    assert(require("sift.heap.bmd").crunch(hprof, bmd))
+    assert(helper.sh(("cd %s && zip -qr %s leakcanary"):format(quote(hprof:match("^(.*)/[^/]*$")), quote(jar))))
+    local want = helper.sift_json { "leaks", "--json", "-q", hprof }.application_leaks[1].signature
+    local out, err, code = helper.sift { "run", "examples/fleet_symbols.lua", dir .. "/data", bmd, "2.0", jar }
+    assert.are.same({ "", 0 }, { err, code })
+    local lines = helper.lines(out)
+    assert.are.equal("without symbols:", lines[1])
+    assert.matches("^     1 dumps  %x+  Hash%$%-?%d+ instance  %[no symbols for example 2%.0%]$", lines[2])
+    assert.are.same({ "added app.jar (jar or apk): 1 dump(s) queued again", "with them:",
+      ("     1 dumps  %s  leakcanary.FleetLeaks$Session instance"):format(want:sub(1, 12)) },
+      { lines[3], lines[4], lines[5] })
+    assert.are.equal(5, #lines)
+  end)
+
   it("on Redis and PostgreSQL: the same #heavy", function()
     local e = engines_mod.start()
     if not e then return pending("no Redis or PostgreSQL") end
