@@ -32,12 +32,12 @@ local function post_all(data, posts, opts)
       for k, v in pairs(p.query or {}) do query[#query + 1] = k .. "=" .. v end
       table.sort(query)
       local req = request.new_from_uri(server:url() .. p.path .. "?" .. table.concat(query, "&"))
-      req.headers:upsert(":method", "POST")
+      req.headers:upsert(":method", p.method or "POST")
       for k, v in pairs(p.headers or { authorization = "Bearer t0ken" }) do req.headers:upsert(k, v) end
       req:set_body(p.bytes)
       local h, st = assert(req:go(60))
       local body = st:get_body_as_string()
-      answers[i] = { status = tonumber(h:get(":status")), body = cjson.decode(body) }
+      answers[i] = { status = tonumber(h:get(":status")), body = p.html and body or cjson.decode(body) }
     end
     server.http:close()
   end)
@@ -260,12 +260,23 @@ describe("fleet symbols", function()
     local st = fleet:status()
     assert.are.same({ { nameless = "no symbols for shop 1.0", files = 1 },
       { nameless = "no symbols for shop 1.0-plain", files = 1 } }, cjson.decode(cjson.encode(st.no_symbols)))
-    local text = helper.sift_ok (args { "fleet", "status", "--data", data })
+    local text = helper.sift_ok(args { "fleet", "status", "--data", data })
     assert.are.same({ "2 uploads; files: 0 queued, 0 running, 2 done, 0 failed",
       "  no symbols for shop 1.0: 1 file analysed without names",
       "  no symbols for shop 1.0-plain: 1 file analysed without names" }, helper.lines(text))
-    assert.matches("\n             no symbols for shop 1.0\n", helper.sift_ok (args { "fleet", "groups", "--data", data }),
+    assert.matches("\n             no symbols for shop 1.0\n", helper.sift_ok(args { "fleet", "groups", "--data", data }),
       1, true)
+    -- and /fleet, /fleet.json
+    local pages = post_all(data, { { path = "fleet", method = "GET", html = true },
+      { path = "fleet.json", method = "GET" } }, opts)
+    assert.matches("<br><em>no symbols for shop 1.0</em>", pages[1].body, 1, true)
+    assert.matches("Analysed without names (upload their symbols: sift fleet symbols): no symbols for shop 1.0 (",
+      pages[1].body, 1, true)
+    assert.are.same(cjson.decode(cjson.encode(st.no_symbols)), pages[2].body.status.no_symbols)
+    local json_marks = {}
+    for _, jg in ipairs(pages[2].body.groups) do json_marks[#json_marks + 1] = jg.no_symbols[1] end
+    table.sort(json_marks)
+    assert.are.same({ "no symbols for shop 1.0", "no symbols for shop 1.0-plain" }, json_marks)
 
     -- the jar comes late: the BMD is queued again, analysed with its names, in the named group
     local added = assert(fleet:add_symbols({ app = "shop", version = "1.0" }, { jar }))
@@ -289,7 +300,7 @@ describe("fleet symbols", function()
     local again = fleet:groups()
     assert.are.same({ 1, 2 }, { #again, again[1].dumps })
     -- the page and its JSON say it too
-    local page = helper.sift_json (args { "fleet", "groups", "--json", "--data", data })
+    local page = helper.sift_json(args { "fleet", "groups", "--json", "--data", data })
     assert.are.same({ "no symbols for shop 1.0-plain" }, page[1].no_symbols)
   end
 
