@@ -674,16 +674,26 @@ function Queue:symbols()
     ORDER BY app COLLATE "C", version COLLATE "C", platform COLLATE "C", kind, name COLLATE "C", sha256]])
 end
 
+-- (one transaction: a worker asks before each job)
 function Queue:symbols_for(sha256)
-  local files = rows(self, [[SELECT s.app, s.version, s.platform, s.kind, s.path FROM symbols s
-    WHERE s.platform = '' AND EXISTS (SELECT 1 FROM uploads u WHERE u.sha256 = ? AND u.app = s.app
-      AND u.version = s.version) ORDER BY s.added_at, s.sha256]], sha256)
-  local platform = rows(self, [[SELECT app, version, platform, kind, path FROM symbols WHERE platform <> ''
-    ORDER BY platform, added_at, sha256]])
-  local releases = rows(self, [[SELECT app, version FROM uploads WHERE sha256 = ? GROUP BY app, version
-    ORDER BY min(id)]], sha256)
-  return files, platform, releases
+  local out = engines(self, function()
+    local lists = {}
+    for i, query in ipairs {
+      { [[SELECT s.app, s.version, s.platform, s.kind, s.path FROM symbols s
+        WHERE s.platform = '' AND EXISTS (SELECT 1 FROM uploads u WHERE u.sha256 = ? AND u.app = s.app
+        AND u.version = s.version) ORDER BY s.added_at, s.sha256]], sha256 },
+      { [[SELECT app, version, platform, kind, path FROM symbols WHERE platform <> ''
+        ORDER BY platform, added_at, sha256]] },
+      { [[SELECT app, version FROM uploads WHERE sha256 = ? GROUP BY app, version ORDER BY min(id)]], sha256 },
+    } do
+      lists[i] = json.array {}
+      for row in q(self, table.unpack(query)):rows(true) do lists[i][#lists[i] + 1] = row end
+    end
+    return lists
+  end)
+  return out[1], out[2], out[3]
 end
+
 
 function Queue:nameless()
   local out = rows(self, [[SELECT nameless, count(*)::text AS files FROM files WHERE nameless IS NOT NULL
