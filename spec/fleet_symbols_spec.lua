@@ -172,6 +172,15 @@ describe("fleet symbols", function()
       "--data", data }
     assert.are.same({ "", ("sift: %s: neither an apk, jar, dex or class file nor an R8/ProGuard mapping (whose "
       .. "lines read `com.example.Foo -> a.b:`)\n"):format(bad), 1 }, { out, err, code })
+    -- a mapping or a jar that would fail the analyses they are for: refused as they come
+    local broken = helper.tmpfile(MAPPING .. "not a mapping line\n")
+    local cut = helper.tmpfile("PK\3\4 cut short")
+    out, err, code = helper.sift { "fleet", "symbols", "--app", "shop", "--version", "4.3.0", broken, "--data", data }
+    assert.are.same({ "", ("sift: %s:4: not a class line of a mapping: not a mapping line\n"):format(broken), 1 },
+      { out, err, code })
+    out, err, code = helper.sift { "fleet", "symbols", "--app", "shop", "--version", "4.3.0", cut, "--data", data }
+    assert.are.same({ "", ("sift: %s: no zip directory (not a jar or apk, or cut short)\n"):format(cut), 1 },
+      { out, err, code })
     -- a platform's: no mapping
     _, err, code = helper.sift { "fleet", "symbols", "--platform", "android-34", mapping, "--data", data }
     assert.are.same({ 1, ("sift: %s: a platform's symbols are its jars, apks or dex files (the names a BMD "
@@ -189,6 +198,8 @@ describe("fleet symbols", function()
       { path = "symbols", query = { app = "shop", version = "4.3.0" }, bytes = "hello", headers = {
         authorization = "Bearer t0ken", ["x-filename"] = "notes.txt" } },
       { path = "symbols", query = { app = "shop" }, bytes = MAPPING },
+      { path = "symbols", query = { app = "shop", version = "4.3.0" }, bytes = MAPPING .. "oops\n", headers = {
+        authorization = "Bearer t0ken", ["x-filename"] = "mapping.txt" } },
     })
     local sha = select(2, helper.sh("sha256sum " .. quote(mapping))):match("^%x+")
     assert.are.same({ 201, { { sha256 = sha, kind = "mapping", what = "mapping", name = "upload", new = true,
@@ -197,6 +208,8 @@ describe("fleet symbols", function()
     assert.are.same({ 400, "notes.txt: neither an apk, jar, dex or class file nor an R8/ProGuard mapping (whose "
       .. "lines read `com.example.Foo -> a.b:`)" }, { answers[3].status, answers[3].body.error })
     assert.are.same({ 400, "the version is missing" }, { answers[4].status, answers[4].body.error })
+    assert.are.same({ 400, "mapping.txt:4: not a class line of a mapping: oops" },
+      { answers[5].status, answers[5].body.error })
 
     -- listed; each file once beside the dumps, private
     local list = helper.sift_json { "fleet", "symbols", "--list", "--json", "--data", data }
@@ -214,7 +227,7 @@ describe("fleet symbols", function()
       mode(data) })
     local text = helper.sift_ok { "fleet", "symbols", "--list", "--data", data }
     assert.matches("^platform android%-34  strings  %x+  ", text)
-    for _, p in ipairs { mapping, dex, bad } do os.remove(p) end
+    for _, p in ipairs { mapping, dex, bad, broken, cut } do os.remove(p) end
   end)
 
   -- the scenario of late symbols on a backend: opts {redis, postgres} or {}

@@ -15,11 +15,33 @@ local function hex(bytes)
   return (bytes:gsub(".", function(c) return ("%02x"):format(c:byte()) end))
 end
 
+-- a message about path as about name (what its sender called it)
+local function renamed(message, path, name)
+  message = tostring(message)
+  local at = message:find(path, 1, true)
+  if at then message = message:sub(1, at - 1) .. name .. message:sub(at + #path) end
+  return message
+end
+
 --- The kind of a symbol file: "strings" (a zip: jar or apk; a dex; a
 -- class file) or "mapping" (R8/ProGuard: `# comments`, then lines
 -- `com.example.Foo -> a.b:`), with what it is ("jar or apk", "dex",
--- "class", "mapping"); or nil and why not.
+-- "class", "mapping"); or nil and why not. Each is read as a worker will
+-- read it (the strings of a jar, the lines of a mapping), so that a file
+-- that would fail every analysis it is for is refused when it comes.
 function M.sniff(path, name)
+  name = name or path
+  local kind, what = M.kind(path, name)
+  if not kind then return nil, what end
+  local ok, err
+  if kind == "mapping" then ok, err = require("sift.heap").read_mapping(path)
+  else ok, err = require("sift.heap.bmd").dictionary({ path }, { analysis_names = false }) end
+  if not ok then return nil, renamed(err, path, name) end
+  return kind, what
+end
+
+--- The kind a file's first bytes say (see sniff), unchecked.
+function M.kind(path, name)
   name = name or path
   local f, err = io.open(path, "rb")
   if not f then return nil, err end
