@@ -1,7 +1,8 @@
 --- The fleet's symbol files: what a worker needs to give a release
 -- build's dump its names back. Two kinds, told apart by their bytes:
 -- `strings`, the app's apk, jar, dex or class files (the names a BMD keeps
--- only as hashes: `sift leaks --strings`), and `mapping`, an R8/ProGuard
+-- only as hashes: `sift leaks --strings`; a JDK's modules, `jmods/*.jmod`,
+-- stored as the zips they hold), and `mapping`, an R8/ProGuard
 -- mapping (obfuscated names mapped back: `sift leaks --mapping`). Each
 -- file is stored once, under its SHA-256, in the data directory beside the
 -- dumps (`SHA256.strings`, `SHA256.mapping`; private as they are).
@@ -33,6 +34,7 @@ function M.sniff(path, name)
   name = name or path
   local kind, what = M.kind(path, name)
   if not kind then return nil, what end
+  if what == "jmod" then return kind, what end  -- (read once stored: store)
   local ok, err
   if kind == "mapping" then ok, err = require("sift.heap").read_mapping(path)
   else ok, err = require("sift.heap.bmd").dictionary({ path }, { analysis_names = false }) end
@@ -51,6 +53,8 @@ function M.kind(path, name)
   if head:sub(1, 4) == "PK\3\4" then return "strings", "jar or apk" end
   if head:match("^dex\n%d%d%d%z") then return "strings", "dex" end
   if head:sub(1, 4) == "\xCA\xFE\xBA\xBE" then return "strings", "class" end
+  -- a JDK module (jmods/*.jmod): "JM", 1, 0, then a zip
+  if head:sub(1, 4) == "JM\1\0" and head:sub(5, 8) == "PK\3\4" then return "strings", "jmod" end
   -- a mapping: text whose first line that is not a comment maps a class
   for line in head:gmatch("[^\n]*") do
     line = line:gsub("\r$", "")
@@ -92,6 +96,27 @@ function M.store(dir, path, opts)
   local there = io.open(dest, "rb")
   if there then
     there:close()
+    if opts.move then os.remove(path) end
+  elseif what == "jmod" then  -- (stored as the zip it holds, which the workers read as a jar)
+    local src <close> = assert(io.open(path, "rb"))
+    src:seek("set", 4)
+    local tmp = dest .. ".part"
+    local out
+    out, err = io.open(tmp, "wb")
+    if not out then return nil, err end
+    while true do
+      local chunk = src:read(1 << 16)
+      if not chunk then break end
+      out:write(chunk)
+    end
+    out:close()
+    local ok, why = require("sift.heap.bmd").dictionary({ tmp }, { analysis_names = false })
+    if not ok then
+      os.remove(tmp)
+      return nil, renamed(why, tmp, name)
+    end
+    ok, why = os.rename(tmp, dest)
+    if not ok then return nil, why end
     if opts.move then os.remove(path) end
   elseif opts.move then
     local ok, why = os.rename(path, dest)
