@@ -357,7 +357,8 @@ function Fleet:work(opts)
       done = done + 1
       if opts.log then opts.log(("%s %s: %s"):format(job.sha256:sub(1, 12), job.format,
         results and (#results.leaks .. " leak(s)" .. (#results.warnings > 0 and ("; warnings: "
-          .. table.concat(results.warnings, "; ")) or "")) or ("failed: " .. why))) end
+          .. table.concat(results.warnings, "; ")) or "") .. (results.nameless and ("; " .. results.nameless) or ""))
+          or ("failed: " .. why))) end
     elseif opts.once then
       return done
     else
