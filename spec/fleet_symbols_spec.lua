@@ -69,7 +69,7 @@ local function release_builds()
     -- names, writes no stack map frames, and the obfuscated build runs
     -- without the verifier)
     assert(helper.sh(("rm -rf %s/classes && javac --release 11 -encoding UTF-8 -d %s/classes spec/java/FleetLeaks.java "
-      .. "&& cd %s/classes && zip -qr ../app.jar leakcanary"):format(d, d, d)))
+      .. "&& jar cf %s/app.jar -C %s/classes leakcanary"):format(d, d, d, d)))
     local cfg = assert(io.open(dir .. "/proguard.pro", "w"))
     cfg:write("-injars app.jar\n-outjars obf.jar\n-printmapping mapping.txt\n",  -- (beside the configuration)
       "-dontoptimize\n-dontshrink\n-dontpreverify\n-dontwarn\n-ignorewarnings\n",
@@ -249,10 +249,10 @@ describe("fleet symbols", function()
     end
     local bmd = dir .. "/sessions.bmd"
     assert(require("sift.heap.bmd").crunch(hprof, bmd))
-    -- the program's classes in a jar (what BMD hashes: its names)
+    -- the program's classes in a jar (what BMD hashes: its names), by the JDK's jar
     local classes = hprof:match("^(.*)/[^/]*$")
     local jar = dir .. "/app.jar"
-    assert(helper.sh(("cd %s && zip -qr %s leakcanary"):format(quote(classes), quote(jar))))
+    assert(helper.sh(("jar cf %s -C %s leakcanary"):format(quote(jar), quote(classes))))
     local want = helper.sift_json { "leaks", "--json", "-q", hprof }.application_leaks[1]
     assert.are.equal("leakcanary.FleetLeaks$Session instance", want.description)
 
@@ -362,7 +362,7 @@ describe("fleet symbols", function()
     local dir = helper.tmpdir()
     local bmd, jar = dir .. "/sessions.bmd", dir .. "/app.jar"
     assert(require("sift.heap.bmd").crunch(hprof, bmd))
-    assert(helper.sh(("cd %s && zip -qr %s leakcanary"):format(quote(hprof:match("^(.*)/[^/]*$")), quote(jar))))
+    assert(helper.sh(("jar cf %s -C %s leakcanary"):format(quote(jar), quote(hprof:match("^(.*)/[^/]*$")))))
     local want = helper.sift_json { "leaks", "--json", "-q", hprof }.application_leaks[1].signature
     local out, err, code = helper.sift { "run", "examples/fleet_symbols.lua", dir .. "/data", bmd, "2.0", jar }
     assert.are.same({ "", 0 }, { err, code })
