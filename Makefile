@@ -34,7 +34,7 @@ DEB_PACKAGES = lua5.4 liblua5.4-dev lua-busted lua-argparse lua-cjson \
                libclang-rt-14-dev lua-readline openjdk-17-jdk-headless visualvm \
                lua-lpeg libsqlite3-dev ledger hledger beancount lua-http lua-socket lua-sec openssl \
                python3 python3-jsonschema chromium curl procps lua-check \
-               redis-server lua-redis postgresql-15 lua-dbi-postgresql dexdump findbugs
+               redis-server lua-redis postgresql-15 lua-dbi-postgresql dexdump findbugs proguard-cli
 
 CORE_SRC = $(wildcard csrc/*.c csrc/*/*.c)
 CORE_HDR = $(wildcard csrc/*/*.h)

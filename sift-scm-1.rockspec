@@ -90,6 +90,7 @@ build = {
     ["sift.fleet"] = "lua/sift/fleet/init.lua",
     ["sift.fleet.sqlite"] = "lua/sift/fleet/sqlite.lua",
     ["sift.fleet.engines"] = "lua/sift/fleet/engines.lua",
+    ["sift.fleet.symbols"] = "lua/sift/fleet/symbols.lua",
     ["sift.lint"] = "lua/sift/lint/init.lua",
     ["sift.lint.rules"] = "lua/sift/lint/rules.lua",
     ["sift.lint.bytecode"] = "lua/sift/lint/bytecode.lua",

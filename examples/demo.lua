@@ -305,6 +305,16 @@ if io.open(binder) then
   end
   print("(docs/fleet.md: sift serve --ingest --workers N, sift worker, sift fleet groups; --redis, --postgres)")
 end
+-- a release build's BMD (names only as hashes) grouped nameless, then named when its version's jar comes
+local fleet_leaks = require("spec.helper").jvm_dump("leakcanary.FleetLeaks", nil, "-Xmx16m -Dleaks=sessions")
+if fleet_leaks then
+  os.execute("rm -rf build/demo/symbols && mkdir -p build/demo/symbols")
+  sh("bin/sift crunch -q " .. fleet_leaks .. " build/demo/symbols/sessions.bmd && jar cf build/demo/symbols/app.jar -C "
+    .. fleet_leaks:match("^(.*)/[^/]*$") .. " leakcanary && bin/sift run examples/fleet_symbols.lua "
+    .. "build/demo/symbols/data build/demo/symbols/sessions.bmd 2.0 build/demo/symbols/app.jar")
+  sh("bin/sift fleet symbols --list --data build/demo/symbols/data")
+  print("(docs/fleet.md, Symbols: sift fleet symbols --app APP --version V FILE..., POST /symbols, --platform)")
+end
 
 -- lint: the Cursor rule over classes javac makes now
 section("lint: Cursors that can leak, from bytecode; resources a dump shows left open")
