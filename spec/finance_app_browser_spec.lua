@@ -23,7 +23,13 @@ describe("the finance app in headless Chromium #heavy", function()
     local db = dir .. "/books.db"
     do
       local books <close> = assert(finance.open(db))
-      assert(books:import(sample.statements { transactions = 200, seed = 3 }))
+      local doc, labels = sample.statements { transactions = 200, seed = 3 }
+      assert(books:import(doc))
+      -- from February on, categorised as the generator labels them (over nine categories: the chart has an
+      -- Other); January is left for the forms to categorise
+      for t in books.db:rows("SELECT id, fitid FROM transactions WHERE posted >= '2024-02-01'") do
+        assert(books:set_category(t.id, labels[t.fitid]))
+      end
     end
     local url, pid = helper.serve { "--db", db }
     assert.truthy(url, "sift serve did not start")
@@ -138,18 +144,42 @@ describe("the finance app in headless Chromium #heavy", function()
       assert.are.equal(n, row(db, "SELECT count(*) AS n FROM transactions").n)
       assert.is_nil(row(db, "SELECT id FROM transactions WHERE payee = 'Evil'"))
 
-      -- the chart: each bar's exact amount is sift report --json's
+      -- the chart: each named segment's exact amount is sift report --json's; each month's grey Other
+      -- lists the rest of that month's categories and carries their exact sum (in minor units)
       local cli = helper.sift_json { "report", "--json", "--db", db }
-      local want = {}
+      local function minor(decimal)  -- "-12.30" -> -1230 (the report's two places)
+        local sign, whole, frac = decimal:match("^(%-?)(%d+)%.(%d%d)$")
+        assert.truthy(whole, decimal)
+        return (sign == "-" and -1 or 1) * (tonumber(whole) * 100 + tonumber(frac))
+      end
+      local want, amounts = {}, {}
       for _, m in ipairs(cli.months) do
-        for name, amount in pairs(m.categories) do want[#want + 1] = m.month .. " " .. name .. " " .. amount end
+        for name, amount in pairs(m.categories) do
+          want[#want + 1] = m.month .. " " .. name .. " " .. amount
+          amounts[m.month .. " " .. name] = amount
+        end
       end
       browser:navigate(url .. "finance/charts")
       local got = js([[Array.from(document.querySelectorAll('#spending rect.seg')).map(function (r) {
         return r.dataset.month + ' ' + r.dataset.category + ' ' + r.dataset.amount; })]])
+      local named = #got
+      local others = js([[Array.from(document.querySelectorAll('#spending rect.other')).map(function (r) {
+        return [r.dataset.month, r.dataset.amount, r.dataset.units, JSON.parse(r.dataset.categories).join('\n')]; })]])
+      for _, o in ipairs(others) do
+        local month, sum = o[1], 0
+        for name in o[4]:gmatch("[^\n]+") do
+          local amount = amounts[month .. " " .. name]
+          assert.truthy(amount, month .. " " .. name)
+          got[#got + 1] = month .. " " .. name .. " " .. amount
+          sum = sum + minor(amount)
+        end
+        assert.are.same({ sum, sum }, { minor(o[2]), tonumber(o[3]) })
+      end
       table.sort(want)
       table.sort(got)
       assert.are.same(want, got)
+      assert.truthy(named > 0 and named <= 10 * #cli.months, named)  -- (nine named and Uncategorized a month at most)
+      assert.is_true(#others >= 2, #others)  -- (February on)
       -- (the bars of what the forms wrote among them: the entry as edited, the row categorised in place)
       local bars = " " .. table.concat(got, " | ") .. " "
       assert.truthy(bars:find(" 2024-03 Food:Groceries -4.80 ", 1, true), bars)

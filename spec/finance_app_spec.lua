@@ -15,6 +15,9 @@ local report = require "sift.finance.report"
 local learn = require "sift.finance.learn"
 local writer = require "sift.ofx.writer"
 local common = require "sift.serve.finance.common"
+local charts = require "sift.serve.finance.charts"
+local store = require "sift.finance.store"
+local cjson = require "cjson"
 
 local function encode(fields)
   local out = {}
@@ -41,6 +44,70 @@ local function sample_books()
   local books <close> = assert(finance.open(path))
   assert(books:import(sample.statements { transactions = 300, seed = 5 }))
   return path
+end
+
+-- The spending chart's segments against the report `built`: each named
+-- one (and Uncategorized, light grey) has the report's amount; the named
+-- are the nine largest categories, each in its own colour; each month's
+-- grey Other lists the rest of its categories and carries their exact
+-- sum; together they are every (month, category) of the report, once.
+-- Returns the number of Other segments, of named categories and of the
+-- report's (month, category) amounts.
+local function check_spending(page, built)
+  local r = report.view(built)
+  local units = {}  -- "month category" -> minor units, as the report has them
+  for _, m in ipairs(built.months) do
+    for name, u in pairs(m.categories) do units[m.month .. " " .. name] = u end
+  end
+  local want, got = {}, {}
+  for _, m in ipairs(r.months) do
+    for name, amount in pairs(m.categories) do want[#want + 1] = m.month .. " " .. name .. " " .. amount end
+  end
+  -- the named segments (and Uncategorized) carry the report's amounts
+  local named, fills = {}, {}
+  for fill, month, name, amount in page:gmatch('<rect class="seg"[^>]- fill="([^"]+)"[^>]- data%-month="([^"]+)" '
+    .. 'data%-category="([^"]+)" data%-amount="([^"]+)"') do
+    name = name:gsub("&amp;", "&")
+    got[#got + 1] = month .. " " .. name .. " " .. amount
+    if name ~= "Uncategorized" then named[name] = true fills[name] = fill
+    else assert.are.equal("#dddddd", fill) end
+  end
+  -- the nine largest categories over the period, each in a colour of its own
+  local top9, colours = {}, {}
+  for _, c in ipairs(r.categories) do
+    if c.name ~= "Uncategorized" and #top9 < 9 then top9[#top9 + 1] = c.name end
+  end
+  local drawn = {}
+  for name in pairs(named) do drawn[#drawn + 1] = name colours[fills[name]] = true end
+  table.sort(top9)
+  table.sort(drawn)
+  assert.are.same(top9, drawn)
+  local distinct = 0
+  for _ in pairs(colours) do distinct = distinct + 1 end
+  assert.are.equal(#top9, distinct)
+  -- each month's Other segment: the rest of the month's categories, its amount their exact sum
+  local others = 0
+  for attrs in page:gmatch('<rect class="other"([^>]*)>') do
+    others = others + 1
+    local month = attrs:match('data%-month="([^"]+)"')
+    local amount, sum_units = attrs:match('data%-amount="([^"]+)" data%-units="(%-?%d+)"')
+    local list = cjson.decode((attrs:match('data%-categories="([^"]+)"'):gsub("&quot;", '"')
+      :gsub("&amp;", "&")))
+    local sum = 0
+    for _, name in ipairs(list) do
+      assert.is_nil(named[name], name)
+      assert.truthy(units[month .. " " .. name], month .. " " .. name)
+      sum = sum + units[month .. " " .. name]
+      got[#got + 1] = month .. " " .. name .. " " .. store.decimal(units[month .. " " .. name],
+        r.currency)
+    end
+    assert.are.equal(sum, tonumber(sum_units))
+    assert.are.equal(store.decimal(sum, r.currency), amount)
+  end
+  table.sort(want)
+  table.sort(got)
+  assert.are.same(want, got)
+  return others, #top9, #want
 end
 
 describe("sift serve --db: the finance app", function()
@@ -259,19 +326,24 @@ describe("sift serve --db: the finance app", function()
 
   it("draws spending by category per month with the report's exact amounts, and each account's balance", function()
     local _, page = get("/finance/charts")
-    local r = report.view(report.build(assert(finance.open(db)), {}))
-    local want, got = {}, {}
-    for _, m in ipairs(r.months) do
-      for name, amount in pairs(m.categories) do want[#want + 1] = m.month .. " " .. name .. " " .. amount end
+    local others, named, amounts = check_spending(page, report.build(assert(finance.open(db)), {}))
+    assert.are.same({ 0, 6 }, { others, named })  -- (the categories given so far: no Other)
+    assert.is_true(amounts >= 10, amounts)  -- (Uncategorized, Groceries, Food, Coffee, Housing... in three months)
+    -- books categorised as the generator labels them (over twenty categories): nine named, the rest Other
+    do
+      local labelled = helper.tmpdir() .. "/labelled.db"
+      local books <close> = assert(finance.open(labelled))
+      local doc, labels = sample.statements { transactions = 400, seed = 7 }
+      assert(books:import(doc))
+      for t in books.db:rows("SELECT id, fitid FROM transactions") do assert(books:set_category(t.id, labels[t.fitid])) end
+      local built = report.build(books, {})
+      local html_page = charts.spending(built)
+      local o, n = check_spending(html_page, built)
+      assert.are.same({ #built.months, 9 }, { o, n })
+      assert.truthy(#built.categories > 20, #built.categories)
+      assert.truthy(html_page:find('<p id="other-categories"><b>Other</b> (grey, ' .. (#built.categories - 9 -
+        (html_page:find('data-category="Uncategorized"', 1, true) and 1 or 0)) .. " categories over the period)", 1, true))
     end
-    for month, name, amount in page:gmatch('<rect class="seg"[^>]- data%-month="([^"]+)" data%-category="([^"]+)" '
-      .. 'data%-amount="([^"]+)"') do
-      got[#got + 1] = month .. " " .. name:gsub("&amp;", "&") .. " " .. amount
-    end
-    table.sort(want)
-    table.sort(got)
-    assert.is_true(#want >= 10, #want)  -- (Uncategorized, Groceries, Food, Coffee, Housing... in three months)
-    assert.are.same(want, got)
     -- the last point of each account's line is its balance on the accounts page
     local _, accounts = get_json("/finance/accounts.json")
     for _, a in ipairs(accounts.accounts) do
@@ -302,6 +374,16 @@ describe("sift serve --db: the finance app", function()
     assert.are.same({ "Coffee", 2000, "20.00", spent }, { b.category, b.units, b.amount, b.spent_units })
     local _, page = get("/finance/budgets?month=2024-02")
     assert.truthy(page:find(('data-category="Coffee" data-spent="%s" data-budget="20.00"'):format(b.spent), 1, true), page)
+    assert.is_nil(page:find('id="empty-month"', 1, true))
+    assert.is_false(view.empty_month)
+    -- a month the books have nothing in (this month, on these 2024 books): said so, the latest month linked
+    local latest = row(db, "SELECT substr(max(posted), 1, 7) AS m FROM transactions").m
+    assert.truthy(latest:match("^2024%-0%d$"), latest)
+    local _, empty = get_json("/finance/budgets.json?month=2031-05")
+    assert.are.same({ "2031-05", true, latest }, { empty.month, empty.empty_month, empty.latest_month })
+    _, page = get("/finance/budgets")
+    assert.truthy(page:find(('<p class="muted" id="empty-month">No transactions in %s; the latest month with any is '
+      .. '<a href="/finance/budgets?month=%s">%s</a>.</p>'):format(os.date("!%Y-%m"), latest, latest), 1, true), page)
     -- a second "new budget" form for Coffee, made before the first was set: refused
     local page2
     st, page2 = post("/finance/budgets", { category = "Coffee", amount = "99.00", version = "", month = "2024-02" })

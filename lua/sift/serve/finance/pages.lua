@@ -345,12 +345,21 @@ end
 -- =======================================================
 
 --- The budgets with a month's progress (?month=, default this month).
+-- A month the books have no transaction in says so, with a link to the
+-- latest month that has some (an old ledger's "this month" is empty).
 function M.budgets(server, books, query, state, status)
   local budgets = require "sift.finance.budgets"
   local month = query.month or os.date("!%Y-%m")
   local list, why = budgets.progress(books, month)
   if not list then return common.fail(400, why) end
-  local view = { month = month, budgets = json.array(list), errors = state and state.errors }
+  local empty, latest = false, nil
+  if not books.db:first("SELECT 1 AS x FROM transactions t WHERE t.posted >= ? AND t.posted < ? AND "
+      .. store.kept("t") .. " LIMIT 1", month .. "-01", month .. "-32") then
+    local row = books.db:first("SELECT substr(max(t.posted), 1, 7) AS m FROM transactions t WHERE " .. store.kept("t"))
+    empty, latest = true, row and row.m
+  end
+  local view = { month = month, budgets = json.array(list), errors = state and state.errors, latest_month = latest,
+    empty_month = empty }
   return common.answer(status or 200, view, function()
     local y, m = month:match("^(%d+)-(%d+)$")
     y, m = tonumber(y), tonumber(m)
@@ -359,6 +368,9 @@ function M.budgets(server, books, query, state, status)
     return common.page("Budgets for " .. month, table.concat {
       ('<p>%s · %s · %s</p>'):format(html.a("/finance/budgets?month=" .. prev, "← " .. prev),
         html.a("/finance/budgets", "this month"), html.a("/finance/budgets?month=" .. nxt, nxt .. " →")),
+      empty and ('<p class="muted" id="empty-month">No transactions in %s; %s.</p>'):format(esc(month), latest
+        and ("the latest month with any is " .. html.a("/finance/budgets?month=" .. latest, latest))
+        or "none in the books yet") or "",
       state and state.message and ('<p class="err" id="error">%s</p>'):format(esc(state.message)) or "",
       state and state.saved and '<p class="ok" id="saved">Saved.</p>' or "",
       charts.budgets(list, month),
