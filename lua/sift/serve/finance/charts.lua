@@ -238,10 +238,11 @@ function M.balances(accounts)
   table.sort(months)
   local index = {}
   for i, m in ipairs(months) do index[m] = i end
-  local top, bottom = axis_top(hi), -axis_top(-lo)
-  if lo >= 0 then bottom = 0 end
-  if hi <= 0 then top = 0 end
-  if top == bottom then top = 1 end
+  -- ticks a round step apart, zero among them
+  local step = axis_top(math.max(1, (hi - lo) / 5))
+  local top, bottom = math.ceil(hi / step) * step, math.floor(lo / step) * step
+  if top == bottom then top = bottom + step end
+  local ticks = math.floor((top - bottom) / step + 0.5)
   local left, legend_w, height, y0 = 80, 250, 260, 16
   local plot = WIDTH - left - legend_w - 10
   local slot = plot / #months
@@ -250,14 +251,11 @@ function M.balances(accounts)
   local cur = accounts[1].currency
   local out = { svg_open("balances", WIDTH, math.max(y0 + height + (slot < 56 and 70 or 30), y0 + 20 * #accounts),
     "balance over time per account") }
-  for k = 0, 4 do
-    local v = bottom + (top - bottom) * k / 4
+  for k = 0, ticks do
+    local v = bottom + step * k
     out[#out + 1] = ('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s"/><text x="%d" y="%.1f" '
       .. 'text-anchor="end">%s</text>'):format(left - 4, left + plot, y(v), y(v), v == 0 and "#999" or "#e4e4e4",
       left - 8, y(v) + 4, esc(store.decimal(math.floor(v + 0.5), cur)))
-  end
-  if bottom < 0 and top > 0 then
-    out[#out + 1] = ('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#999"/>'):format(left - 4, left + plot, y(0), y(0))
   end
   out[#out + 1] = ('<text x="14" y="%.1f" text-anchor="middle" transform="rotate(-90 14 %.1f)" fill="#555">'
     .. 'balance (%s)</text>'):format(y0 + height / 2, y0 + height / 2, esc(cur or "?"))
