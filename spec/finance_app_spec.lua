@@ -354,6 +354,19 @@ describe("sift serve --db: the finance app", function()
       end
       assert.are.equal(a.balance, last)
     end
+    -- a line goes on through months without a transaction to the chart's last month, at the balance it kept
+    local svg = charts.balances {
+      { number = "A", currency = "GBP", points = { { month = "2024-01", units = 100 }, { month = "2024-02", units = 300 },
+        { month = "2024-03", units = 200 }, { month = "2024-04", units = 400 } } },
+      { number = "W", currency = "GBP", points = { { month = "2024-01", units = 500 }, { month = "2024-02", units = 480 } } },
+    }
+    local lines = {}
+    for points, account in svg:gmatch('<polyline [^>]*points="([^"]+)" data%-account="(%a)"') do
+      lines[account] = {}
+      for px, py in points:gmatch("([%d.]+),([%d.]+)") do table.insert(lines[account], { tonumber(px), tonumber(py) }) end
+    end
+    assert.are.same({ 4, 4 }, { #lines.A, #lines.W })
+    assert.are.same({ lines.A[4][1], lines.W[2][2], lines.W[2][2] }, { lines.W[4][1], lines.W[3][2], lines.W[4][2] })
     -- a category's drill-down: its months and its transactions
     local _, cat = get_json("/finance/category.json?name=Coffee")
     local sum = 0

@@ -263,9 +263,18 @@ function M.balances(accounts)
   local lx = left + plot + 24
   for k, a in ipairs(accounts) do
     local pts, dots = {}, {}
+    -- the line goes on through the months without a transaction of the
+    -- account (its balance stayed), to the chart's last month; a dot
+    -- marks each month that has some
+    local at = {}
+    for _, p in ipairs(a.points) do at[index[p.month]] = p.units end
+    local held
+    for i = index[a.points[1].month], #months do
+      held = at[i] or held
+      pts[#pts + 1] = ("%.1f,%.1f"):format(x(i), y(held))
+    end
     for _, p in ipairs(a.points) do
       local px, py = x(index[p.month]), y(p.units)
-      pts[#pts + 1] = ("%.1f,%.1f"):format(px, py)
       dots[#dots + 1] = ('<circle class="point" cx="%.1f" cy="%.1f" r="3.5" fill="%s" data-account="%s" data-month="%s" '
         .. 'data-balance="%s" data-units="%d"><title>%s, %s: %s %s</title></circle>'):format(px, py, M.colour(k),
         esc(a.number), p.month, store.decimal(p.units, a.currency), p.units, esc(a.number), p.month,
