@@ -81,6 +81,27 @@ function M.sha256(path)
   return hex(d:final())
 end
 
+-- copy path's bytes from offset `skip` to a new file `to` (0600: fleet
+-- processes run with umask 077): true, or nil and why
+local function copy(path, skip, to)
+  local src, err = io.open(path, "rb")
+  if not src then return nil, err end
+  local out
+  out, err = io.open(to, "wb")
+  if not out then src:close() return nil, err end
+  src:seek("set", skip)
+  while true do
+    local chunk = src:read(1 << 16)
+    if not chunk then break end
+    local ok, why = out:write(chunk)
+    if not ok then src:close() out:close() os.remove(to) return nil, why end
+  end
+  src:close()
+  local ok, why = out:close()
+  if not ok then os.remove(to) return nil, why end
+  return true
+end
+
 --- Store a symbol file in the data directory: sniffed, hashed and copied
 -- (or, with opts.move, renamed: a server's temporary upload) to
 -- `DIR/SHA256.KIND`, unless it is there already. Returns `{sha256, kind,
@@ -98,19 +119,10 @@ function M.store(dir, path, opts)
     there:close()
     if opts.move then os.remove(path) end
   elseif what == "jmod" then  -- (stored as the zip it holds, which the workers read as a jar)
-    local src <close> = assert(io.open(path, "rb"))
-    src:seek("set", 4)
     local tmp = dest .. ".part"
-    local out
-    out, err = io.open(tmp, "wb")
-    if not out then return nil, err end
-    while true do
-      local chunk = src:read(1 << 16)
-      if not chunk then break end
-      out:write(chunk)
-    end
-    out:close()
-    local ok, why = require("sift.heap.bmd").dictionary({ tmp }, { analysis_names = false })
+    local ok, why = copy(path, 4, tmp)
+    if not ok then return nil, why end
+    ok, why = require("sift.heap.bmd").dictionary({ tmp }, { analysis_names = false })
     if not ok then
       os.remove(tmp)
       return nil, renamed(why, tmp, name)
@@ -122,18 +134,10 @@ function M.store(dir, path, opts)
     local ok, why = os.rename(path, dest)
     if not ok then return nil, why end
   else
-    local src <close> = assert(io.open(path, "rb"))
     local tmp = dest .. ".part"
-    local out
-    out, err = io.open(tmp, "wb")  -- (0600: fleet processes run with umask 077)
-    if not out then return nil, err end
-    while true do
-      local chunk = src:read(1 << 16)
-      if not chunk then break end
-      out:write(chunk)
-    end
-    out:close()
-    local ok, why = os.rename(tmp, dest)
+    local ok, why = copy(path, 0, tmp)
+    if not ok then return nil, why end
+    ok, why = os.rename(tmp, dest)
     if not ok then return nil, why end
   end
   return { sha256 = sha, kind = kind, what = what, path = dest, name = name }
