@@ -59,9 +59,11 @@ describe("finance entries", function()
       "Cash", "cash", "GBP" }, { t.posted, t.amount, t.amount_units, t.payee, t.memo, t.category, t.category_source,
       t.status, t.manual, t.account, t.account_kind, t.currency })
     assert.are.equal("manual:1", books.db:first("SELECT key FROM transactions WHERE id = 1").key)
-    local before = os.date("!%Y-%m-%d %H:%M:%S")
+    -- (a second either side: Lua's os.time reads the kernel's coarse clock, which lags the one SQLite's
+    -- datetime('now') reads by up to a tick, so they may name different seconds)
+    local before = os.date("!%Y-%m-%d %H:%M:%S", os.time() - 1)
     local done = assert(books:edit(id, { amount = "-4.30", notes = "and bread", status = "cleared", payee = "Corner shop" }))
-    local after = os.date("!%Y-%m-%d %H:%M:%S")
+    local after = os.date("!%Y-%m-%d %H:%M:%S", os.time() + 1)
     assert.are.same({ { field = "amount", old = "-4.20", new = "-4.30" }, { field = "notes", new = "and bread" },
       { field = "status", old = "uncleared", new = "cleared" } }, done)  -- (the payee was the same: no edit)
     local edits = books:edits(id)
