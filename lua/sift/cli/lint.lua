@@ -40,6 +40,14 @@ function M.define.lint(parser)
   c:flag("--sarif", "Print SARIF 2.1.0 (for code review tools).")
 end
 
+-- the file an option names, opened in `mode`; nil when it cannot be,
+-- said on err (bad usage: the caller exits 2)
+local function open_option(err, flag, path, mode)
+  local f, why = io.open(path, mode)
+  if not f then err:write("sift: ", flag, ": ", common.printable(why), "\n") end
+  return f
+end
+
 function M.commands.lint(args, out, err)
   local lint = require "sift.lint"
   local rules, why = lint.select(args.rules)
@@ -65,11 +73,8 @@ function M.commands.lint(args, out, err)
   local suppressed  -- (and those suppressed: by @SuppressLint, read from the bytecode, or the suppressions file)
   findings, suppressed = lint.unsuppressed_in_code(findings, classes)
   if args.suppressions then
-    local f, serr = io.open(args.suppressions, "rb")
-    if not f then
-      err:write("sift: --suppressions: ", common.printable(serr), "\n")
-      return common.EXIT_USAGE
-    end
+    local f = open_option(err, "--suppressions", args.suppressions, "rb")
+    if not f then return common.EXIT_USAGE end
     local entries, bad = lint.read_suppressions(f:read("a"))
     f:close()
     if #bad > 0 then
@@ -82,20 +87,14 @@ function M.commands.lint(args, out, err)
     suppressed = suppressed + more
   end
   if args.write_baseline then
-    local f, werr = io.open(args.write_baseline, "wb")
-    if not f then
-      err:write("sift: --write-baseline: ", common.printable(werr), "\n")
-      return common.EXIT_USAGE
-    end
+    local f = open_option(err, "--write-baseline", args.write_baseline, "wb")
+    if not f then return common.EXIT_USAGE end
     f:write(lint.baseline_text(findings))
     f:close()
   end
   if args.baseline then
-    local f, berr = io.open(args.baseline, "rb")
-    if not f then
-      err:write("sift: --baseline: ", common.printable(berr), "\n")
-      return common.EXIT_USAGE
-    end
+    local f = open_option(err, "--baseline", args.baseline, "rb")
+    if not f then return common.EXIT_USAGE end
     findings, known = lint.without(findings, lint.read_baseline(f:read("a")))
     f:close()
   end
