@@ -98,20 +98,12 @@ static int int_field (const hg_Graph *g, hf_Fill *f, uint32_t num, int k,
                       int64_t *v) {
   hp_ObjInfo o;
   hf_Field fl;
-  uint64_t u = 0;
-  int r = field_at(g, f, num, k, &o, &fl), size, i;
+  int r = field_at(g, f, num, k, &o, &fl);
   if (r <= 0) return r;
   if (fl.type != HP_BYTE && fl.type != HP_SHORT && fl.type != HP_INT
       && fl.type != HP_LONG)
     return 0;
-  size = hp_type_size(g->h, fl.type);
-  for (i = 0; i < size; i++) u = u << 8 | o.data[fl.offset + i];
-  switch (size) {  /* sign-extend */
-    case 1: *v = (int8_t)u; break;
-    case 2: *v = (int16_t)u; break;
-    case 4: *v = (int32_t)u; break;
-    default: *v = (int64_t)u; break;
-  }
+  *v = hp_read_signed(o.data + fl.offset, hp_type_size(g->h, fl.type));
   return 1;
 }
 

@@ -252,6 +252,20 @@ static inline uint64_t hp_read_id (const unsigned char *p, int idsize) {
   return (uint64_t)hp_read_u4(p) << 32 | hp_read_u4(p + 4);
 }
 
+/* a signed big-endian number of size 1, 2, 4 or 8 bytes at p (a byte,
+   short, int or long field), sign-extended */
+static inline int64_t hp_read_signed (const unsigned char *p, int size) {
+  uint64_t u = 0;
+  int i;
+  for (i = 0; i < size; i++) u = u << 8 | p[i];
+  switch (size) {
+    case 1: return (int8_t)u;
+    case 2: return (int16_t)u;
+    case 4: return (int32_t)u;
+    default: return (int64_t)u;
+  }
+}
+
 /* read an id of h->idsize bytes at p */
 uint64_t hp_id_at (const hp_Heap *h, const unsigned char *p);
 

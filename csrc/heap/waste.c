@@ -85,17 +85,10 @@ static void string_layout (const hp_Heap *h, int64_t c, StrLayout *sl) {
 /* a signed field value of type t at off; 0 when the data is too short */
 static int read_field (const hp_Heap *h, const hp_ObjInfo *o, int64_t off,
                        int t, int64_t *v) {
-  int size = hp_type_size(h, t), i;
-  uint64_t u = 0;
+  int size = hp_type_size(h, t);
   if (off < 0 || size == 0 || (uint64_t)off + (uint64_t)size > o->length)
     return 0;
-  for (i = 0; i < size; i++) u = u << 8 | o->data[off + i];
-  switch (size) {  /* sign-extend */
-    case 1: *v = (int8_t)u; break;
-    case 2: *v = (int16_t)u; break;
-    case 4: *v = (int32_t)u; break;
-    default: *v = (int64_t)u; break;
-  }
+  *v = hp_read_signed(o->data + off, size);
   return 1;
 }
 
