@@ -68,6 +68,30 @@ describe("retained sizes", function()
   end)
 end)
 
+describe("retained sizes past 4 GB", function()
+  -- kept in 32 bits while every one fits (csrc/heap/dominators.c), in 64
+  -- once one does not: three arrays of 2 GiB each (their elements left out
+  -- of the dump, 0xC3) held by one Object[]
+  it("are exact when the heap's objects total more than 4 GB", function()
+    local w = dofile("spec/hprof_writer.lua").new { version = "1.0.2", id_size = 8 }
+    local object = w:class("java.lang.Object")
+    local array = w:class("java.lang.Object[]", { super = object })
+    local big = {}
+    for i = 1, 3 do big[i] = w:primitive_array_nodata("long", 1 << 28) end
+    local holder = w:object_array(array, big)
+    w:root("jni_global", holder)
+    local small = w:primitive_array("long", { 1, 2 })
+    w:root("jni_global", small)
+    local heap = assert(sift.open(helper.tmpfile(w:bytes())))
+    heap:dominators()
+    local holder_obj = heap:object(holder)
+    assert.are.same({ 3 * 8 * (1 << 28) + 3 * 8, 8 * (1 << 28), 16 },
+      { heap:retained(holder_obj), heap:retained(heap:object(big[2])), heap:retained(heap:object(small)) })
+    assert.are.equal(holder_obj, heap:dominated(nil, 1)[1])
+    assert.are.equal(3 * 8 * (1 << 28) + 3 * 8 + 16, heap:reachable_bytes())
+  end)
+end)
+
 describe("VisualVM's nearest-root paths and retained sizes (--model visualvm)", function()
   -- generated-jdk17/*.visualvm-jfluid-heap.txt list, per instance, its
   -- shallow and retained size and its path to the nearest GC root

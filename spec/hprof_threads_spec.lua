@@ -3,8 +3,9 @@
 -- second thread reads, the index of two threads equals the index of one,
 -- object by object, with the same warnings and the same error. And two
 -- threads build the reference graph's arrays as one does (build_csr in
--- csrc/heap/dominators.c): the same offsets and references, and the same
--- VisualVM dominator tree, whose own arrays are built the same way.
+-- csrc/heap/dominators.c): the same offsets and references, the same
+-- referrers of every object (hg_referrers in csrc/heap/graph.c), and the
+-- same VisualVM dominator tree, whose own arrays are built the same way.
 local core = require "sift.core"
 local sift = require "sift"
 local helper = require "spec.helper"
@@ -33,7 +34,8 @@ local function records(bytes)
 end
 
 -- the reference graph of a dump opened with `threads`: its CSR arrays (the
--- strong graph under the default rules), then VisualVM's dominator tree
+-- strong graph under the default rules), every object's referrers (every
+-- reference turned around: hg_referrers), then VisualVM's dominator tree
 -- (immediate dominator and retained size of every object), whose arrays
 -- build_csr makes apart
 local function graph(source, threads, no_tree)
@@ -43,6 +45,9 @@ local function graph(source, threads, no_tree)
   local first, succ = heap.index:graph_arrays()
   local out = { edges = edges, first = first, succ = succ, objects = heap.index:count() }
   if no_tree then return out end
+  local referrers = {}
+  for num = 1, out.objects do referrers[num] = table.concat(heap.index:referrers(num), " ") end
+  out.referrers = table.concat(referrers, ",")
   out.reachable = assert(heap:dominators { model = "visualvm" })
   local idom, retained = {}, {}
   for num = 1, out.objects do
@@ -58,6 +63,7 @@ local function same_graph(a, b, what)
   assert.are.same({ a.edges, a.objects, #a.first, #a.succ }, { b.edges, b.objects, #b.first, #b.succ }, what)
   assert.is_true(a.first == b.first, what .. ": offsets")
   assert.is_true(a.succ == b.succ, what .. ": references")
+  assert.is_true(a.referrers == b.referrers, what .. ": referrers")
   assert.are.same(a.reachable, b.reachable, what)
   assert.is_true(a.idom == b.idom, what .. ": immediate dominators")
   assert.is_true(a.retained == b.retained, what .. ": retained sizes")

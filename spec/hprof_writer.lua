@@ -122,6 +122,15 @@ function writer:primitive_array(t, values)
   return id
 end
 
+--- A primitive array whose elements the dump leaves out (0xC3, as Android's
+-- dumps may write one): `length` elements of type t, no bytes for them.
+function writer:primitive_array_nodata(t, length)
+  local id = self:id()
+  self.records[#self.records + 1] = string.pack(">B", 0xC3) .. string.pack(idfmt(self), id)
+    .. string.pack(">I4I4B", 0, length, TYPES[t])
+  return id
+end
+
 --- A root of a kind; thread/frame for the kinds that have them.
 function writer:root(kind, target, thread, frame)
   local tag = assert(ROOTS[kind], kind)

@@ -236,12 +236,13 @@ sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
 ** floor" of the dominator tree). Arrays by object number (n + 1: the
 ** virtual root is n) or by preorder number (R: the virtual root is 0).
 **
-** 1. dfs: the objects in preorder (vertex) and their DFS parents, from the
-**    virtual root whose successors are the roots, written in order; what
-**    it reads at random is a bit per object (seen) and each object's
-**    successors once. The position in the successors of the objects on
-**    the DFS path is kept on a stack (8 bytes a level), not per object;
-**    the preorder number of each object (pre) is filled in after.
+** 1. dfs: each object's preorder number (pre) and the DFS parents (by
+**    preorder number, so written in order), from the virtual root whose
+**    successors are the roots; what it reads at random is a bit per object
+**    (seen) and each object's successors once, and pre is written, never
+**    read, as each object is reached. The position in the successors of
+**    the objects on the DFS path is kept on a stack (8 bytes a level), not
+**    per object. The preorder itself (vertex) is made from pre in step 5.
 ** 2. predecessors: the references are rewritten in place into preorder
 **    numbers, keeping only those semi-NCA needs: a reference from the DFS
 **    parent, to itself, or to a child of the virtual root (whose
@@ -250,6 +251,9 @@ sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
 **    another root, are kept.
 **    The rest (a third of the references of a JVM heap) become the
 **    predecessor lists by preorder number, and the references are freed.
+**    Lists read in order need no offsets: where each begins is a bit per
+**    entry and which are not empty a bit per list (Runs), so the offsets by
+**    object, then those by preorder number, are each freed once counted.
 ** 3. semi-dominators, from the last preorder number down, by link-eval
 **    with path compression: a node is linked once processed, so "x is
 **    linked" is "x > k" and needs no mark; label[] holds the smallest
@@ -262,16 +266,17 @@ sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
 **    by binary search, hg_children) and retained sizes.
 */
 static sift_Status dfs (uint64_t n, const uint32_t *first, const uint32_t *succ,
-                        const uint32_t *rootv, uint64_t nrootv, uint32_t *vertex,
+                        const uint32_t *rootv, uint64_t nrootv, uint32_t *pre,
                         uint32_t *parent, uint64_t *pR) {
-  uint64_t R = 1, depth = 0, cap = 1024, rootnext = 0;
+  uint64_t R = 1, depth = 0, cap = 1024, rootnext = 0, i;
   uint32_t *stack, *grown, cur = 0;
   uint8_t *seen = (uint8_t *)sift_big_alloc(n / 8 + 1);
   if (seen == NULL || !HG_ALLOC(stack, 2 * cap)) {
     sift_big_free(seen);
     return SIFT_ENOMEM;
   }
-  vertex[0] = (uint32_t)n;
+  for (i = 0; i < n; i++) pre[i] = HG_NONE;
+  pre[n] = 0;
   parent[0] = 0;
   for (;;) {
     uint32_t w;
@@ -287,7 +292,7 @@ static sift_Status dfs (uint64_t n, const uint32_t *first, const uint32_t *succ,
     }
     if (HG_BIT(seen, w)) continue;
     HG_SETBIT(seen, w);
-    vertex[R] = w;
+    pre[w] = (uint32_t)R;  /* written, not read: the walk waits on no miss */
     parent[R] = cur;
     cur = (uint32_t)R++;
     if (++depth == cap) {
@@ -309,16 +314,64 @@ static sift_Status dfs (uint64_t n, const uint32_t *first, const uint32_t *succ,
 }
 
 /*
-** Step 2: the predecessor lists (pf: R + 1 offsets, pl) of what semi-NCA
-** needs, from the successors (freed here, on success or not).
+** Lists laid end to end and read in order: has, a bit per list, set when it
+** is not empty; start, a bit per entry, set where a list begins.
+*/
+typedef struct Runs {
+  uint8_t *has, *start;
+  uint64_t total;  /* entries */
+} Runs;
+
+static void runs_free (Runs *r) {
+  sift_big_free(r->has);
+  sift_big_free(r->start);
+  r->has = r->start = NULL;
+}
+
+/* the runs of the m lists whose offsets are off[0 .. m] */
+static sift_Status runs_of (const uint32_t *off, uint64_t m, Runs *r) {
+  uint64_t i;
+  r->total = off[m];
+  r->has = (uint8_t *)sift_big_alloc(m / 8 + 1);  /* zeroed (big.h) */
+  r->start = (uint8_t *)sift_big_alloc(r->total / 8 + 1);
+  if (r->has == NULL || r->start == NULL) {
+    runs_free(r);
+    return SIFT_ENOMEM;
+  }
+  for (i = 0; i < m; i++)
+    if (off[i] < off[i + 1]) {
+      HG_SETBIT(r->has, i);
+      HG_SETBIT(r->start, off[i]);
+    }
+  return SIFT_OK;
+}
+
+/* the end of the list that begins at entry j */
+static uint64_t run_end (const Runs *r, uint64_t j) {
+  do j++; while (j < r->total && !HG_BIT(r->start, j));
+  return j;
+}
+
+/* the beginning of the list that ends at entry j (j > 0) */
+static uint64_t run_begin (const Runs *r, uint64_t j) {
+  do j--; while (!HG_BIT(r->start, j));
+  return j;
+}
+
+/*
+** Step 2: the predecessor lists (pl, in the runs pr, by preorder number) of
+** what semi-NCA needs, from the successors (freed here, on success or not,
+** as first is).
 */
 static sift_Status predecessors (uint64_t n, uint64_t R, uint32_t *first,
                                  uint32_t *succ, const uint32_t *rootv,
                                  uint64_t nrootv, const uint32_t *pre,
-                                 const uint32_t *parent, uint32_t **ppf,
+                                 const uint32_t *parent, Runs *lists,
                                  uint32_t **ppl) {
   uint64_t v, j, kept = 0, nroot = 0;
   uint32_t *pf = NULL, *pl = NULL, *shrunk;
+  Runs from;  /* the kept references, by object */
+  sift_Status s;
   for (v = 0; v < n; v++) {
     uint64_t start = first[v], end = first[v + 1];
     uint32_t a = pre[v];
@@ -331,10 +384,16 @@ static sift_Status predecessors (uint64_t n, uint64_t R, uint32_t *first,
   }
   first[n] = (uint32_t)kept;
   if ((shrunk = sift_big_realloc(succ, (kept ? kept : 1) * sizeof *succ)) != NULL) succ = shrunk;
+  s = runs_of(first, n, &from);
+  sift_big_free(first);
+  if (s != SIFT_OK) {
+    sift_big_free(succ);
+    return s;
+  }
   for (j = 0; j < nrootv; j++) nroot += parent[pre[rootv[j]]] != 0;
   if (!HG_ALLOC(pf, R + 1) || !HG_ALLOC(pl, kept + nroot)) {  /* zeroed (big.h) */
-    sift_big_free(pf); sift_big_free(pl); sift_big_free(first); sift_big_free(succ);
-    return SIFT_ENOMEM;
+    s = SIFT_ENOMEM;
+    goto out;
   }
   for (j = 0; j < kept; j++) pf[succ[j] + 1]++;
   for (j = 0; j < nrootv; j++)  /* a root first reached from another root */
@@ -342,26 +401,35 @@ static sift_Status predecessors (uint64_t n, uint64_t R, uint32_t *first,
   for (j = 0; j < R; j++) pf[j + 1] += pf[j];
   for (j = 0; j < nrootv; j++)  /* pf[b] runs ahead while filling */
     if (parent[pre[rootv[j]]] != 0) pl[pf[pre[rootv[j]]]++] = 0;
-  for (v = 0; v < n; v++)
-    for (j = first[v]; j < first[v + 1]; j++) pl[pf[succ[j]]++] = pre[v];
+  for (v = 0, j = 0; v < n; v++) {
+    uint64_t end;
+    if (!HG_BIT(from.has, v)) continue;
+    for (end = run_end(&from, j); j < end; j++) pl[pf[succ[j]]++] = pre[v];
+  }
   for (j = R; j > 0; j--) pf[j] = pf[j - 1];
   pf[0] = 0;
-  sift_big_free(first);
+  if ((s = runs_of(pf, R, lists)) == SIFT_OK) {
+    *ppl = pl;
+    pl = NULL;
+  }
+out:
+  runs_free(&from);
   sift_big_free(succ);
-  *ppf = pf;
-  *ppl = pl;
-  return SIFT_OK;
+  sift_big_free(pf);
+  sift_big_free(pl);
+  return s;
 }
 
 /*
 ** Steps 3 and 4: the immediate dominator of each preorder number, into
-** idom (which holds the DFS parents on entry). Progress from n to 2n.
+** idom (which holds the DFS parents on entry), from the predecessor lists
+** (pl, in the runs lists). Progress from n to 2n.
 */
 static sift_Status semi_nca (uint64_t n, uint64_t R, uint32_t *idom,
-                             const uint32_t *pf, uint32_t *pl,
+                             const Runs *lists, uint32_t *pl,
                              sift_Progress *pr) {
   uint32_t *anc, *label;
-  uint64_t k;
+  uint64_t k, j, at = lists->total;  /* the lists, read from the last */
   if (!HG_ALLOC(anc, R) || !HG_ALLOC(label, R)) {
     sift_big_free(anc);
     sift_big_free(label);
@@ -369,8 +437,8 @@ static sift_Status semi_nca (uint64_t n, uint64_t R, uint32_t *idom,
   }
   for (k = R - 1; k >= 1; k--) {
     uint32_t s = idom[k];  /* the DFS parent: a predecessor of k */
-    uint64_t j;
-    for (j = pf[k]; j < pf[k + 1]; j++) {
+    uint64_t begin = HG_BIT(lists->has, k) ? run_begin(lists, at) : at;
+    for (j = begin; j < at; j++) {
       uint32_t x = pl[j], c;
       if (x <= k) c = x;  /* not linked yet: its own number */
       else {
@@ -396,7 +464,8 @@ static sift_Status semi_nca (uint64_t n, uint64_t R, uint32_t *idom,
       }
       if (c < s) s = c;
     }
-    if (pf[k] < pf[k + 1]) pl[pf[k]] = s;  /* read by the NCA step */
+    if (begin < at) pl[begin] = s;  /* read by the NCA step */
+    at = begin;
     label[k] = s;
     anc[k] = idom[k];  /* link */
     if (!sift_progress(pr, n + (R - k) * n / R)) {
@@ -408,22 +477,73 @@ static sift_Status semi_nca (uint64_t n, uint64_t R, uint32_t *idom,
   sift_big_free(anc);
   sift_big_free(label);
   idom[0] = 0;
-  for (k = 1; k < R; k++) {  /* the nearest common ancestor step */
-    uint32_t d = idom[k], semi = pf[k] < pf[k + 1] ? pl[pf[k]] : idom[k];
+  for (k = 1, at = 0; k < R; k++) {  /* the nearest common ancestor step */
+    uint32_t d = idom[k], semi = idom[k];
+    if (HG_BIT(lists->has, k)) {
+      semi = pl[at];
+      at = run_end(lists, at);
+    }
     while (d > semi) d = idom[d];
     idom[k] = d;
   }
   return SIFT_OK;
 }
 
+/*
+** Step 5's retained sizes, into t (by object; 64-bit when wide): each
+** object's own size, in object order (the dump's records in file order),
+** then added up the tree, children before their dominators (from the last
+** preorder number down). Under visualvm (vv given) its rules. 0 when a size
+** does not fit 32 bits and t is not wide.
+*/
+static int retained_sizes (const hg_Graph *g, const hg_VisualVM *vv, int model,
+                           const uint32_t *vertex, uint64_t R, const uint32_t *idom,
+                           void *t, int wide) {
+#define GET(i) (wide ? ((uint64_t *)t)[i] : ((uint32_t *)t)[i])
+#define PUT(i, x) do { uint64_t x_ = (x); \
+    if (wide) ((uint64_t *)t)[i] = x_; \
+    else if (x_ > UINT32_MAX) return 0; \
+    else ((uint32_t *)t)[i] = (uint32_t)x_; } while (0)
+  uint64_t n = g->n, i, k;
+  for (i = 0; i < n; i++) {
+    hp_ObjInfo o;
+    if (idom[i] == HG_NONE) PUT(i, 0);
+    else if (!vv) PUT(i, hg_shallow(g, (uint32_t)i, model));
+    else {
+      hp_object(g->h, (uint32_t)i, &o);
+      PUT(i, o.kind == HP_CLASS_DUMP ? 0 : hg_shallow(g, (uint32_t)i, model));
+    }
+  }
+  for (k = R - 1; k >= 1; k--) {
+    uint32_t w = vertex[k], d = idom[w];
+    uint64_t up = GET(w);
+    if (d == HG_NONE) continue;
+    if (vv && HG_BIT(vv->tree, w)) {
+      /* HprofHeap.computeRetainedSize: each instance's size goes up its
+         dominators to the first tree object, which has its tree size
+         already; class objects add no size of their own (a tree class
+         has its tree size, and passes nothing up) */
+      hp_ObjInfo o;
+      hp_object(g->h, w, &o);
+      PUT(w, vv->tree_size[w]);
+      up = o.kind == HP_CLASS_DUMP ? 0 : vv->tree_size[w];
+    }
+    if (d != n) PUT(d, GET(d) + up);
+  }
+  return 1;
+#undef GET
+#undef PUT
+}
+
 sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   uint64_t n = g->n, R = 0, i, k, edges = 0, nrootv, nkids = 0;
-  uint32_t *pre = NULL, *vertex = NULL, *idom = NULL, *pf = NULL, *pl = NULL,
+  uint32_t *pre = NULL, *vertex = NULL, *idom = NULL, *pl = NULL,
            *first = NULL, *succ = NULL, *count = NULL;
+  Runs lists = {NULL, NULL, 0};
   const uint32_t *rootv;
   /* the results, swapped in at the end */
-  uint32_t *t_idom = NULL, *t_children = NULL;
-  uint64_t *t_retained = NULL;
+  uint32_t *t_idom = NULL, *t_children = NULL, *t_retained32 = NULL;
+  uint64_t *t_retained64 = NULL;
   hg_VisualVM vv;
   int vvm = model == HG_VISUALVM;
   sift_Status s;
@@ -445,24 +565,20 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     nrootv = g->nroots;
   }
   /* 1. */
-  if (!HG_ALLOC(vertex, n + 1) || !HG_ALLOC(idom, n + 1)
-      || (s = dfs(n, first, succ, rootv, nrootv, vertex, idom, &R)) != SIFT_OK) {
-    s = vertex && idom ? s : SIFT_ENOMEM;
+  if (!HG_ALLOC(pre, n + 1) || !HG_ALLOC(idom, n + 1)
+      || (s = dfs(n, first, succ, rootv, nrootv, pre, idom, &R)) != SIFT_OK) {
+    s = pre && idom ? s : SIFT_ENOMEM;
     goto out;
   }
-  if (!HG_ALLOC(pre, n + 1)) { s = SIFT_ENOMEM; goto out; }
-  for (i = 0; i <= n; i++) pre[i] = HG_NONE;
-  for (k = 0; k < R; k++) pre[vertex[k]] = (uint32_t)k;
-  sift_big_free(vertex);  /* made again from pre in step 5 */
-  vertex = NULL;
   /* 2. (first and succ are gone after it) */
-  s = predecessors(n, R, first, succ, rootv, nrootv, pre, idom, &pf, &pl);
+  s = predecessors(n, R, first, succ, rootv, nrootv, pre, idom, &lists, &pl);
   first = succ = NULL;
   if (s != SIFT_OK) goto out;
   /* 3. and 4. */
-  if ((s = semi_nca(n, R, idom, pf, pl, pr)) != SIFT_OK) goto out;
-  sift_big_free(pf); sift_big_free(pl);
-  pf = pl = NULL;
+  if ((s = semi_nca(n, R, idom, &lists, pl, pr)) != SIFT_OK) goto out;
+  runs_free(&lists);
+  sift_big_free(pl);
+  pl = NULL;
   /* 5. into object numbers, retained sizes, dominated children (under
      visualvm, the objects its walk did not reach are left out: they only
      stood for referrers that make their referents children of the roots).
@@ -491,41 +607,21 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   }
   sift_big_free(count);
   count = NULL;
-  /* retained sizes: each object's own size, in object order (the dump's
-     records in file order), then added up the tree, children before their
-     dominators (from the last preorder number down) */
-  if (!HG_ALLOC(t_retained, n)) { s = SIFT_ENOMEM; goto out; }
-  for (i = 0; i < n; i++) {
-    if (t_idom[i] == HG_NONE) t_retained[i] = 0;
-    else if (!vvm) t_retained[i] = hg_shallow(g, (uint32_t)i, model);
-    else {
-      hp_ObjInfo o;
-      hp_object(g->h, (uint32_t)i, &o);
-      t_retained[i] = o.kind == HP_CLASS_DUMP ? 0 : hg_shallow(g, (uint32_t)i, model);
-    }
-  }
-  for (k = R - 1; k >= 1; k--) {
-    uint32_t w = vertex[k], d = t_idom[w];
-    uint64_t up = t_retained[w];
-    if (d == HG_NONE) continue;
-    if (vvm && HG_BIT(vv.tree, w)) {
-      /* HprofHeap.computeRetainedSize: each instance's size goes up its
-         dominators to the first tree object, which has its tree size
-         already; class objects add no size of their own (a tree class
-         has its tree size, and passes nothing up) */
-      hp_ObjInfo o;
-      hp_object(g->h, w, &o);
-      t_retained[w] = vv.tree_size[w];
-      up = o.kind == HP_CLASS_DUMP ? 0 : vv.tree_size[w];
-    }
-    if (d != n) t_retained[d] += up;
+  /* retained sizes, 32-bit while each fits */
+  if (!HG_ALLOC(t_retained32, n)) { s = SIFT_ENOMEM; goto out; }
+  if (!retained_sizes(g, vvm ? &vv : NULL, model, vertex, R, t_idom, t_retained32, 0)) {
+    sift_big_free(t_retained32);
+    t_retained32 = NULL;
+    if (!HG_ALLOC(t_retained64, n)) { s = SIFT_ENOMEM; goto out; }
+    retained_sizes(g, vvm ? &vv : NULL, model, vertex, R, t_idom, t_retained64, 1);
   }
 #undef KEPT
   /* complete: the new tree replaces the old one */
-  sift_big_free(g->idom); sift_big_free(g->retained); sift_big_free(g->children);
-  g->idom = t_idom; g->retained = t_retained; g->children = t_children;
+  hg_free_tree(g);
+  g->idom = t_idom; g->children = t_children;
+  g->retained32 = t_retained32; g->retained64 = t_retained64;
   g->nchildren = nkids;
-  t_idom = NULL; t_retained = NULL; t_children = NULL;
+  t_idom = NULL; t_retained32 = NULL; t_retained64 = NULL; t_children = NULL;
   g->model = model;
   g->reachable = vvm ? vv.reached : R - 1;
   g->edges = edges;
@@ -533,9 +629,10 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   s = SIFT_OK;
 out:
   sift_big_free(pre); sift_big_free(vertex); sift_big_free(idom);
-  sift_big_free(pf); sift_big_free(pl); sift_big_free(count);
+  runs_free(&lists); sift_big_free(pl); sift_big_free(count);
   sift_big_free(first); sift_big_free(succ);
-  sift_big_free(t_idom); sift_big_free(t_retained); sift_big_free(t_children);
+  sift_big_free(t_idom); sift_big_free(t_children);
+  sift_big_free(t_retained32); sift_big_free(t_retained64);
   hg_vv_free(&vv);
   return s;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/search.h"
+#include "core/split.h"
 #include "graph.h"
 
 
@@ -139,10 +140,20 @@ void hg_free (hg_Graph *g) {
   sift_big_free(g->succ);
   sift_big_free(g->pfirst);
   sift_big_free(g->pred);
-  sift_big_free(g->idom);
-  sift_big_free(g->retained);
-  sift_big_free(g->children);
+  hg_free_tree(g);
   memset(g, 0, sizeof *g);
+}
+
+void hg_free_tree (hg_Graph *g) {
+  sift_big_free(g->idom);
+  sift_big_free(g->retained32);
+  sift_big_free(g->retained64);
+  sift_big_free(g->children);
+  g->idom = NULL;
+  g->retained32 = NULL;
+  g->retained64 = NULL;
+  g->children = NULL;
+  g->nchildren = 0;
 }
 
 uint32_t hg_find (const hg_Graph *g, uint64_t id) {
@@ -507,6 +518,93 @@ out:
   sift_big_free(low);
   sift_big_free(done);
   return s;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Referrers: every reference turned around
+** =======================================================
+*/
+
+/*
+** The objects split where sift_split splits them (mid: the first of the
+** second part; n when one part ran), each part counting, then placing, the
+** references of its own objects: per target, cur[0] counts those of the
+** objects before mid and cur[1] the others, then each becomes where its
+** part's next referrer goes, the first part's before the second's. So the
+** lists come out in object order, as one thread makes them, and once
+** filled cur[1][t] is where t's list ends.
+*/
+typedef struct Referrers {
+  const hg_Graph *g;
+  uint32_t *cur[2];
+  uint32_t *pred;
+  uint64_t mid, total[2];
+} Referrers;
+
+static void referrers_count (void *ud, int part, uint64_t lo, uint64_t hi) {
+  Referrers *r = (Referrers *)ud;
+  uint32_t *count = r->cur[part];
+  uint64_t i, total = 0;
+  hg_Iter it;
+  hg_Ref ref;
+  if (part == 1) r->mid = lo;
+  for (i = lo; i < hi; i++) {
+    hg_refs_begin(&it, r->g, (uint32_t)i, 0);
+    while (hg_refs_next(&it, &ref)) count[ref.target]++, total++;
+  }
+  r->total[part] = total;
+}
+
+static void referrers_fill (void *ud, int part, uint64_t lo, uint64_t hi) {
+  Referrers *r = (Referrers *)ud;
+  uint64_t i;
+  hg_Iter it;
+  hg_Ref ref;
+  (void)part;  /* the count's split decides: this one may differ */
+  for (i = lo; i < hi; i++) {
+    uint32_t *cur = r->cur[i >= r->mid];
+    hg_refs_begin(&it, r->g, (uint32_t)i, 0);
+    while (hg_refs_next(&it, &ref)) r->pred[cur[ref.target]++] = (uint32_t)i;
+  }
+}
+
+sift_Status hg_referrers (hg_Graph *g) {
+  uint64_t n = g->n, t, at, min;
+  Referrers r;
+  if (g->pfirst != NULL) return SIFT_OK;
+  memset(&r, 0, sizeof r);
+  r.g = g;
+  r.mid = n;
+  min = g->threads == 1 ? UINT64_MAX : g->threads == 2 ? 2 : SIFT_SPLIT_FROM;
+  if (!HG_ALLOC(r.cur[0], n + 1) || !HG_ALLOC(r.cur[1], n + 1)) goto nomem;  /* zeroed (big.h) */
+  sift_split(n, min, referrers_count, &r);
+  if (r.total[0] + r.total[1] > UINT32_MAX) {
+    sift_big_free(r.cur[0]);
+    sift_big_free(r.cur[1]);
+    return SIFT_ETOOBIG;
+  }
+  for (t = 0, at = 0; t < n; t++) {
+    uint32_t a = r.cur[0][t], b = r.cur[1][t];
+    r.cur[0][t] = (uint32_t)at;
+    r.cur[1][t] = (uint32_t)(at + a);
+    at += (uint64_t)a + b;
+  }
+  if (!HG_ALLOC(r.pred, at)) goto nomem;
+  sift_split(n, min, referrers_fill, &r);
+  sift_big_free(r.cur[0]);
+  for (t = n; t > 0; t--) r.cur[1][t] = r.cur[1][t - 1];  /* ends to offsets */
+  r.cur[1][0] = 0;
+  g->pfirst = r.cur[1];
+  g->pred = r.pred;
+  return SIFT_OK;
+nomem:
+  sift_big_free(r.cur[0]);
+  sift_big_free(r.cur[1]);
+  return SIFT_ENOMEM;
 }
 
 /* }====================================================== */

@@ -100,7 +100,8 @@ typedef struct hg_Graph {
   int64_t vvm_class_num;   /* java.lang.Class's class number, -1 absent */
   /* the dominator tree */
   uint32_t *idom;          /* HG_NONE: unreachable; n: the virtual root */
-  uint64_t *retained;
+  uint32_t *retained32;     /* retained sizes by object: 32-bit while each */
+  uint64_t *retained64;     /* fits, else 64-bit; one is set (hg_retained) */
   int model;               /* the size model of the tree */
   uint64_t reachable;      /* objects reachable from the roots */
   uint64_t edges;          /* references in the dominator model */
@@ -111,6 +112,13 @@ typedef struct hg_Graph {
 /* set up g over h (no big work yet); SIFT_ENOMEM or SIFT_EUNSUPPORTED */
 sift_Status hg_init (hg_Graph *g, const hp_Heap *h);
 void hg_free (hg_Graph *g);
+/* the dominator tree's arrays freed (heap:dominators() makes them again) */
+void hg_free_tree (hg_Graph *g);
+
+/* the retained size of object v (the tree is built) */
+static inline uint64_t hg_retained (const hg_Graph *g, uint32_t v) {
+  return g->retained32 != NULL ? g->retained32[v] : g->retained64[v];
+}
 
 /* the object number of an id, HG_NONE when absent (bucketed search) */
 uint32_t hg_find (const hg_Graph *g, uint64_t id);
@@ -167,6 +175,11 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
    in two halves, each decoded once by its thread): the same arrays as one
    thread builds */
 sift_Status hg_build (hg_Graph *g, sift_Progress *pr);
+
+/* the referrers of every object (g->pfirst, g->pred: the references
+   turned around, each list in object order), built once, on both cores as
+   g->threads says; SIFT_ENOMEM, or SIFT_ETOOBIG past 4 G references */
+sift_Status hg_referrers (hg_Graph *g);
 
 /* the dominator tree and retained sizes under `model`. Computed apart
    and swapped in at the end: on failure (SIFT_ENOMEM, SIFT_ECANCEL,

@@ -77,7 +77,7 @@ static int graph_retained (lua_State *L) {
   hg_Graph *g = checkdominators(L);
   uint32_t v = sift_checkobj(L, g, 2);
   if (g->idom[v] == HG_NONE) lua_pushnil(L);
-  else lua_pushinteger(L, (lua_Integer)g->retained[v]);
+  else lua_pushinteger(L, (lua_Integer)hg_retained(g, v));
   return 1;
 }
 
@@ -114,11 +114,11 @@ static int graph_retained_count (lua_State *L) {
 
 /* restore the min-heap order (by retained size) below position i */
 static void sift_down (uint32_t *heap, uint64_t size, uint64_t i,
-                       const uint64_t *retained) {
+                       const hg_Graph *g) {
   for (;;) {
     uint64_t l = 2 * i + 1, m = i;
-    if (l < size && retained[heap[l]] < retained[heap[m]]) m = l;
-    if (l + 1 < size && retained[heap[l + 1]] < retained[heap[m]]) m = l + 1;
+    if (l < size && hg_retained(g, heap[l]) < hg_retained(g, heap[m])) m = l;
+    if (l + 1 < size && hg_retained(g, heap[l + 1]) < hg_retained(g, heap[m])) m = l + 1;
     if (m == i) return;
     { uint32_t x = heap[i]; heap[i] = heap[m]; heap[m] = x; }
     i = m;
@@ -137,7 +137,7 @@ static void push_largest (lua_State *L, const hg_Graph *g, const uint32_t *list,
   uint64_t size = 0, k;
   if (cap > count) cap = count;
   heap = (uint32_t *)lua_newuserdatauv(L, (cap + 1) * sizeof *heap, 0);
-#define RET(i) g->retained[heap[i]]
+#define RET(i) hg_retained(g, heap[i])
   for (k = 0; k < count && cap > 0; k++) {
     uint32_t v = list ? list[k] : (uint32_t)k;
     uint64_t i;
@@ -149,9 +149,9 @@ static void push_largest (lua_State *L, const hg_Graph *g, const uint32_t *list,
         i = (i - 1) / 2;
       }
     }
-    else if (g->retained[v] > RET(0)) {  /* replace the smallest */
+    else if (hg_retained(g, v) > RET(0)) {  /* replace the smallest */
       heap[0] = v;
-      sift_down(heap, size, 0, g->retained);
+      sift_down(heap, size, 0, g);
     }
   }
 #undef RET
@@ -160,7 +160,7 @@ static void push_largest (lua_State *L, const hg_Graph *g, const uint32_t *list,
     lua_pushinteger(L, (lua_Integer)heap[0] + 1);
     lua_rawseti(L, -2, (lua_Integer)size);
     heap[0] = heap[--size];
-    sift_down(heap, size, 0, g->retained);
+    sift_down(heap, size, 0, g);
   }
   lua_remove(L, -2);  /* the min-heap */
 }
@@ -211,7 +211,7 @@ static int graph_reachable_bytes (lua_State *L) {
   }
   else
     for (hg_children(g, g->n, &i, &end); i < end; i++)
-      bytes += g->retained[g->children[i]];
+      bytes += hg_retained(g, g->children[i]);
   lua_pushinteger(L, (lua_Integer)bytes);
   return 1;
 }
@@ -287,7 +287,7 @@ static int graph_retained_by_class (lua_State *L) {
       uint32_t c = g->children[pos[top - 1]++];
       uint64_t slot = sift_class_slot(h, c);
       if (sift_in_heap(h, c, heap) && active[slot]++ == 0)
-        sum[slot] += g->retained[c];
+        sum[slot] += hg_retained(g, c);
       stack[top] = c;
       hg_children(g, c, &lo, &end);
       pos[top++] = (uint32_t)lo;
@@ -335,7 +335,7 @@ static int graph_holders (lua_State *L) {
     hp_object(h, i, &o);
     if (o.kind == HP_CLASS_DUMP || o.cls != c - 1) continue;
     pairs[2 * n] = g->idom[i];
-    pairs[2 * n + 1] = g->retained[i];
+    pairs[2 * n + 1] = hg_retained(g, i);
     n++;
   }
   qsort(pairs, n, 2 * sizeof *pairs, cmp_pair);

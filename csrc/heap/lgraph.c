@@ -44,10 +44,9 @@ hg_Graph *sift_checkgraph (lua_State *L) {
 
 /* forget what depends on which references are followed */
 static void invalidate (hg_Graph *g) {
-  sift_big_free(g->first); sift_big_free(g->succ); sift_big_free(g->idom); sift_big_free(g->retained);
-  sift_big_free(g->children);
-  g->first = NULL; g->succ = NULL; g->idom = NULL; g->retained = NULL;
-  g->children = NULL; g->nchildren = 0;
+  sift_big_free(g->first); sift_big_free(g->succ);
+  g->first = NULL; g->succ = NULL;
+  hg_free_tree(g);
 }
 uint32_t sift_checkobj (lua_State *L, hg_Graph *g, int i) {
   return (uint32_t)sift_checknum(L, g->h, i);
@@ -198,42 +197,16 @@ static int graph_refs (lua_State *L) {
 
 /*
 ** heap:referrers(num) -> object numbers that hold a reference to num. The
-** incoming references of every object are built the first time.
+** incoming references of every object are built the first time
+** (hg_referrers, on both cores).
 */
 static int graph_referrers (lua_State *L) {
   hg_Graph *g = sift_checkgraph(L);
   uint32_t num = sift_checkobj(L, g, 2);
   uint64_t i, k;
-  if (g->pfirst == NULL) {
-    uint64_t n = g->n, total = 0;
-    uint32_t *pf, *pl;
-    hg_Iter it;
-    hg_Ref r;
-    pf = (uint32_t *)sift_big_alloc((n + 1) * sizeof *pf);
-    if (pf == NULL) luaL_error(L, "not enough memory for referrers");
-    for (i = 0; i < n; i++) {
-      hg_refs_begin(&it, g, (uint32_t)i, 0);
-      while (hg_refs_next(&it, &r)) pf[r.target + 1]++, total++;
-    }
-    if (total > UINT32_MAX) {
-      sift_big_free(pf);
-      luaL_error(L, "too many references (over 4 G) for referrers");
-    }
-    for (i = 0; i < n; i++) pf[i + 1] += pf[i];
-    pl = (uint32_t *)sift_big_alloc((pf[n] ? pf[n] : 1) * sizeof *pl);
-    if (pl == NULL) {
-      sift_big_free(pf);
-      luaL_error(L, "not enough memory for referrers");
-    }
-    for (i = 0; i < n; i++) {  /* pf[t] runs ahead while filling */
-      hg_refs_begin(&it, g, (uint32_t)i, 0);
-      while (hg_refs_next(&it, &r)) pl[pf[r.target]++] = (uint32_t)i;
-    }
-    for (i = n; i > 0; i--) pf[i] = pf[i - 1];
-    pf[0] = 0;
-    g->pfirst = pf;
-    g->pred = pl;
-  }
+  sift_Status s = hg_referrers(g);
+  if (s == SIFT_ETOOBIG) return luaL_error(L, "too many references (over 4 G) for referrers");
+  if (s != SIFT_OK) return luaL_error(L, "not enough memory for referrers");
   lua_createtable(L, (int)(g->pfirst[num + 1] - g->pfirst[num]), 0);
   for (i = g->pfirst[num], k = 1; i < g->pfirst[num + 1]; i++) {
     if (i > g->pfirst[num] && g->pred[i] == g->pred[i - 1]) continue;

@@ -121,6 +121,21 @@ static int heap_group_size (lua_State *L) {
   return 1;
 }
 
+/*
+** heap:grouped() -> whether the objects are grouped by class now;
+** heap:ungroup() gives the grouping's memory back (4 bytes an object; made
+** again when next asked), for a pass that grouped them only for itself.
+*/
+static int heap_grouped (lua_State *L) {
+  lua_pushboolean(L, sift_checkheap(L)->start != NULL);
+  return 1;
+}
+
+static int heap_ungroup (lua_State *L) {
+  sift_heap_free_groups(sift_checkheap(L));
+  return 0;
+}
+
 /* the order of heap:group_top: a larger key first, then dump order */
 #define BEFORE(key, a, b) \
   ((key)[a] > (key)[b] || ((key)[a] == (key)[b] && (a) < (b)))
@@ -179,7 +194,7 @@ static int heap_group_top (lua_State *L) {
   heap = (uint32_t *)lua_newuserdatauv(L, (want + 1) * sizeof *heap, 0);
   for (k = 0; k < n; k++) {  /* retained + 1, so that unreachable (0) is last */
     uint32_t v = objs[k];
-    key[k] = by == 0 ? (g->idom[v] == HG_NONE ? 0 : g->retained[v] + 1) : hg_shallow(g, v, model);
+    key[k] = by == 0 ? (g->idom[v] == HG_NONE ? 0 : hg_retained(g, v) + 1) : hg_shallow(g, v, model);
   }
   for (k = 0; k < n && want > 0; k++) {  /* positions kept: objs is in dump order */
     if (size < want) {  /* sift up */
@@ -459,6 +474,8 @@ static const luaL_Reg pass_methods[] = {
   {"group", heap_group},
   {"group_size", heap_group_size},
   {"group_top", heap_group_top},
+  {"grouped", heap_grouped},
+  {"ungroup", heap_ungroup},
   {"class_name", heap_class_name},
   {"heaps", heap_heaps},
   {"roots", heap_roots},

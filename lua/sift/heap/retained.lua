@@ -71,7 +71,7 @@ function Heap:jvm_layout()
   if not inferred then best, best_sizer = layout.DEFAULT, nil end
   best_sizer = best_sizer or layout.instance_sizer(best, describe)
   if inferred then  -- the injected fields this JVM had: the distances decide
-    local without, kept = layout.instance_sizer(best, describe, {}), {}
+    local without, kept, grouped = layout.instance_sizer(best, describe, {}), {}, index:grouped()
     for name in pairs(layout.injected) do
       local votes, cls = 0, self:class(name)
       for obj in (cls and cls:instances { subclasses = true } or function() end) do
@@ -85,6 +85,9 @@ function Heap:jvm_layout()
       kept[name] = votes >= 0 or nil
     end
     best_sizer = layout.instance_sizer(best, describe, kept)
+    -- the instances were grouped by class for these few classes only: the
+    -- grouping's 4 bytes an object would stay beside the dominator tree
+    if not grouped then index:ungroup() end
   end
   -- java.lang.Class's own size: the commonest size of mirrors without statics
   local votes, class_size = {}, nil
