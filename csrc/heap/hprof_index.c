@@ -201,12 +201,14 @@ sift_Status hpb_sort_objects (Build *b) {
   uint64_t *words;
   uint32_t last = 0;
   int shift = 0;
-  for (i = 0; i < n; i++) {
-    if (h->ids[i] < min) min = h->ids[i];
-    if (h->ids[i] > max) max = h->ids[i];
+  for (i = 0; i < n; i++) {  /* an alignment all differences from the first
+                               id share, those from the smallest share */
+    uint64_t id = h->ids[i];
+    if (id < min) min = id;
+    if (id > max) max = id;
+    common |= id - h->ids[0];
   }
   if (n == 0) min = 0;
-  for (i = 0; i < n; i++) common |= h->ids[i] - min;
   while (common != 0 && shift < 63 && !(common >> shift & 1)) shift++;
   h->id_base = min;
   h->id_shift = shift;
