@@ -239,10 +239,11 @@ sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
 ** 1. dfs: each object's preorder number (pre) and the DFS parents (by
 **    preorder number, so written in order), from the virtual root whose
 **    successors are the roots; what it reads at random is a bit per object
-**    (seen) and each object's successors once, and pre is written, never
-**    read, as each object is reached. The position in the successors of
-**    the objects on the DFS path is kept on a stack (8 bytes a level), not
-**    per object. The preorder itself (vertex) is made from pre in step 5.
+**    (seen) and each object's successors once. pre is written, never read,
+**    as each object is reached (spilling: the preorder, vertex, in order,
+**    pre made from it after). The position in the successors of the
+**    objects on the DFS path is kept on a stack (8 bytes a level), not per
+**    object. The preorder itself is made from pre in step 5.
 ** 2. predecessors: the references are rewritten in place into preorder
 **    numbers, keeping only those semi-NCA needs: a reference from the DFS
 **    parent, to itself, or to a child of the virtual root (whose
@@ -266,8 +267,8 @@ sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
 **    by binary search, hg_children) and retained sizes.
 */
 static sift_Status dfs (uint64_t n, const uint32_t *first, const uint32_t *succ,
-                        const uint32_t *rootv, uint64_t nrootv, uint32_t *pre,
-                        uint32_t *parent, uint64_t *pR) {
+                        const uint32_t *rootv, uint64_t nrootv, uint32_t *order,
+                        int numbers, uint32_t *parent, uint64_t *pR) {
   uint64_t R = 1, depth = 0, cap = 1024, rootnext = 0, i;
   uint32_t *stack, *grown, cur = 0;
   uint8_t *seen = (uint8_t *)sift_big_alloc(n / 8 + 1);
@@ -275,8 +276,11 @@ static sift_Status dfs (uint64_t n, const uint32_t *first, const uint32_t *succ,
     sift_big_free(seen);
     return SIFT_ENOMEM;
   }
-  for (i = 0; i < n; i++) pre[i] = HG_NONE;
-  pre[n] = 0;
+  if (numbers) {
+    for (i = 0; i < n; i++) order[i] = HG_NONE;
+    order[n] = 0;
+  }
+  else order[0] = (uint32_t)n;
   parent[0] = 0;
   for (;;) {
     uint32_t w;
@@ -292,7 +296,8 @@ static sift_Status dfs (uint64_t n, const uint32_t *first, const uint32_t *succ,
     }
     if (HG_BIT(seen, w)) continue;
     HG_SETBIT(seen, w);
-    pre[w] = (uint32_t)R;  /* written, not read: the walk waits on no miss */
+    if (numbers) order[w] = (uint32_t)R;  /* written, never read */
+    else order[R] = w;
     parent[R] = cur;
     cur = (uint32_t)R++;
     if (++depth == cap) {
@@ -536,7 +541,7 @@ static int retained_sizes (const hg_Graph *g, const hg_VisualVM *vv, int model,
 }
 
 sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
-  uint64_t n = g->n, R = 0, i, k, edges = 0, nrootv, nkids = 0;
+  uint64_t n = g->n, R = 0, i, k, edges = 0, nrootv, nkids = 0, threshold;
   uint32_t *pre = NULL, *vertex = NULL, *idom = NULL, *pl = NULL,
            *first = NULL, *succ = NULL, *count = NULL;
   Runs lists = {NULL, NULL, 0};
@@ -545,7 +550,7 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   uint32_t *t_idom = NULL, *t_children = NULL, *t_retained32 = NULL;
   uint64_t *t_retained64 = NULL;
   hg_VisualVM vv;
-  int vvm = model == HG_VISUALVM;
+  int vvm = model == HG_VISUALVM, streamed;
   sift_Status s;
   memset(&vv, 0, sizeof vv);
   if (vvm) {
@@ -564,11 +569,24 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     rootv = g->root_obj;
     nrootv = g->nroots;
   }
-  /* 1. */
-  if (!HG_ALLOC(pre, n + 1) || !HG_ALLOC(idom, n + 1)
-      || (s = dfs(n, first, succ, rootv, nrootv, pre, idom, &R)) != SIFT_OK) {
-    s = pre && idom ? s : SIFT_ENOMEM;
+  /* 1. In memory the walk writes each object's preorder number, and no
+     preorder beside them (4 bytes an object less at its end); when arrays
+     spill it writes the preorder, in order, and the numbers are made from
+     it after: written at random during the walk, the numbers' pages would
+     be written back to their file step after step */
+  streamed = sift_big_spilling(&threshold) != NULL;
+  if (!HG_ALLOC(idom, n + 1) || (streamed ? !HG_ALLOC(vertex, n + 1) : !HG_ALLOC(pre, n + 1))) {
+    s = SIFT_ENOMEM;
     goto out;
+  }
+  if ((s = dfs(n, first, succ, rootv, nrootv, streamed ? vertex : pre, !streamed, idom, &R)) != SIFT_OK)
+    goto out;
+  if (streamed) {
+    if (!HG_ALLOC(pre, n + 1)) { s = SIFT_ENOMEM; goto out; }
+    for (i = 0; i <= n; i++) pre[i] = HG_NONE;
+    for (k = 0; k < R; k++) pre[vertex[k]] = (uint32_t)k;
+    sift_big_free(vertex);  /* made again from pre in step 5 */
+    vertex = NULL;
   }
   /* 2. (first and succ are gone after it) */
   s = predecessors(n, R, first, succ, rootv, nrootv, pre, idom, &lists, &pl);
