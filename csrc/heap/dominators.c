@@ -541,7 +541,8 @@ static int retained_sizes (const hg_Graph *g, const hg_VisualVM *vv, int model,
 }
 
 sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
-  uint64_t n = g->n, R = 0, i, k, edges = 0, nrootv, nkids = 0, threshold;
+  uint64_t n = g->n, R = 0, i, k, edges = 0, nrootv, nkids = 0, threshold,
+           used, used_peak, spilled, spilled_peak;
   uint32_t *pre = NULL, *vertex = NULL, *idom = NULL, *pl = NULL,
            *first = NULL, *succ = NULL, *count = NULL;
   Runs lists = {NULL, NULL, 0};
@@ -570,11 +571,13 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
     nrootv = g->nroots;
   }
   /* 1. In memory the walk writes each object's preorder number, and no
-     preorder beside them (4 bytes an object less at its end); when arrays
-     spill it writes the preorder, in order, and the numbers are made from
-     it after: written at random during the walk, the numbers' pages would
-     be written back to their file step after step */
-  streamed = sift_big_spilling(&threshold) != NULL;
+     preorder beside them (4 bytes an object less at its end); when its
+     arrays would pass the spill threshold it writes the preorder, in
+     order, and the numbers are made from it after: written at random
+     during the walk, the numbers' pages would be written back to their
+     file step after step */
+  sift_big_usage(&used, &used_peak, &spilled, &spilled_peak);
+  streamed = sift_big_spilling(&threshold) != NULL && used + 8 * (n + 1) > threshold;
   if (!HG_ALLOC(idom, n + 1) || (streamed ? !HG_ALLOC(vertex, n + 1) : !HG_ALLOC(pre, n + 1))) {
     s = SIFT_ENOMEM;
     goto out;
