@@ -56,7 +56,8 @@ static void read_everything (const hp_Heap *h) {
   }
 }
 
-/* paths to every object and the dominator tree, as the Lua API runs them */
+/* paths to every object, the dominator tree and the referrers, as the Lua
+   API runs them */
 static void walk_graph (const hp_Heap *h) {
   hg_Graph g;
   uint32_t *parent;
@@ -74,12 +75,19 @@ static void walk_graph (const hp_Heap *h) {
   if (hg_dominators(&g, HG_JVM, NULL) == SIFT_OK) {
     for (i = 0; i < g.n; i++)
       if (g.idom[i] != HG_NONE) {
-        assert(g.retained[i] >= hg_shallow(&g, (uint32_t)i, HG_JVM));
+        assert(hg_retained(&g, (uint32_t)i) >= hg_shallow(&g, (uint32_t)i, HG_JVM));
         assert(g.idom[i] <= g.n);
       }
     if (g.n > 0 && hg_unreachable_without(&g, 0, &count, &bytes) == SIFT_OK)
       assert(count <= g.n);
   }
+  g.threads = 2;  /* the referrers in two halves even of a small dump */
+  if (hg_referrers(&g) == SIFT_OK)
+    for (i = 0; i < g.n; i++) {
+      uint64_t k;
+      assert(g.pfirst[i] <= g.pfirst[i + 1]);
+      for (k = g.pfirst[i]; k < g.pfirst[i + 1]; k++) assert(g.pred[k] < g.n);
+    }
   hg_free(&g);
 }
 

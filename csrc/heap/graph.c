@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "core/search.h"
-#include "core/split.h"
 #include "graph.h"
 
 
@@ -579,7 +578,7 @@ sift_Status hg_referrers (hg_Graph *g) {
   memset(&r, 0, sizeof r);
   r.g = g;
   r.mid = n;
-  min = g->threads == 1 ? UINT64_MAX : g->threads == 2 ? 2 : SIFT_SPLIT_FROM;
+  min = hg_split_from(g);
   if (!HG_ALLOC(r.cur[0], n + 1) || !HG_ALLOC(r.cur[1], n + 1)) goto nomem;  /* zeroed (big.h) */
   sift_split(n, min, referrers_count, &r);
   if (r.total[0] + r.total[1] > UINT32_MAX) {

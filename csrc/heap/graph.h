@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/big.h"
+#include "core/split.h"
 #include "hprof.h"
 
 /* flags of a reference (a field or static of a class, or a root kind) */
@@ -114,6 +115,12 @@ sift_Status hg_init (hg_Graph *g, const hp_Heap *h);
 void hg_free (hg_Graph *g);
 /* the dominator tree's arrays freed (heap:dominators() makes them again) */
 void hg_free_tree (hg_Graph *g);
+
+/* sift_split's `min` for a pass over g's objects, as g->threads says: one
+   thread, two, or two from SIFT_SPLIT_FROM objects */
+static inline uint64_t hg_split_from (const hg_Graph *g) {
+  return g->threads == 1 ? UINT64_MAX : g->threads == 2 ? 2 : SIFT_SPLIT_FROM;
+}
 
 /* the retained size of object v (the tree is built) */
 static inline uint64_t hg_retained (const hg_Graph *g, uint32_t v) {

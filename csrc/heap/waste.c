@@ -9,7 +9,7 @@
 ** sorting (hash, object number) pairs and comparing the bytes of each run
 ** of equal hashes: a hash only brings candidates together, it never decides
 ** that two values are equal. Then one more walk over the references finds
-** the referrers of the copies shown (hw_referrers). Memory: 16 bytes per
+** the referrers of the copies shown (hw_referrers, on both cores). Memory: 16 bytes per
 ** String and per primitive array (twice that while they are sorted), 8 per
 ** box, 24 per array of zeros, two bits per object. Time: linear (a radix
 ** sort), and n log n in the boxes' values and the zero arrays' lengths.
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/sort.h"
+#include "core/split.h"
 #include "waste.h"
 
 /*
@@ -322,6 +323,19 @@ static int asc_u64 (const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* v ascending: a radix sort (a pass per byte that differs), or qsort
+   when its scratch array cannot be had */
+static void sort_u64 (uint64_t *v, uint64_t n) {
+  uint64_t *tmp;
+  if (n < 2) return;
+  if ((tmp = (uint64_t *)sift_big_alloc((size_t)n * sizeof *tmp)) == NULL) {
+    qsort(v, (size_t)n, sizeof *v, asc_u64);
+    return;
+  }
+  sift_radix_sort(v, (size_t)n, sizeof *v, 0, 64, tmp);
+  sift_big_free(tmp);
+}
+
 /*
 ** The commonest lengths of each type's arrays of zeros: the keys (type <<
 ** 32 | length) sorted, each run becomes count << 32 | ~length in place
@@ -330,7 +344,7 @@ static int asc_u64 (const void *a, const void *b) {
 static void zero_lengths (hw_Waste *w) {
   uint64_t *z = w->zkeys, i = 0, n = w->nzkeys;
   if (n == 0) return;
-  qsort(z, (size_t)n, sizeof *z, asc_u64);
+  sort_u64(z, n);
   while (i < n) {
     uint64_t type = z[i] >> 32, start = i, out = i, k;
     hw_Zeros *zs = &w->zeros[type];
@@ -350,7 +364,7 @@ static void zero_lengths (hw_Waste *w) {
 /* distinct values of a box class and its most repeated ones */
 static void box_values (hw_Box *b) {
   uint64_t *v = b->values, i = 0;
-  if (b->nvalues > 1) qsort(v, (size_t)b->nvalues, sizeof *v, asc_u64);
+  sort_u64(v, b->nvalues);
   while (i < b->nvalues) {
     uint64_t run = 0, x = v[i];
     int k;
@@ -533,17 +547,26 @@ static uint32_t lookup (const IdSet *s, uint64_t id) {
   return s->ids[i] == id ? s->nums[i] : HG_NONE;
 }
 
-/* append (target << 32 | referrer) to *v */
-static sift_Status add_pair (uint64_t **v, uint64_t *n, uint64_t *cap,
-                             uint32_t target, uint64_t referrer) {
-  if (*n == *cap) {
-    uint64_t c = *cap ? 2 * *cap : 1024;
-    uint64_t *x = (uint64_t *)sift_big_realloc(*v, (size_t)c * sizeof *x);
+/*
+** The pairs (target << 32 | referrer) one part of the walk found. Grown
+** with realloc, not big.c, as a worker thread may not allocate there: they
+** are the referrers of the few copies shown, copied into a big array once
+** both parts are done.
+*/
+typedef struct Pairs {
+  uint64_t *v, n, cap;
+  int failed;
+} Pairs;
+
+static sift_Status add_pair (Pairs *p, uint32_t target, uint64_t referrer) {
+  if (p->n == p->cap) {
+    uint64_t c = p->cap ? 2 * p->cap : 1024;
+    uint64_t *x = (uint64_t *)realloc(p->v, (size_t)c * sizeof *x);
     if (x == NULL) return SIFT_ENOMEM;
-    *v = x;
-    *cap = c;
+    p->v = x;
+    p->cap = c;
   }
-  (*v)[(*n)++] = (uint64_t)target << 32 | referrer;
+  p->v[p->n++] = (uint64_t)target << 32 | referrer;
   return SIFT_OK;
 }
 
@@ -554,7 +577,7 @@ static sift_Status add_pair (uint64_t **v, uint64_t *n, uint64_t *cap,
 ** unless it is a target's.
 */
 static sift_Status refs_to (const hg_Graph *g, const IdSet *s, uint64_t i,
-                            uint64_t **v, uint64_t *n, uint64_t *cap) {
+                            Pairs *p) {
   const hp_Heap *h = g->h;
   int ids = h->idsize;
   hp_ObjInfo o;
@@ -569,14 +592,14 @@ static sift_Status refs_to (const hg_Graph *g, const IdSet *s, uint64_t i,
       const hp_Field *f = &h->fields[h->classes[o.cls].flat + g->ref_field[k]];
       if (f->offset + (uint64_t)ids <= o.length
           && (t = lookup(s, hp_read_id(o.data + f->offset, ids))) != HG_NONE
-          && add_pair(v, n, cap, t, i) != SIFT_OK)
+          && add_pair(p, t, i) != SIFT_OK)
         return SIFT_ENOMEM;
     }
   }
   else if (o.kind == HP_OBJ_ARRAY_DUMP) {
     for (k = 0; k < o.length; k++)
       if ((t = lookup(s, hp_read_id(o.data + k * (uint64_t)ids, ids))) != HG_NONE
-          && add_pair(v, n, cap, t, i) != SIFT_OK)
+          && add_pair(p, t, i) != SIFT_OK)
         return SIFT_ENOMEM;
   }
   else if (o.kind == HP_CLASS_DUMP && o.cls >= 0) {
@@ -585,7 +608,7 @@ static sift_Status refs_to (const hg_Graph *g, const IdSet *s, uint64_t i,
       int type = st[ids];
       if (type == HP_OBJECT
           && (t = lookup(s, hp_read_id(st + ids + 1, ids))) != HG_NONE
-          && add_pair(v, n, cap, t, i) != SIFT_OK)
+          && add_pair(p, t, i) != SIFT_OK)
         return SIFT_ENOMEM;
       st += ids + 1 + hp_type_size(h, type);
     }
@@ -593,15 +616,35 @@ static sift_Status refs_to (const hg_Graph *g, const IdSet *s, uint64_t i,
   return SIFT_OK;
 }
 
+/* the walk over objects lo .. hi of one part (sift_split's) */
+typedef struct RefWalk {
+  const hg_Graph *g;
+  const IdSet *s;
+  Pairs part[2];
+} RefWalk;
+
+static void refs_run (void *ud, int part, uint64_t lo, uint64_t hi) {
+  RefWalk *w = (RefWalk *)ud;
+  Pairs *p = &w->part[part];
+  uint64_t i;
+  for (i = lo; i < hi && !p->failed; i++)
+    if (refs_to(w->g, w->s, i, p) != SIFT_OK) p->failed = 1;
+}
+
+/* the objects split in two halves on both cores, each half's pairs in
+   object order, the first half's before the second's: the order of one
+   walk over all */
 sift_Status hw_referrers (const hg_Graph *g, const uint32_t *targets,
                           uint64_t ntargets, uint64_t **pairs,
                           uint64_t *npairs) {
   IdSet s;
-  uint64_t *v = NULL, *tmp, n = 0, cap = 0, i, k, slots = 16;
+  RefWalk w;
+  uint64_t *v = NULL, *tmp, n, i, k, slots = 16;
   sift_Status st = SIFT_ENOMEM;
   *pairs = NULL;
   *npairs = 0;
   if (ntargets == 0) return SIFT_OK;
+  memset(&w, 0, sizeof w);
   while (slots < 2 * ntargets) slots *= 2;
   s.mask = slots - 1;
   s.ids = (uint64_t *)sift_big_alloc((size_t)slots * sizeof *s.ids);
@@ -614,8 +657,14 @@ sift_Status hw_referrers (const hg_Graph *g, const uint32_t *targets,
     s.ids[at] = id;
     s.nums[at] = targets[i];
   }
-  for (i = 0; i < g->n; i++)
-    if (refs_to(g, &s, i, &v, &n, &cap) != SIFT_OK) goto done;
+  w.g = g;
+  w.s = &s;
+  sift_split(g->n, hg_split_from(g), refs_run, &w);
+  if (w.part[0].failed || w.part[1].failed) goto done;
+  n = w.part[0].n + w.part[1].n;
+  if ((v = (uint64_t *)sift_big_alloc((size_t)(n ? n : 1) * sizeof *v)) == NULL) goto done;
+  if (w.part[0].n > 0) memcpy(v, w.part[0].v, (size_t)w.part[0].n * sizeof *v);
+  if (w.part[1].n > 0) memcpy(v + w.part[0].n, w.part[1].v, (size_t)w.part[1].n * sizeof *v);
   if (n > 1) {  /* by target; each target's referrers stay in order */
     if ((tmp = (uint64_t *)sift_big_alloc((size_t)n * sizeof *tmp)) == NULL) goto done;
     sift_radix_sort(v, (size_t)n, sizeof *v, 32, 64, tmp);
@@ -628,6 +677,8 @@ sift_Status hw_referrers (const hg_Graph *g, const uint32_t *targets,
   v = NULL;
   st = SIFT_OK;
 done:
+  free(w.part[0].v);
+  free(w.part[1].v);
   sift_big_free(v);
   sift_big_free(s.ids);
   sift_big_free(s.nums);
