@@ -364,9 +364,9 @@ static uint64_t run_begin (const Runs *r, uint64_t j) {
 }
 
 /*
-** Step 2: the predecessor lists (pl, in the runs pr, by preorder number) of
-** what semi-NCA needs, from the successors (freed here, on success or not,
-** as first is).
+** Step 2: the predecessor lists (pl, their bounds in `lists`, by preorder
+** number) of what semi-NCA needs, from the successors (freed here, on
+** success or not, as first is).
 */
 static sift_Status predecessors (uint64_t n, uint64_t R, uint32_t *first,
                                  uint32_t *succ, const uint32_t *rootv,
