@@ -222,7 +222,9 @@ close_leaves = yes]])
   end)
 end)
 
-describe("sift fetch against a local OFX server", function()
+-- (#once: Lua over lua-http; the OFX decoder it feeds runs under ASan in
+-- the OFX specs and its fuzzer)
+describe("sift fetch against a local OFX server #once", function()
   it("lists accounts, downloads statements and imports them twice without duplicates", function()
     if not helper.fixture("ofx/ofxparse/checking.ofx") then return end
     local port, stop = serve { clientuid = "yes", since = "20240101" }

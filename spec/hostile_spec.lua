@@ -85,9 +85,10 @@ describe("a truncation sweep through the command line #sanitized", function()
 end)
 
 describe("sift info on cut files #sanitized", function()
-  -- a cut every 5% and at every byte of the first 64, plain, --json and
-  -- --header: never "nil", never an internal error; a cut OFX is damaged
-  -- (exit 1) up to the end of its </OFX>, with the byte where it ends
+  -- a cut every 5% (plain, --json and --header) and at every byte of the
+  -- first 64 (plain: the header's bytes, read alike in each mode): never
+  -- "nil", never an internal error; a cut OFX is damaged (exit 1) up to
+  -- the end of its </OFX>, with the byte where it ends
   local families = {
     "ofx/ofxparse/checking.ofx",                -- v1 SGML header
     "ofx/ofxtools/stmtrs.ofx",                  -- v2 XML header
@@ -116,7 +117,7 @@ describe("sift info on cut files #sanitized", function()
         local f = assert(io.open(file, "wb"))
         f:write(bytes:sub(1, n))
         f:close()
-        for _, extra in ipairs { {}, { "--json" }, { "--header" } } do
+        for _, extra in ipairs(n <= 64 and { {} } or { {}, { "--json" }, { "--header" } }) do
           local status, out, err = run { "info", "-q", file, table.unpack(extra) }
           local what = ("%s cut at %d of %d %s: %s"):format(rel, n, #bytes, table.concat(extra, " "), err)
           assert.is_nil(err:match("internal error"), what)

@@ -167,4 +167,24 @@ describe("two threads reading a dump's heap records", function()
     same_graph(d1, d2, "damaged")
     assert.are.same({ 51184, 57816 }, { d1.edges, whole.edges })
   end)
+
+  it("find the same waste on two threads as on one", function()
+    if #fixtures == 0 then return pending("no fixtures") end
+    -- the walk over every object (hw_waste in csrc/heap/waste.c) in two
+    -- halves: strings, arrays, zeros, boxes and collections joined
+    local waste = require "sift.heap.waste"
+    local totals = { 0, 0, 0, 0, 0 }
+    for _, path in ipairs(fixtures) do
+      local one = waste.report(assert(sift.open(path, { threads = 1 })))
+      local two = waste.report(assert(sift.open(path, { threads = 2 })))
+      assert.are.same(one, two, path)
+      local t = one.totals
+      totals[1] = totals[1] + t.duplicate_strings.groups
+      totals[2] = totals[2] + t.duplicate_arrays.groups
+      totals[3] = totals[3] + #one.zero_arrays
+      totals[4] = totals[4] + #one.boxed
+      totals[5] = totals[5] + #one.collections
+    end
+    assert.are.same({ 4392, 2354, 67, 64, 115 }, totals)
+  end)
 end)

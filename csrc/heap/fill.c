@@ -261,6 +261,45 @@ sift_Status hf_visit (const hg_Graph *g, hf_Fill *f, uint32_t num,
   return SIFT_OK;
 }
 
+sift_Status hf_fork (const hp_Heap *h, const hf_Fill *f, hf_Fill *part) {
+  uint64_t c;
+  int k;
+  *part = *f;
+  part->fields = NULL;
+  part->nslots = part->scap = 0;
+  for (k = 0; k < part->nrules; k++) {
+    hf_Rule *r = &part->rules[k];
+    r->count = r->capacity = r->wasted = 0;
+    r->size_sum = 0;
+    r->worst = NULL;
+    r->nworst = r->wcap = 0;
+  }
+  part->slot = (int32_t *)malloc(((size_t)h->nclasses + 1) * sizeof *part->slot);
+  if (part->slot == NULL) return SIFT_ENOMEM;
+  for (c = 0; c <= h->nclasses; c++) part->slot[c] = -1;
+  return SIFT_OK;
+}
+
+sift_Status hf_join (hf_Fill *f, hf_Fill *part) {
+  sift_Status st = SIFT_OK;
+  uint64_t i;
+  int k;
+  for (k = 0; k < part->nrules; k++) {
+    hf_Rule *r = &f->rules[k], *p = &part->rules[k];
+    r->count += p->count;
+    r->capacity += p->capacity;
+    r->wasted += p->wasted;
+    r->size_sum += p->size_sum;
+    for (i = 0; i < p->nworst && st == SIFT_OK; i++)
+      st = keep_worst(f, r, &p->worst[i]);
+    free(p->worst);
+  }
+  free(part->slot);
+  free(part->fields);
+  memset(part, 0, sizeof *part);  /* (its masks are f's) */
+  return st;
+}
+
 void hf_finish (hf_Fill *f) {
   int k;
   for (k = 0; k < f->nrules; k++)

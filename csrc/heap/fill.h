@@ -71,6 +71,15 @@ sift_Status hf_prepare (const hp_Heap *h, hf_Fill *f);
 sift_Status hf_visit (const hg_Graph *g, hf_Fill *f, uint32_t num,
                       const hp_ObjInfo *o, int model);
 
+/* a copy of f (prepared) for one part of a walk split over threads
+   (sift_split): f's rules and masks, read only, and its own counts,
+   worst instances and rows of fields, zeroed; SIFT_OK or SIFT_ENOMEM */
+sift_Status hf_fork (const hp_Heap *h, const hf_Fill *f, hf_Fill *part);
+
+/* part's counts and worst instances added to f's; part freed in every
+   case (a zeroed part, never forked, too); SIFT_OK or SIFT_ENOMEM */
+sift_Status hf_join (hf_Fill *f, hf_Fill *part);
+
 /* each rule's worst instances sorted: most wasted first, then by id */
 void hf_finish (hf_Fill *f);
 

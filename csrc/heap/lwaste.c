@@ -36,7 +36,7 @@ static void add_copies (hw_Waste *w, const hw_Set *s, lua_Integer top) {
   for (i = 0; i < n; i++)
     for (k = 0; k < s->groups[i].count && k < SAMPLE; k++) {
       if (w->targets != NULL)
-        w->targets[w->ntargets] = s->entries[s->groups[i].start + k].num;
+        w->targets[w->ntargets] = HW_NUM(s->entries[s->groups[i].start + k]);
       w->ntargets++;
     }
 }
@@ -75,20 +75,20 @@ static void push_set (lua_State *L, const hw_Waste *w, const hw_Set *s,
     SIFT_SETINT("wasted", gr->wasted);
     if (arrays) {
       hp_ObjInfo o;
-      hp_object(g->h, e[0].num, &o);
+      hp_object(g->h, HW_NUM(e[0]), &o);
       lua_pushstring(L, sift_type_names[o.elem]);
       lua_setfield(L, -2, "type");
       SIFT_SETINT("length", o.length);
     }
     lua_createtable(L, SAMPLE, 0);
     for (k = 0; k < gr->count && k < SAMPLE; k++) {
-      lua_pushinteger(L, (lua_Integer)e[k].num + 1);
+      lua_pushinteger(L, (lua_Integer)HW_NUM(e[k]) + 1);
       lua_rawseti(L, -2, (lua_Integer)k + 1);
     }
     lua_setfield(L, -2, "copies");
     lua_createtable(L, SAMPLE, 0);
     for (k = 0; k < gr->count && k < SAMPLE; k++) {
-      push_referrers(L, w, e[k].num);
+      push_referrers(L, w, HW_NUM(e[k]));
       lua_rawseti(L, -2, (lua_Integer)k + 1);
     }
     lua_setfield(L, -2, "referrers");
@@ -271,7 +271,7 @@ static int heap_waste (lua_State *L) {
   push_set(L, w, &w->arrays, top, 1, g);
   lua_setfield(L, -2, "arrays");
   lua_newtable(L);
-  for (t = 0; t < 12; t++) {
+  for (t = 0; t < HW_NTYPES; t++) {
     const hw_Zeros *z = &w->zeros[t];
     int k;
     if (z->count == 0) continue;

@@ -1,18 +1,19 @@
 /*
 ** waste.c
 ** Wasted memory counted as the fix would free it (see waste.h). One walk
-** over the objects hashes every String's content and marks its value
-** array (it belongs to the strings report only), hashes every other
-** primitive array (those of zeros set apart; a value array met before its
-** String is dropped once the walk is done), collects the boxes' values and
-** measures the collections (fill.c). Equal content is then found by
-** sorting (hash, object number) pairs and comparing the bytes of each run
-** of equal hashes: a hash only brings candidates together, it never decides
-** that two values are equal. Then one more walk over the references finds
-** the referrers of the copies shown (hw_referrers, on both cores). Memory: 16 bytes per
-** String and per primitive array (twice that while they are sorted), 8 per
-** box, 24 per array of zeros, two bits per object. Time: linear (a radix
-** sort), and n log n in the boxes' values and the zero arrays' lengths.
+** over the objects, in two halves on both cores, hashes every String's
+** content and marks its value array (it belongs to the strings report
+** only), hashes every other primitive array (those of zeros set apart; a
+** value array met before its String is dropped once the walk is done),
+** collects the boxes' values and measures the collections (fill.c). Equal
+** content is then found by sorting (hash, object number) words, again in
+** two halves, and comparing the bytes of each run of equal hashes: a hash
+** only brings candidates together, it never decides that two values are
+** equal. Then one more walk over the references, on both cores, finds the
+** referrers of the copies shown (hw_referrers). Memory: 8 bytes per String
+** and per primitive array (16 while they are sorted), 8 per box, 16 per
+** array of zeros, two bits per object. Time: linear (radix sorts), and
+** n log n in the boxes' values and the zero arrays' lengths.
 */
 
 #include <stdlib.h>
@@ -150,22 +151,61 @@ static int string_content (const hg_Graph *g, const StrLayout *sl,
 
 /*
 ** {======================================================
-** Sets of equal content
+** Lists the parts of a split walk grow
 ** =======================================================
 */
 
-static sift_Status add_entry (hw_Set *s, uint64_t hash, uint32_t num) {
-  if (s->nentries == s->cap) {
-    uint64_t cap = s->cap ? 2 * s->cap : 4096;
-    hw_Entry *e = (hw_Entry *)sift_big_realloc(s->entries, cap * sizeof *e);
-    if (e == NULL) return SIFT_ENOMEM;
-    s->entries = e;
-    s->cap = cap;
+/*
+** A list of words one part of a walk over the objects (sift_split's)
+** grows: with realloc, not big.c, as a worker thread may not allocate
+** there. The parts' lists are joined, the first part's before the
+** second's (the order of one walk over all), into one big array.
+*/
+typedef struct Words {
+  uint64_t *v, n, cap;
+} Words;
+
+static sift_Status push_word (Words *l, uint64_t x) {
+  if (l->n == l->cap) {
+    uint64_t c = l->cap ? 2 * l->cap : 1024;
+    uint64_t *v = (uint64_t *)realloc(l->v, (size_t)c * sizeof *v);
+    if (v == NULL) return SIFT_ENOMEM;
+    l->v = v;
+    l->cap = c;
   }
-  s->entries[s->nentries].hash = hash;
-  s->entries[s->nentries++].num = num;
+  l->v[l->n++] = x;
   return SIFT_OK;
 }
+
+/* a's words then b's into *out (a big array, NULL when both are empty),
+   *n of them; a and b freed in every case */
+static sift_Status join_words (Words *a, Words *b, uint64_t **out,
+                               uint64_t *n) {
+  sift_Status st = SIFT_OK;
+  *out = NULL;
+  *n = a->n + b->n;
+  if (*n > 0 && (*out = (uint64_t *)sift_big_alloc((size_t)*n * sizeof **out)) == NULL)
+    st = SIFT_ENOMEM;
+  else if (*n > 0) {
+    if (a->n > 0) memcpy(*out, a->v, (size_t)a->n * sizeof **out);
+    if (b->n > 0) memcpy(*out + a->n, b->v, (size_t)b->n * sizeof **out);
+  }
+  if (st != SIFT_OK) *n = 0;
+  free(a->v);
+  free(b->v);
+  memset(a, 0, sizeof *a);
+  memset(b, 0, sizeof *b);
+  return st;
+}
+
+/* }====================================================== */
+
+
+/*
+** {======================================================
+** Sets of equal content
+** =======================================================
+*/
 
 static sift_Status add_group (hw_Set *s, const hw_Group *gr) {
   if (s->ngroups == s->gcap) {
@@ -180,22 +220,11 @@ static sift_Status add_group (hw_Set *s, const hw_Group *gr) {
   return SIFT_OK;
 }
 
-/* sort entries by the high 32 bits of their hash (half the passes of
-   the whole hash; a run of equal high bits is split by content anyway):
-   stable, so a run stays in the order its entries were added (by object
-   number) */
-static sift_Status sort_by_hash (hw_Entry *e, uint64_t n) {
-  hw_Entry *tmp = (hw_Entry *)sift_big_alloc((size_t)n * sizeof *tmp);
-  if (tmp == NULL) return SIFT_ENOMEM;
-  sift_radix_sort(e, (size_t)n, sizeof *e, 32, 64, tmp);
-  sift_big_free(tmp);
-  return SIFT_OK;
+static int asc_u64 (const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
 }
 
-static int by_num (const void *a, const void *b) {
-  const hw_Entry *x = (const hw_Entry *)a, *y = (const hw_Entry *)b;
-  return x->num < y->num ? -1 : x->num > y->num;
-}
 
 static int by_wasted (const void *a, const void *b) {
   const hw_Group *x = (const hw_Group *)a, *y = (const hw_Group *)b;
@@ -238,13 +267,13 @@ static void charge_strings (const Ctx *c, const hw_Entry *e, hw_Group *gr) {
   uint64_t len;
   uint32_t kept = HG_NONE, arr;
   for (i = 0; i < gr->count; i++) {
-    if (!string_content(c->g, c->sl, e[i].num, &tag, &p, &len, &arr)) continue;
+    if (!string_content(c->g, c->sl, HW_NUM(e[i]), &tag, &p, &len, &arr)) continue;
     if (i == 0) {
       kept = arr;
-      gr->bytes = hg_shallow(c->g, e[i].num, c->model)
+      gr->bytes = hg_shallow(c->g, HW_NUM(e[i]), c->model)
                   + (arr != HG_NONE ? hg_shallow(c->g, arr, c->model) : 0);
     }
-    else gr->wasted += hg_shallow(c->g, e[i].num, c->model);
+    else gr->wasted += hg_shallow(c->g, HW_NUM(e[i]), c->model);
     if (arr != HG_NONE && !HG_BIT(c->w->charged, arr)) {
       HG_SETBIT(c->w->charged, arr);
       gr->arrays++;
@@ -255,53 +284,121 @@ static void charge_strings (const Ctx *c, const hw_Entry *e, hw_Group *gr) {
 
 static void charge_arrays (const Ctx *c, const hw_Entry *e, hw_Group *gr) {
   uint64_t i;
-  gr->bytes = hg_shallow(c->g, e[0].num, c->model);
+  gr->bytes = hg_shallow(c->g, HW_NUM(e[0]), c->model);
   gr->arrays = gr->count;
-  for (i = 1; i < gr->count; i++) gr->wasted += hg_shallow(c->g, e[i].num, c->model);
+  for (i = 1; i < gr->count; i++) gr->wasted += hg_shallow(c->g, HW_NUM(e[i]), c->model);
 }
 
 /*
-** Sort the entries by hash; split each run of equal hashes (their high
-** 32 bits) into groups of equal content, each made contiguous (in place: the copies of the run's
-** first remaining entry are swapped to its side, so the group is sorted
-** by number again);
-** charge every group of two or more. Then order the groups.
+** The entries in two halves, by the top bit of their hash, each sorted
+** by the rest of its bits (stable: a run of equal bits stays in object
+** order) and split into groups, on both cores: together, the order and
+** the groups of one sort of all. Each run of equal hash bits is split
+** into groups of equal content, each made contiguous (in place: the
+** copies of the run's first remaining entry are swapped to its side, then
+** sorted by number again).
 */
-static sift_Status find_groups (const Ctx *c, hw_Set *s,
+typedef struct Halves {
+  const Ctx *c;
+  int (*equal) (const Ctx *, uint32_t, uint32_t);
+  hw_Entry *e, *tmp;
+  uint64_t from[3];   /* half h: e[from[h] .. from[h + 1]) */
+  Words groups[2];    /* start << 32 | count of each group of two or more */
+  int failed[2];
+} Halves;
+
+static void group_halves (void *ud, int part, uint64_t lo, uint64_t hi) {
+  Halves *x = (Halves *)ud;
+  hw_Entry *e = x->e;
+  uint64_t h;
+  (void)part;
+  for (h = lo; h < hi; h++) {
+    uint64_t i = x->from[h], n = x->from[h + 1];
+    sift_radix_sort(e + i, (size_t)(n - i), sizeof *e, 32, 63, x->tmp + i);
+    while (i < n) {
+      uint64_t end = i + 1;
+      while (end < n && e[end] >> 32 == e[i] >> 32) end++;
+      while (i < end) {  /* the groups of this run */
+        uint64_t j = i + 1, k;
+        for (k = i + 1; k < end; k++)
+          if (x->equal(x->c, HW_NUM(e[i]), HW_NUM(e[k]))) {
+            hw_Entry t = e[j];
+            e[j++] = e[k];
+            e[k] = t;
+          }
+        if (j - i >= 2) {
+          qsort(e + i, (size_t)(j - i), sizeof *e, asc_u64);  /* by number */
+          if (push_word(&x->groups[h], i << 32 | (j - i)) != SIFT_OK) {
+            x->failed[h] = 1;
+            return;
+          }
+        }
+        i = j;
+      }
+    }
+  }
+}
+
+/*
+** s's entries: the walk's parts' lists (the first part's, then the
+** second's; both freed) but the objects in `drop` (NULL: none), in
+** groups of equal content (group_halves), each charged in the order of
+** their hashes (a String's array is charged to the first group that
+** meets it), then ordered by what they waste.
+*/
+static sift_Status find_groups (const Ctx *c, hw_Set *s, Words *first,
+                                Words *second, const uint8_t *drop,
                                 int (*equal) (const Ctx *, uint32_t, uint32_t),
                                 void (*charge) (const Ctx *, const hw_Entry *,
                                                 hw_Group *)) {
-  hw_Entry *e = s->entries;
-  uint64_t i = 0, n = s->nentries;
-  sift_Status st;
-  if (n == 0) return SIFT_OK;
-  if ((st = sort_by_hash(e, n)) != SIFT_OK) return st;
-  while (i < n) {
-    uint64_t end = i + 1;
-    while (end < n && e[end].hash >> 32 == e[i].hash >> 32) end++;
-    while (i < end) {  /* the groups of this run */
-      uint64_t j = i + 1, k;
-      hw_Group gr;
-      for (k = i + 1; k < end; k++)
-        if (equal(c, e[i].num, e[k].num)) {
-          hw_Entry t = e[j];
-          e[j++] = e[k];
-          e[k] = t;
-        }
-      if (j - i >= 2) {
-        qsort(e + i, (size_t)(j - i), sizeof *e, by_num);
-        memset(&gr, 0, sizeof gr);
-        gr.start = i;
-        gr.count = j - i;
-        charge(c, e + i, &gr);
-        if ((st = add_group(s, &gr)) != SIFT_OK) return st;
+  Words *part[2] = { first, second };
+  uint64_t i, n = 0, low = 0, high, k;
+  sift_Status st = SIFT_OK;
+  Halves x;
+  int h;
+  if (part[0]->n + part[1]->n == 0) return SIFT_OK;
+  memset(&x, 0, sizeof x);
+  if ((x.e = (hw_Entry *)sift_big_alloc((size_t)(part[0]->n + part[1]->n) * sizeof *x.e)) == NULL)
+    return SIFT_ENOMEM;
+  for (h = 0; h < 2; h++)
+    for (i = 0; i < part[h]->n; i++)
+      if (drop == NULL || !HG_BIT(drop, HW_NUM(part[h]->v[i]))) {
+        n++;
+        low += !(part[h]->v[i] >> 63);
       }
-      i = j;
-    }
+  for (h = 0, high = low, k = 0; h < 2; h++)  /* the halves, each in order */
+    for (i = 0; i < part[h]->n; i++)
+      if (drop == NULL || !HG_BIT(drop, HW_NUM(part[h]->v[i])))
+        x.e[part[h]->v[i] >> 63 ? high++ : k++] = part[h]->v[i];
+  for (h = 0; h < 2; h++) {
+    free(part[h]->v);
+    memset(part[h], 0, sizeof *part[h]);
   }
-  if (s->ngroups > 1)
+  s->entries = x.e;
+  s->nentries = n;
+  if ((x.tmp = (hw_Entry *)sift_big_alloc((size_t)(n ? n : 1) * sizeof *x.tmp)) == NULL)
+    return SIFT_ENOMEM;
+  x.c = c;
+  x.equal = equal;
+  x.from[1] = low;
+  x.from[2] = n;
+  sift_split(2, n >= hg_split_from(c->g) ? 2 : UINT64_MAX, group_halves, &x);
+  sift_big_free(x.tmp);
+  if (x.failed[0] || x.failed[1]) st = SIFT_ENOMEM;
+  for (h = 0; h < 2 && st == SIFT_OK; h++)
+    for (i = 0; i < x.groups[h].n && st == SIFT_OK; i++) {
+      hw_Group gr;
+      memset(&gr, 0, sizeof gr);
+      gr.start = x.groups[h].v[i] >> 32;
+      gr.count = x.groups[h].v[i] & UINT32_MAX;
+      charge(c, s->entries + gr.start, &gr);
+      st = add_group(s, &gr);
+    }
+  free(x.groups[0].v);
+  free(x.groups[1].v);
+  if (st == SIFT_OK && s->ngroups > 1)
     qsort(s->groups, (size_t)s->ngroups, sizeof *s->groups, by_wasted);
-  return SIFT_OK;
+  return st;
 }
 
 /* }====================================================== */
@@ -316,11 +413,6 @@ static sift_Status find_groups (const Ctx *c, hw_Set *s,
 static int desc_u64 (const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x > y ? -1 : x < y;
-}
-
-static int asc_u64 (const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* v ascending: a radix sort (a pass per byte that differs), or qsort
@@ -383,9 +475,9 @@ static void box_values (hw_Box *b) {
   if (b->count > 0) b->wasted = (b->count - b->distinct) * (b->bytes / b->count);
 }
 
-/* count box instance o (number i) and keep its value */
-static sift_Status add_box (const hg_Graph *g, hw_Box *bx, const hp_ObjInfo *o,
-                            uint64_t i, int model) {
+/* count box instance o (number i) in bx and keep its value in values */
+static sift_Status add_box (const hg_Graph *g, hw_Box *bx, Words *values,
+                            const hp_ObjInfo *o, uint64_t i, int model) {
   int64_t v;
   int size = hp_type_size(g->h, bx->type);
   bx->count++;
@@ -395,52 +487,179 @@ static sift_Status add_box (const hg_Graph *g, hw_Box *bx, const hp_ObjInfo *o,
     bx->type = 0;
     return SIFT_OK;
   }
-  if (bx->nvalues == bx->vcap) {
-    uint64_t cap = bx->vcap ? 2 * bx->vcap : 1024;
-    uint64_t *x = (uint64_t *)sift_big_realloc(bx->values, (size_t)cap * sizeof *x);
-    if (x == NULL) return SIFT_ENOMEM;
-    bx->values = x;
-    bx->vcap = cap;
-  }
-  bx->values[bx->nvalues++] = (uint64_t)v
-    & (size == 8 ? UINT64_MAX : ((uint64_t)1 << 8 * size) - 1);
-  return SIFT_OK;
+  return push_word(values, (uint64_t)v
+                   & (size == 8 ? UINT64_MAX : ((uint64_t)1 << 8 * size) - 1));
 }
 
 /* }====================================================== */
 
 
-/* leave out of s the arrays that turned out to be Strings' values */
-static void drop_values (hw_Waste *w, hw_Set *s) {
-  uint64_t i, k = 0;
-  for (i = 0; i < s->nentries; i++)
-    if (!HG_BIT(w->is_value, s->entries[i].num)) s->entries[k++] = s->entries[i];
-  s->nentries = k;
+/*
+** {======================================================
+** The walk over every object, on both cores
+** =======================================================
+*/
+
+/* a String's value array marked, and read, while both parts walk: the
+   parts share the byte that holds its bit */
+static void mark_shared (uint8_t *set, uint64_t i) {
+  __atomic_fetch_or(&set[i >> 3], (uint8_t)(1 << (i & 7)), __ATOMIC_RELAXED);
 }
 
-static sift_Status add_zero (hw_Waste *w, int type, uint64_t length) {
-  if (w->nzkeys == w->zcap) {
-    uint64_t cap = w->zcap ? 2 * w->zcap : 1024;
-    uint64_t *z = (uint64_t *)sift_big_realloc(w->zkeys, cap * sizeof *z);
-    if (z == NULL) return SIFT_ENOMEM;
-    w->zkeys = z;
-    w->zcap = cap;
+static int marked_shared (const uint8_t *set, uint64_t i) {
+  return __atomic_load_n(&set[i >> 3], __ATOMIC_RELAXED) >> (i & 7) & 1;
+}
+
+/* what one part of the walk found, joined to w's after both are done */
+typedef struct Part {
+  Words strings, arrays;               /* hw_Entry */
+  Words zeros, zkeys;                  /* arrays of zeros: number, type << 32 | length */
+  uint64_t zcount[HW_NTYPES], zwasted[HW_NTYPES];  /* arrays of zeros by type */
+  hw_Box boxes[HW_MAXBOX];             /* counts and bytes (type 0: short data) */
+  Words values[HW_MAXBOX];             /* each box's values */
+  hf_Fill fill;                        /* w->fill's rules (hf_fork) */
+  int failed;
+} Part;
+
+typedef struct Walk {
+  const hg_Graph *g;
+  hw_Waste *w;
+  const StrLayout *sl;
+  const uint8_t *box_of;  /* per class: 1 + its box, 0 none */
+  int64_t string_cls;
+  int model, content;
+  Part part[2];
+} Walk;
+
+static uint64_t entry_of (uint64_t hash, uint64_t num) {
+  return hash >> 32 << 32 | num;
+}
+
+/* object i: a string (its value array marked), another primitive array
+   (one met before its String is dropped once the walk is done), a box,
+   a collection */
+static sift_Status visit (const Walk *k, Part *p, uint64_t i) {
+  const hg_Graph *g = k->g;
+  const hp_Heap *h = g->h;
+  hp_ObjInfo o;
+  int zero;
+  hp_object(h, i, &o);
+  if (o.kind == HP_CLASS_DUMP) return SIFT_OK;
+  if (o.cls >= 0 && p->fill.nrules > 0 && p->fill.mask[o.cls]
+      && hf_visit(g, &p->fill, (uint32_t)i, &o, k->model) != SIFT_OK)
+    return SIFT_ENOMEM;
+  if (!k->content) return SIFT_OK;
+  if (o.kind == HP_PRIM_ARRAY_DUMP && o.data != NULL && o.length > 0
+      && !marked_shared(k->w->is_value, i)) {
+    uint64_t hash = hash_bytes((uint64_t)o.elem << 3, o.data,
+                               o.length * (uint64_t)hp_type_size(h, o.elem), &zero);
+    if (!zero) return push_word(&p->arrays, entry_of(hash, i));
+    p->zcount[o.elem]++;
+    p->zwasted[o.elem] += hg_shallow(g, (uint32_t)i, k->model);
+    if (push_word(&p->zkeys, (uint64_t)o.elem << 32 | o.length) != SIFT_OK) return SIFT_ENOMEM;
+    return push_word(&p->zeros, i);
   }
-  w->zkeys[w->nzkeys++] = (uint64_t)type << 32 | length;
+  if (o.kind != HP_INSTANCE_DUMP || o.cls < 0) return SIFT_OK;
+  if (o.cls == k->string_cls) {
+    uint64_t tag, len;
+    const unsigned char *at;
+    uint32_t arr;
+    if (!string_content(g, k->sl, (uint32_t)i, &tag, &at, &len, &arr)) return SIFT_OK;
+    if (arr != HG_NONE) mark_shared(k->w->is_value, arr);
+    return push_word(&p->strings, entry_of(hash_bytes(tag, at, len, &zero), i));
+  }
+  if (k->box_of[o.cls]) {
+    int b = k->box_of[o.cls] - 1;
+    return add_box(g, &p->boxes[b], &p->values[b], &o, i, k->model);
+  }
   return SIFT_OK;
 }
+
+/* (each part works on a copy of its own: the parts share a cache line) */
+static void walk_run (void *ud, int part, uint64_t lo, uint64_t hi) {
+  Walk *k = (Walk *)ud;
+  Part p = k->part[part];
+  uint64_t i;
+  for (i = lo; i < hi && !p.failed; i++)
+    if (visit(k, &p, i) != SIFT_OK) p.failed = 1;
+  k->part[part] = p;
+}
+
+/* the parts' counts, boxes and collections into w, their values joined
+   (the first part's before the second's) */
+static sift_Status join_parts (Walk *k) {
+  hw_Waste *w = k->w;
+  Part *a = &k->part[0], *b = &k->part[1];
+  sift_Status st = a->failed || b->failed ? SIFT_ENOMEM : SIFT_OK;
+  int x;
+  for (x = 0; x < HW_NTYPES; x++) {
+    w->zeros[x].count = a->zcount[x] + b->zcount[x];
+    w->zeros[x].wasted = a->zwasted[x] + b->zwasted[x];
+  }
+  for (x = 0; x < HW_MAXBOX; x++) {
+    hw_Box *bx = &w->boxes[x];
+    bx->count = a->boxes[x].count + b->boxes[x].count;
+    bx->bytes = a->boxes[x].bytes + b->boxes[x].bytes;
+    if (!a->boxes[x].type || !b->boxes[x].type) bx->type = 0;
+    if (join_words(&a->values[x], &b->values[x], &bx->values, &bx->nvalues) != SIFT_OK)
+      st = SIFT_ENOMEM;
+  }
+  if (hf_join(&w->fill, &a->fill) != SIFT_OK || hf_join(&w->fill, &b->fill) != SIFT_OK)
+    st = SIFT_ENOMEM;
+  return st;
+}
+
+/* the keys of the parts' arrays of zeros, but of those that turned out
+   to be Strings' values (their counts and bytes taken back) */
+static sift_Status zero_keys (const Walk *k) {
+  hw_Waste *w = k->w;
+  uint64_t i, n = k->part[0].zkeys.n + k->part[1].zkeys.n;
+  int h;
+  if (n == 0) return SIFT_OK;
+  if ((w->zkeys = (uint64_t *)sift_big_alloc((size_t)n * sizeof *w->zkeys)) == NULL)
+    return SIFT_ENOMEM;
+  for (h = 0; h < 2; h++)
+    for (i = 0; i < k->part[h].zkeys.n; i++) {
+      uint32_t num = (uint32_t)k->part[h].zeros.v[i];
+      uint64_t key = k->part[h].zkeys.v[i];
+      if (!HG_BIT(w->is_value, num)) w->zkeys[w->nzkeys++] = key;
+      else {
+        w->zeros[key >> 32].count--;
+        w->zeros[key >> 32].wasted -= hg_shallow(k->g, num, k->model);
+      }
+    }
+  return SIFT_OK;
+}
+
+static void free_parts (Walk *k) {
+  int h, x;
+  for (h = 0; h < 2; h++) {
+    Part *p = &k->part[h];
+    free(p->strings.v);
+    free(p->arrays.v);
+    free(p->zeros.v);
+    free(p->zkeys.v);
+    for (x = 0; x < HW_MAXBOX; x++) free(p->values[x].v);
+    memset(p, 0, sizeof *p);
+  }
+}
+
+/* }====================================================== */
+
 
 sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
                       const int64_t *box_cls, int nboxes, int content,
                       hw_Waste *w) {
   const hp_Heap *h = g->h;
-  uint64_t i, nbits = ((uint64_t)g->n + 8) / 8;
+  uint64_t nbits = ((uint64_t)g->n + 8) / 8;
   StrLayout sl;
   Ctx c;
-  uint8_t *box_of = NULL;  /* per class: 1 + its box, 0 none */
+  Walk k;
+  uint8_t *box_of = NULL;
   sift_Status st = SIFT_ENOMEM;
-  int b;
+  int b, part;
   c.g = g; c.w = w; c.sl = &sl; c.model = model;
+  memset(&k, 0, sizeof k);
   string_layout(h, string_cls, &sl);
   w->nboxes = nboxes < HW_MAXBOX ? nboxes : HW_MAXBOX;
   w->is_value = (uint8_t *)sift_big_alloc((size_t)nbits);
@@ -459,62 +678,33 @@ sift_Status hw_waste (const hg_Graph *g, int model, int64_t string_cls,
     if (off < 0 || bx->type == HP_OBJECT) bx->type = 0;
     else bx->offset = (uint32_t)off;
   }
-  /* one walk: strings (their value arrays marked), the other primitive
-     arrays (a value array met before its String is dropped after), boxes,
-     collections */
-  for (i = 0; i < g->n; i++) {
-    hp_ObjInfo o;
-    hp_object(h, i, &o);
-    if (o.kind == HP_CLASS_DUMP) continue;
-    if (o.cls >= 0 && w->fill.nrules > 0 && w->fill.mask[o.cls]
-        && hf_visit(g, &w->fill, (uint32_t)i, &o, model) != SIFT_OK)
-      goto done;
-    if (!content) continue;
-    if (o.kind == HP_PRIM_ARRAY_DUMP && o.data != NULL && o.length > 0
-        && !HG_BIT(w->is_value, i)) {
-      int zero;
-      uint64_t hash = hash_bytes((uint64_t)o.elem << 3, o.data,
-                                 o.length * (uint64_t)hp_type_size(h, o.elem), &zero);
-      if (add_entry(zero ? &w->zero_arrays : &w->arrays, hash, (uint32_t)i) != SIFT_OK)
-        goto done;
-    }
-    else if (o.kind != HP_INSTANCE_DUMP || o.cls < 0) continue;
-    else if (o.cls == string_cls) {
-      uint64_t tag, len;
-      const unsigned char *p;
-      uint32_t arr;
-      int zero;
-      if (!string_content(g, &sl, (uint32_t)i, &tag, &p, &len, &arr)) continue;
-      if (add_entry(&w->strings, hash_bytes(tag, p, len, &zero), (uint32_t)i) != SIFT_OK)
-        goto done;
-      if (arr != HG_NONE) HG_SETBIT(w->is_value, arr);
-    }
-    else if (box_of[o.cls] && add_box(g, &w->boxes[box_of[o.cls] - 1], &o, i, model) != SIFT_OK)
-      goto done;
+  k.g = g; k.w = w; k.sl = &sl; k.box_of = box_of;
+  k.string_cls = string_cls; k.model = model; k.content = content;
+  for (part = 0; part < 2; part++) {
+    memcpy(k.part[part].boxes, w->boxes, sizeof w->boxes);
+    if (w->fill.nrules > 0 && hf_fork(h, &w->fill, &k.part[part].fill) != SIFT_OK)
+      k.part[part].failed = 1;
   }
+  if (!k.part[0].failed && !k.part[1].failed)
+    sift_split(g->n, hg_split_from(g), walk_run, &k);
+  if (join_parts(&k) != SIFT_OK) goto done;
   hf_finish(&w->fill);
   if (!content) {  /* the collections alone */
     st = SIFT_OK;
     goto done;
   }
-  drop_values(w, &w->arrays);
-  drop_values(w, &w->zero_arrays);
-  for (i = 0; i < w->zero_arrays.nentries; i++) {
-    hp_ObjInfo o;
-    uint32_t num = w->zero_arrays.entries[i].num;
-    hp_object(h, num, &o);
-    if (add_zero(w, o.elem, o.length) != SIFT_OK) goto done;
-    w->zeros[o.elem].count++;
-    w->zeros[o.elem].wasted += hg_shallow(g, num, model);
-  }
-  if ((st = find_groups(&c, &w->strings, equal_strings, charge_strings)) != SIFT_OK
-      || (st = find_groups(&c, &w->arrays, equal_arrays, charge_arrays)) != SIFT_OK)
+  if ((st = zero_keys(&k)) != SIFT_OK) goto done;
+  if ((st = find_groups(&c, &w->strings, &k.part[0].strings, &k.part[1].strings, NULL,
+                        equal_strings, charge_strings)) != SIFT_OK
+      || (st = find_groups(&c, &w->arrays, &k.part[0].arrays, &k.part[1].arrays, w->is_value,
+                           equal_arrays, charge_arrays)) != SIFT_OK)
     goto done;
   zero_lengths(w);
   for (b = 0; b < w->nboxes; b++)
     if (w->boxes[b].type) box_values(&w->boxes[b]);
   st = SIFT_OK;
 done:
+  free_parts(&k);
   free(box_of);
   return st;
 }
@@ -548,36 +738,13 @@ static uint32_t lookup (const IdSet *s, uint64_t id) {
 }
 
 /*
-** The pairs (target << 32 | referrer) one part of the walk found. Grown
-** with realloc, not big.c, as a worker thread may not allocate there: they
-** are the referrers of the few copies shown, copied into a big array once
-** both parts are done.
-*/
-typedef struct Pairs {
-  uint64_t *v, n, cap;
-  int failed;
-} Pairs;
-
-static sift_Status add_pair (Pairs *p, uint32_t target, uint64_t referrer) {
-  if (p->n == p->cap) {
-    uint64_t c = p->cap ? 2 * p->cap : 1024;
-    uint64_t *x = (uint64_t *)realloc(p->v, (size_t)c * sizeof *x);
-    if (x == NULL) return SIFT_ENOMEM;
-    p->v = x;
-    p->cap = c;
-  }
-  p->v[p->n++] = (uint64_t)target << 32 | referrer;
-  return SIFT_OK;
-}
-
-/*
 ** The references of object i to the set's objects, as hg_refs_next reads
 ** them (fields of the class's reference layout, elements, statics; no
 ** synthetic ones), but matched by id: no id is looked up in the index
 ** unless it is a target's.
 */
 static sift_Status refs_to (const hg_Graph *g, const IdSet *s, uint64_t i,
-                            Pairs *p) {
+                            Words *p) {
   const hp_Heap *h = g->h;
   int ids = h->idsize;
   hp_ObjInfo o;
@@ -592,14 +759,14 @@ static sift_Status refs_to (const hg_Graph *g, const IdSet *s, uint64_t i,
       const hp_Field *f = &h->fields[h->classes[o.cls].flat + g->ref_field[k]];
       if (f->offset + (uint64_t)ids <= o.length
           && (t = lookup(s, hp_read_id(o.data + f->offset, ids))) != HG_NONE
-          && add_pair(p, t, i) != SIFT_OK)
+          && push_word(p, (uint64_t)t << 32 | i) != SIFT_OK)
         return SIFT_ENOMEM;
     }
   }
   else if (o.kind == HP_OBJ_ARRAY_DUMP) {
     for (k = 0; k < o.length; k++)
       if ((t = lookup(s, hp_read_id(o.data + k * (uint64_t)ids, ids))) != HG_NONE
-          && add_pair(p, t, i) != SIFT_OK)
+          && push_word(p, (uint64_t)t << 32 | i) != SIFT_OK)
         return SIFT_ENOMEM;
   }
   else if (o.kind == HP_CLASS_DUMP && o.cls >= 0) {
@@ -608,7 +775,7 @@ static sift_Status refs_to (const hg_Graph *g, const IdSet *s, uint64_t i,
       int type = st[ids];
       if (type == HP_OBJECT
           && (t = lookup(s, hp_read_id(st + ids + 1, ids))) != HG_NONE
-          && add_pair(p, t, i) != SIFT_OK)
+          && push_word(p, (uint64_t)t << 32 | i) != SIFT_OK)
         return SIFT_ENOMEM;
       st += ids + 1 + hp_type_size(h, type);
     }
@@ -620,15 +787,20 @@ static sift_Status refs_to (const hg_Graph *g, const IdSet *s, uint64_t i,
 typedef struct RefWalk {
   const hg_Graph *g;
   const IdSet *s;
-  Pairs part[2];
+  Words part[2];  /* target << 32 | referrer */
+  int failed[2];
 } RefWalk;
 
+/* (each part grows a copy of its list: the parts share a cache line) */
 static void refs_run (void *ud, int part, uint64_t lo, uint64_t hi) {
   RefWalk *w = (RefWalk *)ud;
-  Pairs *p = &w->part[part];
+  Words pairs = w->part[part];
   uint64_t i;
-  for (i = lo; i < hi && !p->failed; i++)
-    if (refs_to(w->g, w->s, i, p) != SIFT_OK) p->failed = 1;
+  int failed = 0;
+  for (i = lo; i < hi && !failed; i++)
+    failed = refs_to(w->g, w->s, i, &pairs) != SIFT_OK;
+  w->part[part] = pairs;
+  w->failed[part] = failed;
 }
 
 /* the objects split in two halves on both cores, each half's pairs in
@@ -660,11 +832,9 @@ sift_Status hw_referrers (const hg_Graph *g, const uint32_t *targets,
   w.g = g;
   w.s = &s;
   sift_split(g->n, hg_split_from(g), refs_run, &w);
-  if (w.part[0].failed || w.part[1].failed) goto done;
-  n = w.part[0].n + w.part[1].n;
-  if ((v = (uint64_t *)sift_big_alloc((size_t)(n ? n : 1) * sizeof *v)) == NULL) goto done;
-  if (w.part[0].n > 0) memcpy(v, w.part[0].v, (size_t)w.part[0].n * sizeof *v);
-  if (w.part[1].n > 0) memcpy(v + w.part[0].n, w.part[1].v, (size_t)w.part[1].n * sizeof *v);
+  if (w.failed[0] || w.failed[1]
+      || join_words(&w.part[0], &w.part[1], &v, &n) != SIFT_OK)
+    goto done;
   if (n > 1) {  /* by target; each target's referrers stay in order */
     if ((tmp = (uint64_t *)sift_big_alloc((size_t)n * sizeof *tmp)) == NULL) goto done;
     sift_radix_sort(v, (size_t)n, sizeof *v, 32, 64, tmp);
@@ -695,7 +865,6 @@ void hw_free (hw_Waste *w) {
   sift_big_free(w->arrays.entries);
   sift_big_free(w->arrays.groups);
   for (b = 0; b < HW_MAXBOX; b++) sift_big_free(w->boxes[b].values);
-  sift_big_free(w->zero_arrays.entries);
   sift_big_free(w->zkeys);
   sift_big_free(w->is_value);
   sift_big_free(w->charged);

@@ -19,12 +19,13 @@
 
 #define HW_TOP 10     /* lengths and values kept per zero-array type or box */
 #define HW_MAXBOX 16  /* box classes per call */
+#define HW_NTYPES 12  /* HPROF basic types (2: object .. 11: long) */
 
-/* one object considered: the hash of its content and its number */
-typedef struct hw_Entry {
-  uint64_t hash;
-  uint32_t num;
-} hw_Entry;
+/* one object considered: the high 32 bits of its content's hash << 32
+   | its object number (sorting entries brings equal hashes together and
+   keeps each run in object order) */
+typedef uint64_t hw_Entry;
+#define HW_NUM(e) ((uint32_t)((e) & UINT32_MAX))
 
 /*
 ** A set of equal strings or arrays (two or more): the copies are
@@ -40,7 +41,7 @@ typedef struct hw_Group {
 
 typedef struct hw_Set {
   hw_Entry *entries;
-  uint64_t nentries, cap;
+  uint64_t nentries;
   hw_Group *groups;    /* most wasted first */
   uint64_t ngroups, gcap;
   uint64_t wasted;     /* over every group */
@@ -59,19 +60,18 @@ typedef struct hw_Box {
   int type;            /* basic type of its `value` field, 0: none (BMD) */
   uint32_t offset;     /* of that field in the instance data */
   uint64_t count, bytes, distinct, wasted;
-  uint64_t *values, nvalues, vcap; /* of each instance (while type is) */
+  uint64_t *values, nvalues;       /* of each instance (while type is) */
   int ntop;                        /* most repeated values (twice or more) */
   uint64_t value[HW_TOP], vcount[HW_TOP];  /* raw bits */
 } hw_Box;
 
 typedef struct hw_Waste {
   hw_Set strings, arrays;
-  hw_Set zero_arrays;              /* entries only: the arrays of zeros */
-  hw_Zeros zeros[12];              /* by HPROF basic type */
+  hw_Zeros zeros[HW_NTYPES];       /* by HPROF basic type */
   hw_Box boxes[HW_MAXBOX];
   int nboxes;
   uint64_t *zkeys;                 /* type << 32 | length of each zero array */
-  uint64_t nzkeys, zcap;
+  uint64_t nzkeys;
   uint8_t *is_value, *charged;     /* bit sets over object numbers */
   hf_Fill fill;                    /* collections: rules set by the caller */
   uint32_t *targets;               /* for hw_referrers, and its answer */
