@@ -14,6 +14,7 @@
 
 #include "heap/graph.h"
 #include "heap/hprof.h"
+#include "heap/waste.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
@@ -56,8 +57,41 @@ static void read_everything (const hp_Heap *h) {
   }
 }
 
-/* paths to every object, the dominator tree and the referrers, as the Lua
-   API runs them */
+/* the waste pass in two halves (g->threads is 2): class 0's instances as
+   Strings, class 1's as boxes, class 0 as a collection by the fields a
+   String has; then the referrers of the duplicate strings */
+static void waste (const hg_Graph *g) {
+  hw_Waste w;
+  hf_Rule *r = &w.fill.rules[0];
+  int64_t box = 1;
+  uint64_t i, n = 0;
+  uint32_t targets[8];
+  memset(&w, 0, sizeof w);
+  w.fill.nrules = 1;
+  w.fill.names[0] = "value";
+  w.fill.names[1] = "count";
+  w.fill.lens[0] = w.fill.lens[1] = 5;
+  w.fill.nnames = 2;
+  w.fill.keep = 3;
+  r->cls = 0;
+  r->via = r->head = r->tail = -1;
+  r->times = 1;
+  r->array[0] = 0;
+  r->narray = 1;
+  r->size[0] = 1;
+  r->nsize = 1;
+  if (hw_waste(g, HG_JVM, 0, &box, 1, 1, &w) == SIFT_OK) {
+    for (i = 0; i < w.strings.nentries && n < 8; i++)
+      targets[n++] = HW_NUM(w.strings.entries[i]);
+    for (i = 0; i < n; i++) assert(targets[i] < g->n);
+    if (hw_referrers(g, targets, n, &w.pairs, &w.npairs) == SIFT_OK)
+      for (i = 0; i < w.npairs; i++) assert((w.pairs[i] & UINT32_MAX) < g->n);
+  }
+  hw_free(&w);
+}
+
+/* paths to every object, the dominator tree, the referrers and the waste
+   pass, as the Lua API runs them */
 static void walk_graph (const hp_Heap *h) {
   hg_Graph g;
   uint32_t *parent;
@@ -88,6 +122,7 @@ static void walk_graph (const hp_Heap *h) {
       assert(g.pfirst[i] <= g.pfirst[i + 1]);
       for (k = g.pfirst[i]; k < g.pfirst[i + 1]; k++) assert(g.pred[k] < g.n);
     }
+  if (h->nclasses > 1) waste(&g);
   hg_free(&g);
 }
 
