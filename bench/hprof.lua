@@ -106,7 +106,8 @@ local first = ("build/bench/heap-%dM.hprof"):format(SIZES[1])
 for _, mb in ipairs(SIZES) do
   local dump = ("build/bench/heap-%dM.hprof"):format(mb)
   if not (exists(dump) and exists("/usr/bin/time")) then goto next_dump end
-  print(("\n== peak memory of sift path, top and dominators on %s (whole processes, --model jvm) =="):format(dump))
+  print(("\n== peak memory of sift path, top, dominators, loaders and growth (the dump against itself) on %s "
+    .. "(whole processes) =="):format(dump))
   local size = common.size(dump)
   local _, info = sh("lua5.4 bin/sift info -q --json " .. dump)
   local objects = tonumber(info:match('"objects":(%d+)'))
@@ -116,6 +117,8 @@ for _, mb in ipairs(SIZES) do
     "path --class 'HeapGen$Node' --limit 1000 --merge",
     "top -n 20 --model jvm",
     "dominators --depth 3 --model jvm",
+    "loaders",
+    ("growth %s"):format(dump),
   } do
     local t, timed = best(("/usr/bin/time -f peak_kb=%%M lua5.4 bin/sift %s -q %s > /dev/null"):format(cmd, dump), 1)
     local kb = timed and tonumber(timed:match("peak_kb=(%d+)"))
@@ -148,6 +151,28 @@ for _, mb in ipairs(SIZES) do
     print("sift failed: " .. tostring(res))
   end
   ::next_waste::
+end
+
+-- growth and the census beside the index they need (aim: each pass within
+-- 2x the index), on each dump
+print("\n== sift growth and the census: their passes over every object, against the index time ==")
+for _, mb in ipairs(SIZES) do
+  local dump = ("build/bench/heap-%dM.hprof"):format(mb)
+  if not exists(dump) then goto next_census end
+  local t, res = best("lua5.4 bench/heap_census_growth.lua " .. dump, RUNS)
+  if t then
+    local s = fields(res)
+    local x = function(ms) return ms / math.max(s.index_ms, 1) end
+    print(("%d objects: index %d ms; growth's tree of holder paths %d ms = %.2fx the index (%d nodes); "
+      .. "growth of the dump against itself %d ms = %.2fx two indexes"):format(s.objects, s.index_ms, s.tree_ms,
+      x(s.tree_ms), s.nodes, s.growth_ms, x(s.growth_ms) / 2))
+    print(("          after the dominator tree (%d ms = %.2fx): threads %d ms = %.2fx the index (%d threads); "
+      .. "class loaders %d ms = %.2fx (%d loaders)"):format(s.dominators_ms, x(s.dominators_ms), s.threads_ms,
+      x(s.threads_ms), s.threads, s.loaders_ms, x(s.loaders_ms), s.loaders))
+  else
+    print("sift failed: " .. tostring(res))
+  end
+  ::next_census::
 end
 
 -- a dump whose analysis does not fit in memory: the same analysis in a

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "heap/graph.h"
+#include "heap/paths_tree.h"
 #include "heap/hprof.h"
 #include "heap/waste.h"
 
@@ -102,9 +103,27 @@ static void walk_graph (const hp_Heap *h) {
   }
   if (g.ref_first[h->nclasses] > 0) hg_flag_field(&g, 0, 0, HG_LOW);
   parent = (uint32_t *)malloc(((size_t)g.n + 1) * sizeof *parent);
-  if (parent != NULL && hg_paths(&g, NULL, 0, parent, NULL) == SIFT_OK)
+  if (parent != NULL && hg_paths(&g, NULL, NULL, 0, parent, NULL) == SIFT_OK) {
+    hg_PathTree t;
+    uint32_t *tree_parent;
+    int threads = g.threads;
     for (i = 0; i < g.n; i++)
       assert(parent[i] == HG_NONE || parent[i] <= g.n);
+    memset(&t, 0, sizeof t);
+    g.threads = 2;  /* the CSR and the labels in two halves */
+    if (hg_path_tree(&g, HG_JVM, &t, &tree_parent) == SIFT_OK) {
+      /* the search over the CSR is the search over the records */
+      assert(memcmp(parent, tree_parent, (size_t)g.n * sizeof *parent) == 0);
+      for (i = 0, count = t.unreached; i < t.n; i++) {
+        assert(t.parent[i] == HG_NONE || t.parent[i] < i);
+        count += t.count[i];
+      }
+      assert(count == g.n);
+      sift_big_free(tree_parent);
+    }
+    hg_path_tree_free(&t);
+    g.threads = threads;
+  }
   free(parent);
   if (hg_dominators(&g, HG_JVM, NULL) == SIFT_OK) {
     for (i = 0; i < g.n; i++)

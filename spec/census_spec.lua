@@ -63,4 +63,36 @@ describe("sift threads and sift loaders", function()
     out = helper.sift { "loaders", "-q", dump }
     assert.matches("\n1 class defined by more than one loader\n  CensusSample%$Payload: ", out)
   end)
+
+  -- (#once: the oracle is Lua over every object; the C it reads runs under
+  -- ASan above) spec/census_oracle.lua counts again one object at a time
+  it("count each loader's classes and instances as a walk over every object does #once", function()
+    local sift = require "sift"
+    local census = require "sift.heap.census"
+    local oracle = require "spec.census_oracle"
+    local function compare(path)
+      local heap = assert(sift.open(path))
+      local list, duplicates = census.loaders(heap)
+      local rows, names = oracle.loaders(heap)
+      heap:close()
+      local got, got_names = {}, {}
+      for _, r in ipairs(list) do
+        got[r.id or "<bootstrap>"] = { classes = r.classes, instances = r.instances, duplicates = r.duplicates }
+      end
+      for i, d in ipairs(duplicates) do got_names[i] = d.name end
+      assert.are.same(rows, got, path)
+      assert.are.same(names, got_names, path)
+      return #list, #names
+    end
+    if not dump then return pending("no JDK") end
+    assert.are.same({ 3, 1 }, { compare(dump) })  -- (loaders, duplicated names)
+    local root = helper.fixture("hprof")
+    if not root then return end
+    local counts = {}
+    for _, rel in ipairs { "generated-jdk17/leaky_jdk17_live.hprof", "android/ahat/test-dump.hprof",
+                           "eclipse-mat/sun_jdk6_18_x64.hprof" } do
+      counts[#counts + 1] = { compare(root .. "/" .. rel) }
+    end
+    assert.are.same({ { 2, 0 }, { 2, 0 }, { 63, 0 } }, counts)
+  end)
 end)

@@ -50,6 +50,13 @@ const char *sift_status_code (sift_Status s);
 #define SIFT_PRINTF(fmt, first)
 #endif
 
+/* ask for the cache line of p ahead of a read (gcc, clang) */
+#if defined(__GNUC__)
+#define SIFT_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define SIFT_PREFETCH(p) ((void)(p))
+#endif
+
 /*
 ** Why a decoder stopped: the message of the `nil, message, code` the Lua
 ** binding returns (the code is the sift_Status returned beside it). Every

@@ -22,208 +22,12 @@
 ** =======================================================
 */
 
-/*
-** The references the tree follows under `model`, as CSR (first: n + 1
-** offsets, succ): shark and jvm, the strong graph (HG_NEVER left out) with
-** what the JVM keeps alive without a field; visualvm (vv given), every
-** field, element, static and class loader, referents too, and the class
-** references its walk added. Each object's references are decoded once.
-**
-** On both cores (g->threads; core/split.h) the objects are split in two
-** halves, each thread decoding its half into a references array of its
-** own; the second half's is then copied after the first's and its offsets
-** moved by the first's count, so the arrays are the ones one thread
-** builds. An array is grown by this thread only (big.c counts arrays per
-** thread): a part that fills its array stops at the object it could not
-** finish, and goes on from there once its array is grown (to what its
-** references so far foretell for the rest, by half again at least: a copy
-** costs less than a second decoding of every record). Progress runs from
-** base by n >> shift, reported by this thread (the worker polls `stop`).
-*/
-typedef struct CsrPart {
-  uint64_t lo, hi, next;  /* objects [lo, hi); next: the first not done */
-  uint32_t *succ;         /* this part's references; first[] relative to it */
-  uint64_t e, cap;
-  int full;               /* stopped at next for want of room */
-  sift_Status s;
-} CsrPart;
-
-typedef struct Csr {
-  const hg_Graph *g;
-  const hg_VisualVM *vv;
-  uint32_t *first;
-  CsrPart part[2];
-  int pending[2];         /* the parts a round runs */
-  int concurrent;         /* two parts at once this round */
-  pthread_t caller;
-  sift_Progress *pr;
-  uint64_t base;
-  int shift;
-  int stop;               /* set by the caller when cancelled */
-} Csr;
-
-static void csr_fill (Csr *c, CsrPart *p) {
-  const hg_Graph *g = c->g;
-  const hg_VisualVM *vv = c->vv;
-  int caller = pthread_equal(pthread_self(), c->caller);
-  uint64_t i, e = p->e;
-  hg_Iter it;
-  hg_Ref ref;
-  p->full = 0;
-  for (i = p->next; i < p->hi; i++) {
-    uint64_t start = e;
-    c->first[i] = (uint32_t)e;
-    hg_refs_begin(&it, g, (uint32_t)i, 1);
-    for (;;) {
-      int more = vv ? hg_vv_next(&it, &ref) : hg_refs_next(&it, &ref);
-      uint32_t target;
-      if (more) {
-        if (vv == NULL && (ref.flags & HG_NEVER)) continue;
-        target = ref.target;
-      }
-      else if (vv && HG_BIT(vv->class_edge, i)) target = hg_vv_class_target(g, (uint32_t)i);
-      else break;
-      if (e == p->cap) {  /* this object again once grown */
-        p->full = 1;
-        p->next = i;
-        p->e = start;
-        return;
-      }
-      p->succ[e++] = target;
-      if (!more) break;
-    }
-    if (caller) {
-      uint64_t done = c->concurrent ? 2 * (i - p->lo) : i;
-      if (!sift_progress(c->pr, c->base + (done >> c->shift))) {
-        __atomic_store_n(&c->stop, 1, __ATOMIC_RELAXED);
-        p->s = SIFT_ECANCEL;
-      }
-    }
-    else if (__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) p->s = SIFT_ECANCEL;
-    if (p->s != SIFT_OK) {
-      p->next = i + 1;
-      p->e = e;
-      return;
-    }
-  }
-  p->next = p->hi;
-  p->e = e;
-}
-
-/* sift_split's items are the parts a round runs */
-static void csr_run (void *ud, int part, uint64_t lo, uint64_t hi) {
-  Csr *c = (Csr *)ud;
-  uint64_t k;
-  (void)part;
-  for (k = lo; k < hi; k++) csr_fill(c, &c->part[c->pending[k]]);
-}
-
-/* room for what the references so far foretell for the rest of p's
-   objects (an eighth more), by half again at least */
-static sift_Status csr_grow (CsrPart *p) {
-  uint64_t done = p->next - p->lo, cap = p->cap + p->cap / 2 + 16;
-  uint32_t *grown;
-  if (done > 0) {
-    uint64_t guess = p->e / done * (p->hi - p->lo) + p->e % done * (p->hi - p->lo) / done;
-    guess += guess / 8 + 1024;
-    if (guess > cap) cap = guess;
-  }
-  if (cap > UINT32_MAX) cap = UINT32_MAX;  /* offsets are 32-bit */
-  if (cap <= p->cap) return SIFT_ETOOBIG;
-  if ((grown = sift_big_realloc(p->succ, cap * sizeof *grown)) == NULL) return SIFT_ENOMEM;
-  p->succ = grown;
-  p->cap = cap;
-  return SIFT_OK;
-}
-
-/* the second part's references after the first's, copied from the end a
-   block at a time, each block given back once copied (the two arrays are
-   not both whole at once) */
-#define CSR_BLOCK ((uint64_t)1 << 18)
-
-static sift_Status csr_join (Csr *c, uint64_t n) {
-  CsrPart *a = &c->part[0], *b = &c->part[1];
-  uint64_t total = a->e + b->e, j, i;
-  uint32_t *grown;
-  if (total > UINT32_MAX) return SIFT_ETOOBIG;
-  if ((grown = sift_big_realloc(b->succ, (b->e ? b->e : 1) * sizeof *grown)) != NULL)
-    b->succ = grown;
-  if ((grown = sift_big_realloc(a->succ, (total ? total : 1) * sizeof *grown)) == NULL)
-    return SIFT_ENOMEM;
-  a->succ = grown;
-  a->cap = total;
-  for (j = b->e; j > 0; ) {
-    uint64_t k = j > CSR_BLOCK ? j - CSR_BLOCK : 0;
-    memcpy(a->succ + a->e + k, b->succ + k, (j - k) * sizeof *grown);
-    j = k;
-    if (j > 0 && (grown = sift_big_realloc(b->succ, j * sizeof *grown)) != NULL)
-      b->succ = grown;
-  }
-  sift_big_free(b->succ);
-  b->succ = NULL;
-  for (i = b->lo; i < n; i++) c->first[i] += (uint32_t)a->e;
-  a->e = total;
-  return SIFT_OK;
-}
-
-static sift_Status build_csr (const hg_Graph *g, const hg_VisualVM *vv,
-                              uint32_t **pfirst, uint32_t **psucc, uint64_t *pedges,
-                              sift_Progress *pr, uint64_t base, int shift) {
-  uint64_t n = g->n, k;
-  int nparts, npending;
-  uint32_t *grown;
-  Csr c;
-  sift_Status s = SIFT_OK;
-  memset(&c, 0, sizeof c);
-  c.g = g;
-  c.vv = vv;
-  c.caller = pthread_self();
-  c.pr = pr;
-  c.base = base;
-  c.shift = shift;
-  nparts = g->threads == 2 ? (n >= 2 ? 2 : 1)
-         : g->threads == 1 ? 1 : (n >= SIFT_SPLIT_FROM ? 2 : 1);
-  if (!HG_ALLOC(c.first, n + 1)) return SIFT_ENOMEM;
-  for (k = 0; k < (uint64_t)nparts; k++) {
-    CsrPart *p = &c.part[k];
-    p->lo = p->next = nparts == 1 ? 0 : k * (n / 2);
-    p->hi = nparts == 1 || k == 1 ? n : n / 2;
-    p->cap = (p->hi - p->lo) / 2 + 16;
-    if (!HG_ALLOC(p->succ, p->cap)) { s = SIFT_ENOMEM; goto out; }
-  }
-  for (;;) {  /* rounds: the parts not done, each grown first when full */
-    for (k = 0, npending = 0; k < (uint64_t)nparts; k++) {
-      CsrPart *p = &c.part[k];
-      if (p->s != SIFT_OK) { s = p->s; goto out; }
-      if (p->next == p->hi) continue;
-      if (p->full && (s = csr_grow(p)) != SIFT_OK) goto out;
-      c.pending[npending++] = (int)k;
-    }
-    if (npending == 0) break;
-    c.concurrent = npending == 2;
-    sift_split((uint64_t)npending, 2, csr_run, &c);
-  }
-  if (nparts == 2 && (s = csr_join(&c, n)) != SIFT_OK) goto out;
-  if ((grown = sift_big_realloc(c.part[0].succ, (c.part[0].e ? c.part[0].e : 1) * sizeof *grown)) != NULL)
-    c.part[0].succ = grown;
-  c.first[n] = (uint32_t)c.part[0].e;
-  *pfirst = c.first;
-  *psucc = c.part[0].succ;
-  *pedges = c.part[0].e;
-  return SIFT_OK;
-out:
-  sift_big_free(c.first);
-  sift_big_free(c.part[0].succ);
-  sift_big_free(c.part[1].succ);
-  return s;
-}
-
 sift_Status hg_build (hg_Graph *g, sift_Progress *pr) {
   uint32_t *first, *succ;
   uint64_t e;
   sift_Status s;
   if (g->first) return SIFT_OK;
-  if ((s = build_csr(g, NULL, &first, &succ, &e, pr, 0, 0)) != SIFT_OK) return s;
+  if ((s = hg_csr(g, HG_CSR_STRONG, NULL, NULL, &first, &succ, &e, pr, 0, 0)) != SIFT_OK) return s;
   g->first = first;  /* only once complete */
   g->succ = succ;
   g->edges = e;
@@ -556,7 +360,7 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
   memset(&vv, 0, sizeof vv);
   if (vvm) {
     if ((s = hg_vv_reach(g, &vv, pr)) != SIFT_OK) return s;
-    if ((s = build_csr(g, &vv, &first, &succ, &edges, pr, n / 2, 1)) != SIFT_OK) goto out;
+    if ((s = hg_csr(g, HG_CSR_VISUALVM, &vv, NULL, &first, &succ, &edges, pr, n / 2, 1)) != SIFT_OK) goto out;
     rootv = vv.roots;
     nrootv = vv.nroots;
   }
@@ -565,7 +369,7 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr) {
       first = g->first; succ = g->succ; edges = g->edges;
       g->first = NULL; g->succ = NULL;
     }
-    else if ((s = build_csr(g, NULL, &first, &succ, &edges, pr, 0, 0)) != SIFT_OK)
+    else if ((s = hg_csr(g, HG_CSR_STRONG, NULL, NULL, &first, &succ, &edges, pr, 0, 0)) != SIFT_OK)
       return s;
     rootv = g->root_obj;
     nrootv = g->nroots;

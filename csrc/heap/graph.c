@@ -203,6 +203,9 @@ void hg_refs_begin (hg_Iter *it, const hg_Graph *g, uint32_t num,
   it->kind = o.kind;
   it->synthetic = synthetic;
   it->step = 0;
+  it->elem = o.elem;
+  it->missed = 0;
+  it->along = it->along_end = NULL;
   it->data = o.data;
   it->cls = o.cls;
   it->i = 0;
@@ -218,10 +221,22 @@ void hg_refs_begin (hg_Iter *it, const hg_Graph *g, uint32_t num,
 }
 
 /* fill ref with a reference to id, or return 0 when it points nowhere */
-static int resolve (const hg_Iter *it, uint64_t id, int kind, uint64_t index,
+static int resolve (hg_Iter *it, uint64_t id, int kind, uint64_t index,
                     int flags, hg_Ref *ref) {
   uint32_t target;
-  if (id == 0 || (target = hg_find(it->g, id)) == HG_NONE) return 0;
+  if (id == 0) return 0;
+  if (it->along != NULL) {  /* the CSR entries say (hg_refs_along) */
+    if (flags & (HG_NEVER | HG_SKIP)) target = HG_NONE;
+    else if (it->along < it->along_end
+             && (!it->along_checked
+                 || hp_obj_id(it->g->h, *it->along & ~HG_LOW_EDGE) == id))
+      target = *it->along++ & ~HG_LOW_EDGE;
+    else return 0;  /* an id not in the dump */
+  }
+  else if ((target = hg_find(it->g, id)) == HG_NONE) {
+    it->missed++;
+    return 0;
+  }
   ref->target = target;
   ref->kind = (uint8_t)kind;
   ref->index = (uint32_t)index;
@@ -455,8 +470,100 @@ static uint32_t ring_pop (Ring *r) {
   return v;
 }
 
-sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
-                      uint64_t ntargets, uint32_t *parent, uint64_t *via) {
+/*
+** Object c met through a reference from u (clow: at low priority, or from
+** an object reached so): the BFS's one rule. 1 when u became c's parent,
+** 2 when c was promoted (its parent was *old), 0 when nothing changed, -1
+** for want of memory.
+*/
+static int reach (uint32_t u, uint32_t c, int clow, uint32_t *parent,
+                  uint8_t *low, const uint8_t *done, Ring *q, Ring *lq,
+                  uint32_t *old) {
+  if (parent[c] == HG_NONE) {
+    parent[c] = u;
+    if (clow) HG_SETBIT(low, c);
+    return ring_push(clow ? lq : q, c) ? 1 : -1;
+  }
+  if (!clow && HG_BIT(low, c) && !HG_BIT(done, c)) {  /* promote */
+    *old = parent[c];
+    parent[c] = u;
+    HG_CLEARBIT(low, c);
+    return ring_push(q, c) ? 2 : -1;
+  }
+  return 0;
+}
+
+/* the first CSR entry of u that points at c */
+static uint64_t first_entry (const hg_PathCsr *csr, uint32_t u, uint32_t c) {
+  uint64_t j = csr->first[u];
+  while ((csr->succ[j] & ~HG_LOW_EDGE) != c) j++;
+  return j;
+}
+
+/* u's references from its CSR entries, keeping held: the entry that holds
+   each object is the first from its parent (on a promotion, the one from
+   the old parent goes) */
+static int expand_csr (const hg_Graph *g, const hg_PathCsr *csr, uint32_t u,
+                       int ulow, uint32_t *parent, uint8_t *low,
+                       const uint8_t *done, Ring *q, Ring *lq) {
+  uint64_t j, end = csr->first[u + 1];
+  for (j = csr->first[u]; j < end; j++)
+    SIFT_PREFETCH(&parent[csr->succ[j] & ~HG_LOW_EDGE]);
+  for (j = csr->first[u]; j < end; j++) {
+    uint32_t e = csr->succ[j], c = e & ~HG_LOW_EDGE, old = HG_NONE;
+    switch (reach(u, c, ulow || (e & HG_LOW_EDGE), parent, low, done, q, lq, &old)) {
+      case -1: return 0;
+      case 1: HG_SETBIT(csr->held, j); break;
+      case 2:
+        if (old == u) break;  /* (its first entry from u holds it already) */
+        if (old != g->n) HG_CLEARBIT(csr->held, first_entry(csr, old, c));
+        HG_SETBIT(csr->held, first_entry(csr, u, c));
+        break;
+      default: break;
+    }
+  }
+  return 1;
+}
+
+/* u's references decoded from its record */
+static int expand_record (const hg_Graph *g, uint32_t u, int ulow,
+                          uint32_t *parent, uint8_t *low, const uint8_t *done,
+                          Ring *q, Ring *lq) {
+  hg_Iter it;
+  hg_Ref ref;
+  uint32_t old;
+  hg_refs_begin(&it, g, u, 1);
+  while (hg_refs_next(&it, &ref))
+    if (!(ref.flags & (HG_NEVER | HG_SKIP))
+        && reach(u, ref.target, ulow || (ref.flags & HG_LOW), parent, low,
+                 done, q, lq, &old) < 0)
+      return 0;
+  return 1;
+}
+
+/*
+** Objects are taken from the queue in an order that has nothing to do with
+** where their entries are: the entries of the objects a few places ahead
+** are asked for before they are needed (their offsets first, further
+** ahead), and each object's targets' parents before they are looked at.
+*/
+#define AHEAD 4
+
+static void ring_prefetch (const Ring *r, const hg_PathCsr *csr,
+                           const uint8_t *low) {
+  if (r->len > 2 * AHEAD) {
+    uint64_t far = r->head + 2 * AHEAD, near = r->head + AHEAD;
+    uint32_t a = r->a[far >= r->cap ? far - r->cap : far];
+    uint32_t b = r->a[near >= r->cap ? near - r->cap : near];
+    SIFT_PREFETCH(&csr->first[a]);
+    SIFT_PREFETCH(&low[a >> 3]);
+    SIFT_PREFETCH(&csr->succ[csr->first[b]]);
+  }
+}
+
+sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
+                      const uint8_t *targets, uint64_t ntargets,
+                      uint32_t *parent, uint64_t *via) {
   uint64_t n = g->n, i, found = 0;
   Ring q = {NULL, 0, 0, 0}, lq = {NULL, 0, 0, 0};
   uint8_t *low, *done;
@@ -487,29 +594,18 @@ sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
     if (via) via[r] = g->root_rec[i];
   }
   while (q.len > 0 || lq.len > 0) {
-    uint32_t u = q.len > 0 ? ring_pop(&q) : ring_pop(&lq);
-    int ulow = HG_BIT(low, u);
-    hg_Iter it;
-    hg_Ref ref;
+    Ring *from = q.len > 0 ? &q : &lq;
+    uint32_t u;
+    int ulow, ok;
+    if (csr) ring_prefetch(from, csr, low);
+    u = ring_pop(from);
+    ulow = HG_BIT(low, u);
     if (HG_BIT(done, u)) continue;  /* promoted, and expanded already */
     HG_SETBIT(done, u);
     if (targets && HG_BIT(targets, u) && ++found == ntargets) break;
-    hg_refs_begin(&it, g, u, 1);
-    while (hg_refs_next(&it, &ref)) {
-      uint32_t c = ref.target;
-      int clow = ulow || (ref.flags & HG_LOW);
-      if (ref.flags & (HG_NEVER | HG_SKIP)) continue;
-      if (parent[c] == HG_NONE) {
-        parent[c] = u;
-        if (clow) HG_SETBIT(low, c);
-        if (!ring_push(clow ? &lq : &q, c)) { s = SIFT_ENOMEM; goto out; }
-      }
-      else if (!clow && HG_BIT(low, c) && !HG_BIT(done, c)) {  /* promote */
-        parent[c] = u;
-        HG_CLEARBIT(low, c);
-        if (!ring_push(&q, c)) { s = SIFT_ENOMEM; goto out; }
-      }
-    }
+    ok = csr ? expand_csr(g, csr, u, ulow, parent, low, done, &q, &lq)
+             : expand_record(g, u, ulow, parent, low, done, &q, &lq);
+    if (!ok) { s = SIFT_ENOMEM; goto out; }
   }
 out:
   sift_big_free(q.a);

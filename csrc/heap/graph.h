@@ -145,6 +145,10 @@ typedef struct hg_Iter {
   const hg_Graph *g;
   uint32_t num;
   int kind, synthetic, step;
+  int elem;                      /* a primitive array's element type */
+  uint32_t missed;               /* ids passed over: not in the dump */
+  const uint32_t *along, *along_end;  /* hg_refs_along */
+  int along_checked;
   const unsigned char *data;
   int64_t cls;
   uint64_t i, count;
@@ -155,6 +159,22 @@ typedef struct hg_Iter {
 void hg_refs_begin (hg_Iter *it, const hg_Graph *g, uint32_t num,
                     int synthetic);
 int hg_refs_next (hg_Iter *it, hg_Ref *ref);
+
+/*
+** After hg_refs_begin (synthetic), the references of num in step with its
+** path CSR entries [succ, end) (hg_csr's HG_CSR_PATHS), which say where
+** each id points: no id is looked up, and it->along - 1 is the entry of
+** the reference just returned. When num holds ids not in the dump (gaps),
+** each id is compared with its entry's to know which; without, each
+** reference is the next entry. Never and skipped references, not in the
+** CSR, come with target HG_NONE (callers pass over them).
+*/
+static inline void hg_refs_along (hg_Iter *it, const uint32_t *succ,
+                                  const uint32_t *end, int gaps) {
+  it->along = succ;
+  it->along_end = end;
+  it->along_checked = gaps;
+}
 
 /* shallow size of an object in a model */
 uint64_t hg_shallow (const hg_Graph *g, uint32_t num, int model);
@@ -171,10 +191,19 @@ sift_Status hg_set_visualvm (hg_Graph *g, int oop, int64_t object_cls,
 ** references visited after the rest, a node reached again at normal
 ** priority promoted). parent[i] is the object i was reached from (n for a
 ** root; HG_NONE unreached), via[i] the root record index for roots.
-** Stops once every target (bitset, NULL for none) is reached.
+** Stops once every target (bitset, NULL for none) is reached. With csr
+** (hg_csr's HG_CSR_PATHS arrays), the references are read from it, and
+** held, a bit per entry, marks the entry that holds each object: the first
+** from its parent.
 */
-sift_Status hg_paths (const hg_Graph *g, const uint8_t *targets,
-                      uint64_t ntargets, uint32_t *parent, uint64_t *via);
+typedef struct hg_PathCsr {
+  const uint32_t *first, *succ;
+  uint8_t *held;
+} hg_PathCsr;
+
+sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
+                      const uint8_t *targets, uint64_t ntargets,
+                      uint32_t *parent, uint64_t *via);
 
 /* the references of the dominator model (shark and jvm) as CSR arrays
    (g->first, g->succ), set only when complete; hg_dominators takes them
@@ -221,6 +250,44 @@ int hg_vv_next (hg_Iter *it, hg_Ref *ref);
 /* the class object an object's class reference points at (HG_NONE none) */
 uint32_t hg_vv_class_target (const hg_Graph *g, uint32_t num);
 void hg_vv_free (hg_VisualVM *vv);
+
+/*
+** The references of every object as CSR arrays (csr.c): first (n + 1
+** offsets) and succ, each record decoded once, on both cores as
+** g->threads says (the same arrays as one thread builds). Which:
+** HG_CSR_STRONG, the dominator model's (shark and jvm: every reference but
+** never-followed ones, with what the JVM keeps alive without a field);
+** HG_CSR_VISUALVM, those VisualVM's walk reads (vv); HG_CSR_PATHS, those
+** path finding follows (never and skipped ones left out; low-priority
+** ones marked with HG_LOW_EDGE, so n < HG_LOW_EDGE), writing each object's
+** HG_KEY in keys[num] and setting its bit in gaps (zeroed by the caller)
+** when it holds ids not in the dump. Progress runs from base by n >> shift.
+*/
+enum { HG_CSR_STRONG, HG_CSR_VISUALVM, HG_CSR_PATHS };
+#define HG_LOW_EDGE UINT32_C(0x80000000)
+
+typedef struct hg_PathKeys {
+  uint32_t *keys;
+  uint8_t *gaps;
+} hg_PathKeys;
+
+sift_Status hg_csr (const hg_Graph *g, int which, const hg_VisualVM *vv,
+                    hg_PathKeys *paths, uint32_t **pfirst, uint32_t **psucc,
+                    uint64_t *pedges, sift_Progress *pr, uint64_t base,
+                    int shift);
+
+/* an object's kind and class (primitive arrays: element type) in 32 bits:
+   the record kind's rank in the top two, the class number or HG_KEY_NONE
+   (not in the dump) below; nclasses < HG_KEY_NONE */
+#define HG_KEY_NONE UINT32_C(0x3FFFFFFF)
+#define HG_KEY(kind, cls) \
+  ((uint32_t)((kind) == HP_INSTANCE_DUMP ? 0 : (kind) == HP_CLASS_DUMP ? 1 \
+              : (kind) == HP_OBJ_ARRAY_DUMP ? 2 : 3) << 30 \
+   | ((cls) < 0 ? HG_KEY_NONE : (uint32_t)(cls)))
+#define HG_KEY_KIND(key) \
+  ((key) >> 30 == 0 ? HP_INSTANCE_DUMP : (key) >> 30 == 1 ? HP_CLASS_DUMP \
+   : (key) >> 30 == 2 ? HP_OBJ_ARRAY_DUMP : HP_PRIM_ARRAY_DUMP)
+#define HG_KEY_CLASS(key) ((key) & HG_KEY_NONE)
 
 /* how many objects (and bytes, under the last model) become unreachable
    when `removed` is taken out: the definition of the retained set, by

@@ -97,7 +97,7 @@ static int graph_path_search (lua_State *L) {
   g->run_start = g->run_len = NULL;
   g->path_parent = (uint32_t *)sift_big_alloc(((size_t)g->n + 1) * sizeof *g->path_parent);
   if (g->path_parent == NULL) luaL_error(L, "not enough memory for path finding");
-  s = hg_paths(g, targets, distinct, g->path_parent, NULL);
+  s = hg_paths(g, NULL, targets, distinct, g->path_parent, NULL);
   if (s != SIFT_OK) {
     sift_big_free(g->path_parent);
     g->path_parent = NULL;
@@ -160,7 +160,8 @@ static void find_runs (lua_State *L, hg_Graph *g, uint32_t v) {
     for (i = 0; i < g->n; i++) g->run_start[i] = HG_NONE;
   }
   if (g->run_start[v] != HG_NONE) return;
-  stack = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 1) * sizeof *stack, 0);
+  /* (a big array: only the pages the path's length touches are made) */
+  if (!HG_ALLOC(stack, (uint64_t)g->n + 1)) luaL_error(L, "not enough memory for path finding");
   while (g->run_start[u] == HG_NONE && parent[u] != g->n) {  /* up to a known one */
     stack[sp++] = u;
     u = parent[u];
@@ -185,7 +186,7 @@ static void find_runs (lua_State *L, hg_Graph *g, uint32_t v) {
     }
     above = key;
   }
-  lua_pop(L, 1);
+  sift_big_free(stack);
 }
 
 /*
@@ -246,20 +247,28 @@ static int path_tree_gc (lua_State *L) {
 ** index; 0 else), kind ("instance", "class", "array", "primitive array"),
 ** class (class number, or the element type's name), first (an object of
 ** it), count and bytes (shallow, under the model); and unreached (objects
-** without a strong path, in no node).
+** without a strong path, in no node). Its search, of every object, is the
+** last path search (heap:path_segments reads it).
 */
 static int graph_path_tree (lua_State *L) {
   hg_Graph *g = sift_checkgraph(L);
   int model = sift_checkmodel(L, 2);
   hg_PathTree *t = (hg_PathTree *)lua_newuserdatauv(L, sizeof *t, 0);
-  uint32_t i;
+  uint32_t i, *parent;
   sift_Status s;
   memset(t, 0, sizeof *t);
   luaL_setmetatable(L, SIFT_PATH_TREE_T);
-  if ((s = hg_path_tree(g, model, t)) != SIFT_OK) {
+  if (g->n >= HG_LOW_EDGE || g->h->nclasses >= HG_KEY_NONE)
+    luaL_error(L, "too many objects (2 G) or classes (1 G) for the tree of paths");
+  if ((s = hg_path_tree(g, model, t, &parent)) != SIFT_OK) {
     hg_path_tree_free(t);
     sift_graph_error(L, s, "the tree of paths");
   }
+  sift_big_free(g->path_parent);  /* the last path search, of every object */
+  sift_big_free(g->run_start);
+  sift_big_free(g->run_len);
+  g->run_start = g->run_len = NULL;
+  g->path_parent = parent;
   lua_createtable(L, 0, 9);
   NODE_ARRAY("parent", lua_pushinteger(L, t->parent[i] == HG_NONE ? 0 : (lua_Integer)t->parent[i] + 1));
   NODE_ARRAY("ref", t->ref[i] == 0 ? (void)lua_pushfstring(L, "root %s", sift_root_name((int)t->index[i]))

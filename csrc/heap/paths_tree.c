@@ -1,14 +1,19 @@
 /*
 ** paths_tree.c
-** The tree of holder paths (paths_tree.h): one BFS for the shortest strong
-** paths (hg_paths), then three linear passes over the objects: the
-** reference that holds each one (the first from its parent that the BFS
-** could have followed), its path node (made on the way down from a
-** known node, so each object is looked at once), and the counts.
+** The tree of holder paths (paths_tree.h). Every record is decoded once,
+** on both cores, into the CSR of the references path finding follows
+** (hg_csr, which also notes each object's kind and class); the BFS for
+** the shortest strong paths (hg_paths) runs over it and marks the entry
+** that holds each object; a second walk over the records, on both cores,
+** reads the marked references' kinds and indexes with no id looked up
+** (hg_refs_along); then each object's node is made on the way down from a
+** known node (each object looked at once), and the counts are taken on
+** both cores.
 */
 
 #include <string.h>
 
+#include "core/split.h"
 #include "paths_tree.h"
 
 /* what makes a node: its parent node and how it is reached, and the kind
@@ -31,18 +36,11 @@ static int key_is (const hg_PathTree *t, uint32_t node, const Key *k) {
       && t->kind[node] == k->kind;
 }
 
-/* the kind and class of object v (primitive arrays: their element type) */
-static void object_key (const hp_Heap *h, uint32_t v, Key *k) {
-  hp_ObjInfo o;
-  hp_object(h, v, &o);
-  if (o.kind == HP_PRIM_ARRAY_DUMP || o.kind == HP_PRIM_ARRAY_NODATA) {
-    k->kind = HP_PRIM_ARRAY_DUMP;
-    k->cls = (uint32_t)o.elem;
-  }
-  else {
-    k->kind = (uint8_t)o.kind;
-    k->cls = o.cls >= 0 ? (uint32_t)o.cls : HG_NONE;
-  }
+/* the kind and class of object v, from its key (HG_KEY) */
+static void object_key (const uint32_t *keys, uint32_t v, Key *k) {
+  uint32_t cls = HG_KEY_CLASS(keys[v]);
+  k->kind = (uint8_t)HG_KEY_KIND(keys[v]);
+  k->cls = cls == HG_KEY_NONE ? HG_NONE : cls;
 }
 
 /* grow array p to cap entries (through void *q); 0, p untouched, when it
@@ -104,7 +102,8 @@ static sift_Status node_for (hg_PathTree *t, const Key *k, uint32_t obj,
    of its first root record that is neither skipped nor low priority, else
    of its first record (hg_paths seeds the same objects from these roots) */
 static sift_Status root_nodes (const hg_Graph *g, const uint32_t *parent,
-                               hg_PathTree *t, uint32_t *node) {
+                               const uint32_t *keys, hg_PathTree *t,
+                               uint32_t *node) {
   int pass;
   uint64_t i;
   for (pass = 0; pass < 2; pass++)
@@ -115,7 +114,7 @@ static sift_Status root_nodes (const hg_Graph *g, const uint32_t *parent,
       Key k;
       if (parent[r] != g->n || node[r] != HG_NONE
           || (pass == 0 && (flags & (HG_SKIP | HG_LOW)))) continue;
-      object_key(g->h, r, &k);
+      object_key(keys, r, &k);
       k.parent = HG_NONE;
       k.ref = 0;
       k.index = (uint32_t)kind;
@@ -124,22 +123,47 @@ static sift_Status root_nodes (const hg_Graph *g, const uint32_t *parent,
   return SIFT_OK;
 }
 
-/* how each reached object is held: the first reference from its parent
-   the BFS may follow (as path steps name it); elements and a loader's
-   classes by kind only, so that their labels match across dumps */
-static void holding_refs (const hg_Graph *g, const uint32_t *parent,
-                          uint8_t *lref, uint32_t *lindex) {
-  uint32_t v;
-  for (v = 0; v < g->n; v++) {
+/*
+** How each reached object is held: the kind and index of the reference
+** its held entry stands for (hg_paths marked it); elements and a loader's
+** classes by kind only, so that their labels match across dumps. Each
+** part writes the labels of the objects its own objects hold.
+*/
+typedef struct Labels {
+  const hg_Graph *g;
+  hg_PathCsr csr;
+  const uint8_t *gaps;
+  uint8_t *lref;
+  uint32_t *lindex;
+} Labels;
+
+/* whether any of entries [j, end) is marked */
+static int any_held (const uint8_t *held, uint64_t j, uint64_t end) {
+  for (; j < end && (j & 7) != 0; j++)
+    if (HG_BIT(held, j)) return 1;
+  for (; j + 8 <= end; j += 8)
+    if (held[j >> 3] != 0) return 1;
+  for (; j < end; j++)
+    if (HG_BIT(held, j)) return 1;
+  return 0;
+}
+
+static void labels_run (void *ud, int part, uint64_t lo, uint64_t hi) {
+  Labels *l = (Labels *)ud;
+  const uint32_t *first = l->csr.first, *succ = l->csr.succ;
+  uint64_t v;
+  (void)part;
+  for (v = lo; v < hi; v++) {
     hg_Iter it;
     hg_Ref r;
-    if (parent[v] == HG_NONE) continue;
-    hg_refs_begin(&it, g, v, 1);
-    while (hg_refs_next(&it, &r))
-      if (!(r.flags & (HG_NEVER | HG_SKIP)) && parent[r.target] == v
-          && lref[r.target] == 0) {
-        lref[r.target] = r.kind;
-        lindex[r.target] = r.kind == HG_ELEMENT || r.kind == HG_DEFINED ? 0 : r.index;
+    if (!any_held(l->csr.held, first[v], first[v + 1])) continue;
+    hg_refs_begin(&it, l->g, (uint32_t)v, 1);
+    hg_refs_along(&it, succ + first[v], succ + first[v + 1], HG_BIT(l->gaps, v));
+    while (it.along < it.along_end && hg_refs_next(&it, &r))
+      if (!(r.flags & (HG_NEVER | HG_SKIP))
+          && HG_BIT(l->csr.held, (uint64_t)(it.along - succ) - 1)) {
+        l->lref[r.target] = r.kind;
+        l->lindex[r.target] = r.kind == HG_ELEMENT || r.kind == HG_DEFINED ? 0 : r.index;
       }
   }
 }
@@ -151,6 +175,7 @@ static void holding_refs (const hg_Graph *g, const uint32_t *parent,
 ** of a linked list) joins that node, as Shark counts a list in its head.
 */
 static sift_Status object_nodes (const hg_Graph *g, const uint32_t *parent,
+                                 const uint32_t *keys,
                                  const uint8_t *lref, const uint32_t *lindex,
                                  uint32_t *stack, hg_PathTree *t,
                                  uint32_t *node) {
@@ -163,7 +188,7 @@ static sift_Status object_nodes (const hg_Graph *g, const uint32_t *parent,
     while (sp > 0) {
       uint32_t w = stack[--sp], pn = node[parent[w]];
       Key k;
-      object_key(g->h, w, &k);
+      object_key(keys, w, &k);
       k.parent = pn;
       k.ref = lref[w];
       k.index = lindex[w];
@@ -177,31 +202,114 @@ static sift_Status object_nodes (const hg_Graph *g, const uint32_t *parent,
   return SIFT_OK;
 }
 
-sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t) {
-  uint32_t n = g->n, v, *parent, *node, *lindex, *stack;
-  uint8_t *lref = (uint8_t *)sift_big_alloc((size_t)n + 1);
-  sift_Status s = SIFT_ENOMEM;
-  HG_ALLOC(parent, n);
-  HG_ALLOC(node, n);
-  HG_ALLOC(lindex, n);
-  HG_ALLOC(stack, n);
-  if (!lref || !parent || !node || !lindex || !stack || grow(t) != SIFT_OK)
-    goto out;
-  if ((s = hg_paths(g, NULL, 0, parent, NULL)) != SIFT_OK) goto out;
-  for (v = 0; v < n; v++) node[v] = HG_NONE;
-  holding_refs(g, parent, lref, lindex);
-  if ((s = root_nodes(g, parent, t, node)) != SIFT_OK
-      || (s = object_nodes(g, parent, lref, lindex, stack, t, node)) != SIFT_OK)
-    goto out;
-  for (v = 0; v < n; v++) {
-    if (node[v] == HG_NONE) {
-      t->unreached++;
+/* each node's objects and their bytes: a part's own counts, added up
+   after */
+typedef struct Counts {
+  const hg_Graph *g;
+  int model;
+  const uint32_t *node;
+  uint64_t *count[2], *bytes[2], unreached[2];
+} Counts;
+
+static void counts_run (void *ud, int part, uint64_t lo, uint64_t hi) {
+  Counts *c = (Counts *)ud;
+  uint64_t v, *count = c->count[part], *bytes = c->bytes[part], unreached = 0;
+  for (v = lo; v < hi; v++) {
+    uint32_t m = c->node[v];
+    if (m == HG_NONE) {
+      unreached++;
       continue;
     }
-    t->count[node[v]]++;
-    t->bytes[node[v]] += hg_shallow(g, v, model);
+    count[m]++;
+    bytes[m] += hg_shallow(c->g, (uint32_t)v, c->model);
   }
+  c->unreached[part] = unreached;
+}
+
+static sift_Status count_nodes (const hg_Graph *g, int model,
+                                const uint32_t *node, hg_PathTree *t) {
+  Counts c;
+  uint32_t m;
+  int k;
+  sift_Status s = SIFT_ENOMEM;
+  memset(&c, 0, sizeof c);
+  c.g = g;
+  c.model = model;
+  c.node = node;
+  for (k = 0; k < 2; k++)
+    if (!HG_ALLOC(c.count[k], t->n) || !HG_ALLOC(c.bytes[k], t->n)) break;
+  if (k == 2) {
+    sift_split(g->n, hg_split_from(g), counts_run, &c);
+    for (m = 0; m < t->n; m++) {
+      t->count[m] = c.count[0][m] + c.count[1][m];
+      t->bytes[m] = c.bytes[0][m] + c.bytes[1][m];
+    }
+    t->unreached = c.unreached[0] + c.unreached[1];
+    s = SIFT_OK;
+  }
+  for (k = 0; k < 2; k++) {
+    sift_big_free(c.count[k]);
+    sift_big_free(c.bytes[k]);
+  }
+  return s;
+}
+
+sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t,
+                          uint32_t **pparent) {
+  uint32_t n = g->n, v, *parent = NULL, *node = NULL, *lindex = NULL,
+           *stack = NULL, *first = NULL, *succ = NULL;
+  uint64_t edges;
+  uint8_t *lref = NULL;
+  hg_PathKeys keys = {NULL, NULL};
+  Labels l;
+  sift_Status s;
+  memset(&l, 0, sizeof l);
+  if (n >= HG_LOW_EDGE || g->h->nclasses >= HG_KEY_NONE) return SIFT_ETOOBIG;
+  if (!HG_ALLOC(keys.keys, n) || !HG_ALLOC(keys.gaps, n / 8 + 1)
+      || grow(t) != SIFT_OK) {
+    s = SIFT_ENOMEM;
+    goto out;
+  }
+  if ((s = hg_csr(g, HG_CSR_PATHS, NULL, &keys, &first, &succ, &edges, NULL, 0, 0)) != SIFT_OK)
+    goto out;
+  l.g = g;
+  l.csr.first = first;
+  l.csr.succ = succ;
+  l.gaps = keys.gaps;
+  if (!HG_ALLOC(parent, (uint64_t)n + 1) || !HG_ALLOC(l.csr.held, edges / 8 + 1)) {
+    s = SIFT_ENOMEM;
+    goto out;
+  }
+  if ((s = hg_paths(g, &l.csr, NULL, 0, parent, NULL)) != SIFT_OK) goto out;
+  /* (zeroed: big.h) */
+  if (!(lref = (uint8_t *)sift_big_alloc((size_t)n + 1)) || !HG_ALLOC(lindex, n)) {
+    s = SIFT_ENOMEM;
+    goto out;
+  }
+  l.lref = lref;
+  l.lindex = lindex;
+  sift_split(n, hg_split_from(g), labels_run, &l);
+  sift_big_free(succ); sift_big_free(l.csr.held); sift_big_free(keys.gaps);
+  succ = NULL;
+  l.csr.held = keys.gaps = NULL;
+  node = first;  /* (n + 1 entries, read no more) */
+  first = NULL;
+  if (!HG_ALLOC(stack, n)) { s = SIFT_ENOMEM; goto out; }
+  for (v = 0; v < n; v++) node[v] = HG_NONE;
+  if ((s = root_nodes(g, parent, keys.keys, t, node)) != SIFT_OK
+      || (s = object_nodes(g, parent, keys.keys, lref, lindex, stack, t, node)) != SIFT_OK)
+    goto out;
+  sift_big_free(keys.keys); sift_big_free(lref); sift_big_free(lindex); sift_big_free(stack);
+  keys.keys = NULL; lref = NULL; lindex = stack = NULL;
+  if ((s = count_nodes(g, model, node, t)) != SIFT_OK) goto out;
+  *pparent = parent;
+  parent = NULL;
 out:
+  sift_big_free(keys.keys);
+  sift_big_free(keys.gaps);
+  sift_big_free(first);
+  sift_big_free(succ);
+  sift_big_free(l.csr.held);
   sift_big_free(lref);
   sift_big_free(parent);
   sift_big_free(node);

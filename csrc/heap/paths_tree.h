@@ -38,10 +38,13 @@ typedef struct hg_PathTree {
 ** Build t (zeroed by the caller) over g, with the reference flags in
 ** force (never and skipped references are not followed; low-priority ones
 ** last, as hg_paths does). Runs of one class held by the same reference
-** (a linked list's `next`) are one node, as Shark folds them. SIFT_OK or
-** SIFT_ENOMEM; hg_path_tree_free releases t either way.
+** (a linked list's `next`) are one node, as Shark folds them. On success
+** *parent is the search's (hg_paths; n + 1 entries, the caller's to free).
+** SIFT_OK, SIFT_ENOMEM, or SIFT_ETOOBIG (2 G objects or 1 G classes and
+** more); hg_path_tree_free releases t either way.
 */
-sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t);
+sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t,
+                          uint32_t **parent);
 void hg_path_tree_free (hg_PathTree *t);
 
 #endif

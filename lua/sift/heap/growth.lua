@@ -77,10 +77,10 @@ local function read_tree(heap, model, i, last, series)
 end
 
 -- the path of a node of the last dump as sift path shows it: the shortest
--- path to one of its objects, runs folded
+-- path to one of its objects, runs folded (from the search its tree of
+-- paths made, the heap's last)
 local function node_path(heap, node)
   local obj = shared.object_at(heap, node.first)
-  heap:path_search({ obj })
   local steps = heap:path_segments(obj, true)
   local parts = {}
   for k, st in ipairs(steps) do
