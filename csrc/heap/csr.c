@@ -35,7 +35,7 @@ typedef struct Csr {
   const hg_Graph *g;
   int which;              /* HG_CSR_* */
   const hg_VisualVM *vv;
-  hg_PathKeys *paths;
+  uint8_t *gaps;          /* (paths) */
   uint32_t *first;
   CsrPart part[2];
   int pending[2];         /* the parts a round runs */
@@ -50,7 +50,7 @@ typedef struct Csr {
 static void csr_fill (Csr *c, CsrPart *p) {
   const hg_Graph *g = c->g;
   const hg_VisualVM *vv = c->vv;
-  int paths = c->which == HG_CSR_PATHS;  /* (c->paths given) */
+  int paths = c->which == HG_CSR_PATHS;
   int skip = c->which == HG_CSR_VISUALVM ? 0
            : paths ? HG_NEVER | HG_SKIP : HG_NEVER;
   int caller = pthread_equal(pthread_self(), c->caller);
@@ -62,9 +62,6 @@ static void csr_fill (Csr *c, CsrPart *p) {
     uint64_t start = e;
     c->first[i] = (uint32_t)e;
     hg_refs_begin(&it, g, (uint32_t)i, 1);
-    if (paths) c->paths->keys[i] = HG_KEY(it.kind, it.kind == HP_PRIM_ARRAY_DUMP
-                                                   || it.kind == HP_PRIM_ARRAY_NODATA
-                                                   ? it.elem : it.cls);
     for (;;) {
       int more = vv ? hg_vv_next(&it, &ref) : hg_refs_next(&it, &ref);
       uint32_t target;
@@ -85,7 +82,7 @@ static void csr_fill (Csr *c, CsrPart *p) {
       if (!more) break;
     }
     if (paths && it.missed)  /* (a byte the other part may write too) */
-      __atomic_fetch_or(&c->paths->gaps[i >> 3], (uint8_t)(1 << (i & 7)), __ATOMIC_RELAXED);
+      __atomic_fetch_or(&c->gaps[i >> 3], (uint8_t)(1 << (i & 7)), __ATOMIC_RELAXED);
     if (caller) {
       uint64_t done = c->concurrent ? 2 * (i - p->lo) : i;
       if (!sift_progress(c->pr, c->base + (done >> c->shift))) {
@@ -161,7 +158,7 @@ static sift_Status csr_join (Csr *c, uint64_t n) {
 }
 
 sift_Status hg_csr (const hg_Graph *g, int which, const hg_VisualVM *vv,
-                    hg_PathKeys *paths, uint32_t **pfirst, uint32_t **psucc,
+                    uint8_t *gaps, uint32_t **pfirst, uint32_t **psucc,
                     uint64_t *pedges, sift_Progress *pr, uint64_t base,
                     int shift) {
   uint64_t n = g->n, k;
@@ -173,7 +170,7 @@ sift_Status hg_csr (const hg_Graph *g, int which, const hg_VisualVM *vv,
   c.g = g;
   c.which = which;
   c.vv = vv;
-  c.paths = paths;
+  c.gaps = gaps;
   c.caller = pthread_self();
   c.pr = pr;
   c.base = base;

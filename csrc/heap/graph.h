@@ -259,35 +259,17 @@ void hg_vv_free (hg_VisualVM *vv);
 ** never-followed ones, with what the JVM keeps alive without a field);
 ** HG_CSR_VISUALVM, those VisualVM's walk reads (vv); HG_CSR_PATHS, those
 ** path finding follows (never and skipped ones left out; low-priority
-** ones marked with HG_LOW_EDGE, so n < HG_LOW_EDGE), writing each object's
-** HG_KEY in keys[num] and setting its bit in gaps (zeroed by the caller)
-** when it holds ids not in the dump. Progress runs from base by n >> shift.
+** ones marked with HG_LOW_EDGE, so n < HG_LOW_EDGE), setting each
+** object's bit in gaps (zeroed by the caller) when it holds ids not in the
+** dump (hg_refs_along). Progress runs from base by n >> shift.
 */
 enum { HG_CSR_STRONG, HG_CSR_VISUALVM, HG_CSR_PATHS };
 #define HG_LOW_EDGE UINT32_C(0x80000000)
 
-typedef struct hg_PathKeys {
-  uint32_t *keys;
-  uint8_t *gaps;
-} hg_PathKeys;
-
 sift_Status hg_csr (const hg_Graph *g, int which, const hg_VisualVM *vv,
-                    hg_PathKeys *paths, uint32_t **pfirst, uint32_t **psucc,
+                    uint8_t *gaps, uint32_t **pfirst, uint32_t **psucc,
                     uint64_t *pedges, sift_Progress *pr, uint64_t base,
                     int shift);
-
-/* an object's kind and class (primitive arrays: element type) in 32 bits:
-   the record kind's rank in the top two, the class number or HG_KEY_NONE
-   (not in the dump) below; nclasses < HG_KEY_NONE */
-#define HG_KEY_NONE UINT32_C(0x3FFFFFFF)
-#define HG_KEY(kind, cls) \
-  ((uint32_t)((kind) == HP_INSTANCE_DUMP ? 0 : (kind) == HP_CLASS_DUMP ? 1 \
-              : (kind) == HP_OBJ_ARRAY_DUMP ? 2 : 3) << 30 \
-   | ((cls) < 0 ? HG_KEY_NONE : (uint32_t)(cls)))
-#define HG_KEY_KIND(key) \
-  ((key) >> 30 == 0 ? HP_INSTANCE_DUMP : (key) >> 30 == 1 ? HP_CLASS_DUMP \
-   : (key) >> 30 == 2 ? HP_OBJ_ARRAY_DUMP : HP_PRIM_ARRAY_DUMP)
-#define HG_KEY_CLASS(key) ((key) & HG_KEY_NONE)
 
 /* how many objects (and bytes, under the last model) become unreachable
    when `removed` is taken out: the definition of the retained set, by

@@ -258,8 +258,8 @@ static int graph_path_tree (lua_State *L) {
   sift_Status s;
   memset(t, 0, sizeof *t);
   luaL_setmetatable(L, SIFT_PATH_TREE_T);
-  if (g->n >= HG_LOW_EDGE || g->h->nclasses >= HG_KEY_NONE)
-    luaL_error(L, "too many objects (2 G) or classes (1 G) for the tree of paths");
+  if (g->n >= HG_LOW_EDGE || g->h->nclasses >= HG_KEY_NONE || g->h->nfields > HG_LABEL_INDEX)
+    luaL_error(L, "too many objects (2 G), classes (1 G) or fields (256 M) for the tree of paths");
   if ((s = hg_path_tree(g, model, t, &parent)) != SIFT_OK) {
     hg_path_tree_free(t);
     sift_graph_error(L, s, "the tree of paths");

@@ -125,16 +125,21 @@ static sift_Status root_nodes (const hg_Graph *g, const uint32_t *parent,
 
 /*
 ** How each reached object is held: the kind and index of the reference
-** its held entry stands for (hg_paths marked it); elements and a loader's
-** classes by kind only, so that their labels match across dumps. Each
-** part writes the labels of the objects its own objects hold.
+** its held entry stands for (hg_paths marked it), read in step with the
+** entries; elements and a loader's classes by kind only, so that their
+** labels match across dumps. The same walk writes each object's key
+** (HG_KEY) over its offset in first, read no more: first becomes keys.
+** The objects in two parts (from mid; n when one), each writing the labels
+** of the objects its own objects hold.
 */
 typedef struct Labels {
   const hg_Graph *g;
   hg_PathCsr csr;
+  uint32_t *first;        /* (csr.first, written over) */
   const uint8_t *gaps;
-  uint8_t *lref;
-  uint32_t *lindex;
+  uint32_t *label;        /* HG_LABEL of each object */
+  uint64_t bound[3];      /* the parts' first objects, and n */
+  uint32_t entry[3];      /* first[] of each: read before it is written */
 } Labels;
 
 /* whether any of entries [j, end) is marked */
@@ -148,24 +153,43 @@ static int any_held (const uint8_t *held, uint64_t j, uint64_t end) {
   return 0;
 }
 
-static void labels_run (void *ud, int part, uint64_t lo, uint64_t hi) {
+static void labels_run (void *ud, int item, uint64_t lo, uint64_t hi) {
   Labels *l = (Labels *)ud;
-  const uint32_t *first = l->csr.first, *succ = l->csr.succ;
-  uint64_t v;
-  (void)part;
-  for (v = lo; v < hi; v++) {
-    hg_Iter it;
-    hg_Ref r;
-    if (!any_held(l->csr.held, first[v], first[v + 1])) continue;
-    hg_refs_begin(&it, l->g, (uint32_t)v, 1);
-    hg_refs_along(&it, succ + first[v], succ + first[v + 1], HG_BIT(l->gaps, v));
-    while (it.along < it.along_end && hg_refs_next(&it, &r))
-      if (!(r.flags & (HG_NEVER | HG_SKIP))
-          && HG_BIT(l->csr.held, (uint64_t)(it.along - succ) - 1)) {
-        l->lref[r.target] = r.kind;
-        l->lindex[r.target] = r.kind == HG_ELEMENT || r.kind == HG_DEFINED ? 0 : r.index;
+  const uint32_t *succ = l->csr.succ;
+  uint64_t k;
+  (void)item;
+  for (k = lo; k < hi; k++) {  /* (the items are the parts) */
+    uint64_t v, end = l->bound[k + 1];
+    uint32_t start = l->entry[k];
+    for (v = l->bound[k]; v < end; v++) {
+      uint32_t stop = v + 1 < end ? l->first[v + 1] : l->entry[k + 1];
+      hg_Iter it;
+      hg_Ref r;
+      hg_refs_begin(&it, l->g, (uint32_t)v, 1);
+      l->first[v] = HG_KEY(it.kind, it.kind == HP_PRIM_ARRAY_DUMP
+                                    || it.kind == HP_PRIM_ARRAY_NODATA ? it.elem : it.cls);
+      if (any_held(l->csr.held, start, stop)) {
+        hg_refs_along(&it, succ + start, succ + stop, HG_BIT(l->gaps, v));
+        while (it.along < it.along_end && hg_refs_next(&it, &r))
+          if (!(r.flags & (HG_NEVER | HG_SKIP))
+              && HG_BIT(l->csr.held, (uint64_t)(it.along - succ) - 1)) {
+            l->label[r.target] = HG_LABEL(r.kind, r.kind == HG_ELEMENT || r.kind == HG_DEFINED
+                                                  ? 0 : r.index);
+          }
       }
+      start = stop;
+    }
   }
+}
+
+/* the labels and keys, on both cores as g->threads says */
+static void labels (Labels *l, uint64_t n) {
+  int parts = n >= hg_split_from(l->g) ? 2 : 1, k;
+  l->bound[0] = 0;
+  l->bound[1] = parts == 2 ? n / 2 : n;
+  l->bound[2] = n;
+  for (k = 0; k < 3; k++) l->entry[k] = l->first[l->bound[k]];
+  sift_split((uint64_t)parts, 2, labels_run, l);
 }
 
 /*
@@ -176,7 +200,7 @@ static void labels_run (void *ud, int part, uint64_t lo, uint64_t hi) {
 */
 static sift_Status object_nodes (const hg_Graph *g, const uint32_t *parent,
                                  const uint32_t *keys,
-                                 const uint8_t *lref, const uint32_t *lindex,
+                                 const uint32_t *label,
                                  uint32_t *stack, hg_PathTree *t,
                                  uint32_t *node) {
   uint32_t v;
@@ -190,8 +214,8 @@ static sift_Status object_nodes (const hg_Graph *g, const uint32_t *parent,
       Key k;
       object_key(keys, w, &k);
       k.parent = pn;
-      k.ref = lref[w];
-      k.index = lindex[w];
+      k.ref = (uint8_t)(label[w] >> 28);
+      k.index = label[w] & HG_LABEL_INDEX;
       if (t->parent[pn] != HG_NONE && t->ref[pn] == k.ref
           && t->index[pn] == k.index && t->kind[pn] == k.kind
           && t->cls[pn] == k.cls)
@@ -256,64 +280,55 @@ static sift_Status count_nodes (const hg_Graph *g, int model,
 
 sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t,
                           uint32_t **pparent) {
-  uint32_t n = g->n, v, *parent = NULL, *node = NULL, *lindex = NULL,
-           *stack = NULL, *first = NULL, *succ = NULL;
+  uint32_t n = g->n, v, *parent = NULL, *node = NULL, *label = NULL,
+           *stack = NULL, *keys = NULL, *succ = NULL;
   uint64_t edges;
-  uint8_t *lref = NULL;
-  hg_PathKeys keys = {NULL, NULL};
+  uint8_t *gaps = NULL;
   Labels l;
   sift_Status s;
   memset(&l, 0, sizeof l);
-  if (n >= HG_LOW_EDGE || g->h->nclasses >= HG_KEY_NONE) return SIFT_ETOOBIG;
-  if (!HG_ALLOC(keys.keys, n) || !HG_ALLOC(keys.gaps, n / 8 + 1)
-      || grow(t) != SIFT_OK) {
+  if (n >= HG_LOW_EDGE || g->h->nclasses >= HG_KEY_NONE
+      || g->h->nfields > HG_LABEL_INDEX)
+    return SIFT_ETOOBIG;
+  if (!HG_ALLOC(gaps, n / 8 + 1) || grow(t) != SIFT_OK) {
     s = SIFT_ENOMEM;
     goto out;
   }
-  if ((s = hg_csr(g, HG_CSR_PATHS, NULL, &keys, &first, &succ, &edges, NULL, 0, 0)) != SIFT_OK)
+  if ((s = hg_csr(g, HG_CSR_PATHS, NULL, gaps, &keys, &succ, &edges, NULL, 0, 0)) != SIFT_OK)
     goto out;
   l.g = g;
-  l.csr.first = first;
+  l.csr.first = l.first = keys;  /* (the offsets until labels() writes the keys) */
   l.csr.succ = succ;
-  l.gaps = keys.gaps;
+  l.gaps = gaps;
   if (!HG_ALLOC(parent, (uint64_t)n + 1) || !HG_ALLOC(l.csr.held, edges / 8 + 1)) {
     s = SIFT_ENOMEM;
     goto out;
   }
   if ((s = hg_paths(g, &l.csr, NULL, 0, parent, NULL)) != SIFT_OK) goto out;
-  /* (zeroed: big.h) */
-  if (!(lref = (uint8_t *)sift_big_alloc((size_t)n + 1)) || !HG_ALLOC(lindex, n)) {
-    s = SIFT_ENOMEM;
-    goto out;
-  }
-  l.lref = lref;
-  l.lindex = lindex;
-  sift_split(n, hg_split_from(g), labels_run, &l);
-  sift_big_free(succ); sift_big_free(l.csr.held); sift_big_free(keys.gaps);
+  if (!HG_ALLOC(label, n)) { s = SIFT_ENOMEM; goto out; }  /* (zeroed: big.h) */
+  l.label = label;
+  labels(&l, n);
+  sift_big_free(succ); sift_big_free(l.csr.held); sift_big_free(gaps);
   succ = NULL;
-  l.csr.held = keys.gaps = NULL;
-  node = first;  /* (n + 1 entries, read no more) */
-  first = NULL;
-  if (!HG_ALLOC(stack, n)) { s = SIFT_ENOMEM; goto out; }
+  l.csr.held = gaps = NULL;
+  if (!HG_ALLOC(node, n) || !HG_ALLOC(stack, n)) { s = SIFT_ENOMEM; goto out; }
   for (v = 0; v < n; v++) node[v] = HG_NONE;
-  if ((s = root_nodes(g, parent, keys.keys, t, node)) != SIFT_OK
-      || (s = object_nodes(g, parent, keys.keys, lref, lindex, stack, t, node)) != SIFT_OK)
+  if ((s = root_nodes(g, parent, keys, t, node)) != SIFT_OK
+      || (s = object_nodes(g, parent, keys, label, stack, t, node)) != SIFT_OK)
     goto out;
-  sift_big_free(keys.keys); sift_big_free(lref); sift_big_free(lindex); sift_big_free(stack);
-  keys.keys = NULL; lref = NULL; lindex = stack = NULL;
+  sift_big_free(keys); sift_big_free(label); sift_big_free(stack);
+  keys = label = stack = NULL;
   if ((s = count_nodes(g, model, node, t)) != SIFT_OK) goto out;
   *pparent = parent;
   parent = NULL;
 out:
-  sift_big_free(keys.keys);
-  sift_big_free(keys.gaps);
-  sift_big_free(first);
+  sift_big_free(keys);
+  sift_big_free(gaps);
   sift_big_free(succ);
   sift_big_free(l.csr.held);
-  sift_big_free(lref);
   sift_big_free(parent);
   sift_big_free(node);
-  sift_big_free(lindex);
+  sift_big_free(label);
   sift_big_free(stack);
   return s;
 }

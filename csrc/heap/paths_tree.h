@@ -34,14 +34,32 @@ typedef struct hg_PathTree {
   uint64_t unreached; /* objects without a strong path (no node) */
 } hg_PathTree;
 
+/* an object's kind and class (primitive arrays: element type) in 32 bits:
+   the record kind's rank in the top two, the class number or HG_KEY_NONE
+   (not in the dump) below; nclasses < HG_KEY_NONE */
+#define HG_KEY_NONE UINT32_C(0x3FFFFFFF)
+#define HG_KEY(kind, cls) \
+  ((uint32_t)((kind) == HP_INSTANCE_DUMP ? 0 : (kind) == HP_CLASS_DUMP ? 1 \
+              : (kind) == HP_OBJ_ARRAY_DUMP ? 2 : 3) << 30 \
+   | ((cls) < 0 ? HG_KEY_NONE : (uint32_t)(cls)))
+#define HG_KEY_KIND(key) \
+  ((key) >> 30 == 0 ? HP_INSTANCE_DUMP : (key) >> 30 == 1 ? HP_CLASS_DUMP \
+   : (key) >> 30 == 2 ? HP_OBJ_ARRAY_DUMP : HP_PRIM_ARRAY_DUMP)
+#define HG_KEY_CLASS(key) ((key) & HG_KEY_NONE)
+
+/* how an object is held, in 32 bits: the HG_* reference kind in the top
+   four, the field layout or static index below (h->nfields <= HG_LABEL_INDEX) */
+#define HG_LABEL_INDEX UINT32_C(0x0FFFFFFF)
+#define HG_LABEL(kind, index) ((uint32_t)(kind) << 28 | (uint32_t)(index))
+
 /*
 ** Build t (zeroed by the caller) over g, with the reference flags in
 ** force (never and skipped references are not followed; low-priority ones
 ** last, as hg_paths does). Runs of one class held by the same reference
 ** (a linked list's `next`) are one node, as Shark folds them. On success
 ** *parent is the search's (hg_paths; n + 1 entries, the caller's to free).
-** SIFT_OK, SIFT_ENOMEM, or SIFT_ETOOBIG (2 G objects or 1 G classes and
-** more); hg_path_tree_free releases t either way.
+** SIFT_OK, SIFT_ENOMEM, or SIFT_ETOOBIG (2 G objects, 1 G classes or
+** 256 M fields and more); hg_path_tree_free releases t either way.
 */
 sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t,
                           uint32_t **parent);
