@@ -117,9 +117,9 @@ describe("sift growth", function()
   -- the tree of holder paths each dump is matched by (heap:path_tree, in C
   -- over the CSR of the references) against spec/paths_tree_oracle.lua's
   -- search of one object at a time, node for node
-  local function compare(path, model)
+  local function compare(path, model, rules)
     local heap = assert(require("sift").open(path))
-    heap:reference_rules {}
+    heap:reference_rules(rules or {})
     local c, o = heap.index:path_tree(model), require("spec.paths_tree_oracle").path_tree(heap, model)
     heap:close()
     for _, f in ipairs { "parent", "ref", "index", "kind", "class", "first", "count", "bytes", "unreached" } do
@@ -152,6 +152,22 @@ describe("sift growth", function()
     for i = 1, n do held[#held + 1] = ("%s %d %s"):format(t.ref[i], t.index[i], t.kind[i]) end
     assert.are.same({ "root sticky_class 0 class", "super 0 class", "static 1 instance", "class 0 class",
       "static 2 instance", "field 2 instance", "field 3 class", "field 2 instance", "static 3 instance" }, held)
+    -- a field the rules make low, ahead of a normal one to the same object:
+    -- x, reached first at low priority through another Holder's `missing`,
+    -- is promoted by p's `kept` and held by p's first reference to it
+    w = dofile("spec/hprof_writer.lua").new { version = "1.0.2", id_size = 8 }
+    object = w:class("java.lang.Object")
+    holder = w:class("Holder", { super = object, fields = { { "missing", "object" }, { "kept", "object" } } })
+    root = w:class("Root", { super = object, statics = { { "a", "object" }, { "b", "object" } } })
+    local x = w:instance(object, {})
+    local p = w:instance(holder, { missing = x, kept = x })
+    w:set_static(root, "a", w:instance(holder, { missing = x }))
+    w:set_static(root, "b", w:instance(holder, { kept = p }))
+    w:root("sticky_class", root)
+    file = helper.tmpfile(w:bytes())
+    n, t = compare(file, "shark", { { class = "Holder", field = "missing", rule = "low" } })
+    os.remove(file)
+    assert.are.same({ 7, 6, "field", 1 }, { n, t.parent[n], t.ref[n], t.index[n] })
   end)
 
   -- (#once: the oracle is Lua; the C it checks runs under ASan above and in

@@ -493,31 +493,33 @@ static int reach (uint32_t u, uint32_t c, int clow, uint32_t *parent,
   return 0;
 }
 
-/* the first CSR entry of u that points at c */
-static uint64_t first_entry (const hg_PathCsr *csr, uint32_t u, uint32_t c) {
-  uint64_t j = csr->first[u];
-  while ((csr->succ[j] & ~HG_LOW_EDGE) != c) j++;
-  return j;
-}
-
-/* u's references from its CSR entries, keeping held: the entry that holds
-   each object is the first from its parent (on a promotion, the one from
-   the old parent goes) */
-static int expand_csr (const hg_Graph *g, const hg_PathCsr *csr, uint32_t u,
-                       int ulow, uint32_t *parent, uint8_t *low,
-                       const uint8_t *done, Ring *q, Ring *lq) {
-  uint64_t j, end = csr->first[u + 1];
+/*
+** u's references from its CSR entries, marking in held the entry that
+** holds each object: the first from its parent. An object reached at low
+** priority and promoted has a mark on its old parent's entry too, always a
+** low one (a promotion comes from an object at normal priority, through a
+** reference at normal priority, so the old one was low): readers take a
+** low entry's mark only where the entry's object is the target's parent.
+** The first entry from u to a promoted object comes before the one that
+** promoted it only when it is low: only from u's first low entry on is it
+** looked for.
+*/
+static int expand_csr (const hg_PathCsr *csr, uint32_t u, int ulow,
+                       uint32_t *parent, uint8_t *low, const uint8_t *done,
+                       Ring *q, Ring *lq) {
+  uint64_t j, k, end = csr->first[u + 1], first_low = end;
   for (j = csr->first[u]; j < end; j++)
     SIFT_PREFETCH(&parent[csr->succ[j] & ~HG_LOW_EDGE]);
   for (j = csr->first[u]; j < end; j++) {
     uint32_t e = csr->succ[j], c = e & ~HG_LOW_EDGE, old = HG_NONE;
+    if ((e & HG_LOW_EDGE) && first_low == end) first_low = j;
     switch (reach(u, c, ulow || (e & HG_LOW_EDGE), parent, low, done, q, lq, &old)) {
       case -1: return 0;
       case 1: HG_SETBIT(csr->held, j); break;
       case 2:
         if (old == u) break;  /* (its first entry from u holds it already) */
-        if (old != g->n) HG_CLEARBIT(csr->held, first_entry(csr, old, c));
-        HG_SETBIT(csr->held, first_entry(csr, u, c));
+        for (k = first_low; k < j && (csr->succ[k] & ~HG_LOW_EDGE) != c; k++) {}
+        HG_SETBIT(csr->held, k < j ? k : j);
         break;
       default: break;
     }
@@ -603,7 +605,7 @@ sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
     if (HG_BIT(done, u)) continue;  /* promoted, and expanded already */
     HG_SETBIT(done, u);
     if (targets && HG_BIT(targets, u) && ++found == ntargets) break;
-    ok = csr ? expand_csr(g, csr, u, ulow, parent, low, done, &q, &lq)
+    ok = csr ? expand_csr(csr, u, ulow, parent, low, done, &q, &lq)
              : expand_record(g, u, ulow, parent, low, done, &q, &lq);
     if (!ok) { s = SIFT_ENOMEM; goto out; }
   }

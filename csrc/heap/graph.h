@@ -194,7 +194,9 @@ sift_Status hg_set_visualvm (hg_Graph *g, int oop, int64_t object_cls,
 ** Stops once every target (bitset, NULL for none) is reached. With csr
 ** (hg_csr's HG_CSR_PATHS arrays), the references are read from it, and
 ** held, a bit per entry, marks the entry that holds each object: the first
-** from its parent.
+** from its parent (a low entry's mark counts only where its object is the
+** target's parent: one reached at low priority, then promoted, keeps a
+** mark on its old parent's entry).
 */
 typedef struct hg_PathCsr {
   const uint32_t *first, *succ;

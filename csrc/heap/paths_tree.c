@@ -125,7 +125,8 @@ static sift_Status root_nodes (const hg_Graph *g, const uint32_t *parent,
 
 /*
 ** How each reached object is held: the kind and index of the reference
-** its held entry stands for (hg_paths marked it), read in step with the
+** its held entry stands for (hg_paths marked it; a low entry's mark only
+** where its object is the target's parent), read in step with the
 ** entries; elements and a loader's classes by kind only, so that their
 ** labels match across dumps. The same walk writes each object's key
 ** (HG_KEY) over its offset in first, read no more: first becomes keys.
@@ -135,6 +136,7 @@ static sift_Status root_nodes (const hg_Graph *g, const uint32_t *parent,
 typedef struct Labels {
   const hg_Graph *g;
   hg_PathCsr csr;
+  const uint32_t *parent;
   uint32_t *first;        /* (csr.first, written over) */
   const uint8_t *gaps;
   uint32_t *label;        /* HG_LABEL of each object */
@@ -170,12 +172,14 @@ static void labels_run (void *ud, int item, uint64_t lo, uint64_t hi) {
                                     || it.kind == HP_PRIM_ARRAY_NODATA ? it.elem : it.cls);
       if (any_held(l->csr.held, start, stop)) {
         hg_refs_along(&it, succ + start, succ + stop, HG_BIT(l->gaps, v));
-        while (it.along < it.along_end && hg_refs_next(&it, &r))
-          if (!(r.flags & (HG_NEVER | HG_SKIP))
-              && HG_BIT(l->csr.held, (uint64_t)(it.along - succ) - 1)) {
+        while (it.along < it.along_end && hg_refs_next(&it, &r)) {
+          uint64_t j = (uint64_t)(it.along - succ) - 1;
+          if (!(r.flags & (HG_NEVER | HG_SKIP)) && HG_BIT(l->csr.held, j)
+              && (!(succ[j] & HG_LOW_EDGE) || l->parent[r.target] == v)) {
             l->label[r.target] = HG_LABEL(r.kind, r.kind == HG_ELEMENT || r.kind == HG_DEFINED
                                                   ? 0 : r.index);
           }
+        }
       }
       start = stop;
     }
@@ -305,6 +309,7 @@ sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t,
     goto out;
   }
   if ((s = hg_paths(g, &l.csr, NULL, 0, parent, NULL)) != SIFT_OK) goto out;
+  l.parent = parent;
   if (!HG_ALLOC(label, n)) { s = SIFT_ENOMEM; goto out; }  /* (zeroed: big.h) */
   l.label = label;
   labels(&l, n);
