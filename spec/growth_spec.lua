@@ -168,6 +168,29 @@ describe("sift growth", function()
     n, t = compare(file, "shark", { { class = "Holder", field = "missing", rule = "low" } })
     os.remove(file)
     assert.are.same({ 7, 6, "field", 1 }, { n, t.parent[n], t.ref[n], t.index[n] })
+    -- the same holder's low field, then its normal one, to x: x is promoted
+    -- by its own parent, still held by the first (field 1), and expanded at
+    -- normal priority, so that it, not h3 (a level deeper on the path from
+    -- b), holds the Leaf
+    w = dofile("spec/hprof_writer.lua").new { version = "1.0.2", id_size = 8 }
+    object = w:class("java.lang.Object")
+    holder = w:class("Holder", { super = object, fields = { { "missing", "object" }, { "kept", "object" } } })
+    local leaf = w:class("Leaf", { super = object })
+    root = w:class("Root", { super = object, statics = { { "a", "object" }, { "b", "object" } } })
+    local y = w:instance(leaf, {})
+    x = w:instance(holder, { kept = y })
+    local h3 = w:instance(holder, { kept = y })
+    w:set_static(root, "a", w:instance(holder, { missing = x, kept = x }))
+    w:set_static(root, "b", w:instance(holder, { kept = w:instance(holder, { kept = h3 }) }))
+    w:root("sticky_class", root)
+    file = helper.tmpfile(w:bytes())
+    n, t = compare(file, "shark", { { class = "Holder", field = "missing", rule = "low" } })
+    os.remove(file)
+    held = {}
+    for i = 1, n do held[#held + 1] = ("%d %s %d %s"):format(t.parent[i], t.ref[i], t.index[i], t.kind[i]) end
+    assert.are.same({ "0 root sticky_class 0 class", "1 super 0 class", "1 static 1 instance", "3 class 0 class",
+      "3 field 1 instance", "5 field 2 instance", "6 class 0 class", "1 static 2 instance", "8 field 2 instance" }, held)
+    assert.are.same({ 1, 1, 2 }, { t.count[5], t.count[6], t.count[9] })  -- x; the Leaf; h2 and h3, a run
   end)
 
   -- (#once: the oracle is Lua; the C it checks runs under ASan above and in
