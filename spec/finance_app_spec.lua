@@ -409,6 +409,24 @@ describe("sift serve --db: the finance app", function()
     st, page2 = post("/finance/budgets", { category = "Tea", amount = "-5", version = "" })
     assert.are.equal(422, st)
     assert.truthy(page2:find('id="err-amount">amount: -5.00: a budget is what may be spent', 1, true), page2)
+    -- removed by its form's second button; a form older than the budget removes nothing
+    _, page = get("/finance/budgets?month=2024-02")
+    local form = page:match('<form[^>]*id="budget%-Coffee".-</form>')
+    assert.truthy(form and form:find('<button type="submit" name="action" value="remove" id="budget-remove-Coffee">',
+      1, true), page)
+    st, page2 = post("/finance/budgets", { category = "Coffee", action = "remove", version = b.updated, month = "2024-02" })
+    assert.are.equal(409, st)
+    assert.truthy(page2:find("the budget of Coffee changed since the page was opened (it is now 25.00)", 1, true), page2)
+    _, view = get_json("/finance/budgets.json?month=2024-02")
+    st, _, h = post("/finance/budgets", { category = "Coffee", action = "remove", version = view.budgets[1].updated,
+      month = "2024-02" })
+    assert.are.same({ 303, "/finance/budgets?month=2024-02", 0 },
+      { st, h:get("location"), count(db, "SELECT count(*) AS n FROM budgets") })
+    _, page = get("/finance/budgets?month=2024-02")
+    assert.truthy(page:find('<p class="muted" id="budgets">No budgets yet.</p>', 1, true), page)
+    st, page2 = post("/finance/budgets", { category = "Coffee", action = "remove", version = view.budgets[1].updated })
+    assert.are.equal(409, st)
+    assert.truthy(page2:find("the budget of Coffee was removed since the page was opened: nothing was saved", 1, true))
   end)
 
   it("imports an OFX upload all or nothing, and again adds nothing", function()

@@ -137,7 +137,8 @@ function M.rule(server, t, state)
 end
 
 --- A budget: a category and what may be spent on it in a month. An
--- existing budget's form carries its stamp (when it was set).
+-- existing budget's form carries its stamp (when it was set), and can
+-- change the amount or remove the budget.
 function M.budget(server, books, state, month)
   local errors = state and state.errors or {}
   local rows = {}
@@ -150,7 +151,9 @@ function M.budget(server, books, state, month)
       ('<input type="hidden" name="month" value="%s">'):format(esc(month)),
       ('<label>%s</label> <input type="text" name="amount" value="%s" style="width:8em"> %s '):format(esc(b.name),
         esc(b.amount_text), esc(b.currency)),
-      '<button type="submit">change</button></form>',
+      '<button type="submit">change</button> ',
+      ('<button type="submit" name="action" value="remove" id="budget-remove-%s">remove</button></form>'):format(
+        b.name:gsub("[^%w]", "_")),
     }
   end
   return table.concat {

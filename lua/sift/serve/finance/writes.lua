@@ -147,8 +147,9 @@ function M.rule(server, books, id, form)
   return common.redirect(("/finance/t/%d?saved=1"):format(id), { rule = line, counts = counts })
 end
 
---- POST /finance/budgets: set a category's budget; a budget's form that
--- shows an older setting than the budget has now is refused (409).
+--- POST /finance/budgets: set a category's budget, or remove it
+-- (`action=remove`); a budget's form that shows an older setting than the
+-- budget has now is refused (409).
 function M.budget(server, books, form)
   local month = form.month and form.month:match("^%d%d%d%d%-%d%d$") and form.month or os.date("!%Y-%m")
   local category = given(form.category)
@@ -163,6 +164,11 @@ function M.budget(server, books, form)
       error({ answer = refused({ general = now and ("the budget of %s changed since the page was opened (it is now "
         .. "%s): nothing was saved"):format(category, now.amount)
         or ("the budget of %s was removed since the page was opened: nothing was saved"):format(category) }, 409) }, 0)
+    end
+    if form.action == "remove" then
+      if not now then error({ answer = refused({ category = ("category: no budget for %s"):format(category) }) }, 0) end
+      assert(budgets.remove(books, category))
+      return common.redirect("/finance/budgets?month=" .. month, { removed = category })
     end
     local b, why = budgets.set(books, category, form.amount)
     if not b then
