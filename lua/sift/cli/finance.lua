@@ -34,20 +34,44 @@ function M.define.import(parser)
   import:flag("-q --quiet", "Draw no progress bars."):target("quiet_here")
 end
 
+-- the fields of a transaction a person writes, as `add` and `edit` take
+-- them: the option, its help for each, and whether `add` needs it
+local ENTRY_FIELDS = {
+  { "--date", "Its date (YYYY-MM-DD).", required = true },
+  { "--amount", "Its amount, exact decimal; money out is negative (--amount -12.50).", required = true },
+  { "--payee", "Who was paid, or paid you.", required = true },
+  { "--category", "Its category (Food:Groceries)." },
+  { "--memo", "A memo.", edit = "Its memo (\"\" clears it)." },
+  { "--notes", "Your notes.", edit = "Your notes (\"\" clears them)." },
+  { "--status", "uncleared (the default), cleared or reconciled.", edit = "uncleared, cleared or reconciled.",
+    choices = { "uncleared", "cleared", "reconciled" } },
+}
+
+-- the entry fields given on the command line, by name (date, memo ...)
+local function entry_fields(args)
+  local t = {}
+  for _, f in ipairs(ENTRY_FIELDS) do
+    local name = f[1]:sub(3)
+    t[name] = args[name]
+  end
+  return t
+end
+
+local function entry_options(cmd, adding)
+  for _, f in ipairs(ENTRY_FIELDS) do
+    local opt = cmd:option(f[1], adding and f[2] or f.edit or f[2])
+    if adding and f.required then opt:count(1) end
+    if f.choices then opt:choices(f.choices) end
+  end
+end
+
 function M.define.add(parser)
   local add = parser:command("add", "Add a transaction of your own (cash, a cheque the bank has not cashed): "
     .. "it prints the new id. A later import that brings the bank's row of it links the two.")
-  add:option("--date", "Its date (YYYY-MM-DD)."):count(1)
-  add:option("--amount", "Its amount, exact decimal; money out is negative (--amount -12.50)."):count(1)
-  add:option("--payee", "Who was paid, or paid you."):count(1)
+  entry_options(add, true)
   add:option("--account", "The account: its number or name, or KIND:NUMBER (default: Cash, a cash account "
     .. "made on first use).")
-  add:option("--category", "Its category (Food:Groceries).")
-  add:option("--memo", "A memo.")
-  add:option("--notes", "Your notes.")
   add:option("--currency", "The account's currency (ISO 4217: USD), needed when it has none, as a new account.")
-  add:option("--status", "uncleared (the default), cleared or reconciled."):choices { "uncleared", "cleared",
-    "reconciled" }
   db_option(add)
   add:flag("--json", "Print the new transaction as JSON.")
 end
@@ -57,13 +81,7 @@ function M.define.edit(parser)
     .. "in its category, notes and status only (the bank's data stays as downloaded). Each change is kept "
     .. "with its time.")
   edit:argument("id", "The transaction's id (sift transactions lists them).")
-  edit:option("--date", "Its date (YYYY-MM-DD).")
-  edit:option("--amount", "Its amount, exact decimal (money out: --amount -12.50).")
-  edit:option("--payee", "Its payee.")
-  edit:option("--memo", "Its memo (\"\" clears it).")
-  edit:option("--category", "Its category.")
-  edit:option("--notes", "Your notes (\"\" clears them).")
-  edit:option("--status", "uncleared, cleared or reconciled."):choices { "uncleared", "cleared", "reconciled" }
+  entry_options(edit, false)
   edit:flag("--history", "Print the transaction's edits, oldest first.")
   db_option(edit)
   edit:flag("--json", "Print JSON.")
@@ -338,8 +356,9 @@ end
 function commands.add(args, out, err)
   local books <close> = open_books(args, err)
   if not books then return EXIT_BAD_INPUT end
-  local id, info, code = books:add { date = args.date, amount = args.amount, payee = args.payee, account = args.account,
-    category = args.category, memo = args.memo, notes = args.notes, currency = args.currency, status = args.status }
+  local entry = entry_fields(args)
+  entry.account, entry.currency = args.account, args.currency
+  local id, info, code = books:add(entry)
   if not id then return refused(err, info, code) end
   if info.created then err:write(("sift: made the cash account %s (%s)\n"):format(info.account, info.currency)) end
   if args.json then
@@ -355,8 +374,7 @@ end
 function commands.edit(args, out, err)
   local books <close> = open_books(args, err)
   if not books then return EXIT_BAD_INPUT end
-  local changes = { date = args.date, amount = args.amount, payee = args.payee, memo = args.memo,
-    category = args.category, notes = args.notes, status = args.status }
+  local changes = entry_fields(args)
   local id = args.id
   if next(changes) then
     local done, msg, code = books:edit(id, changes)
