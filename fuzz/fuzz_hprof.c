@@ -91,6 +91,30 @@ static void waste (const hg_Graph *g) {
   hw_free(&w);
 }
 
+/* one search in runs, one target after another (from the last object
+   down), then to the end: each target's parent, and at the end every
+   parent, as one search gives them */
+static void paths_in_runs (const hg_Graph *g, const uint32_t *whole) {
+  uint32_t *parent = (uint32_t *)malloc(((size_t)g->n + 1) * sizeof *parent);
+  uint8_t *target = (uint8_t *)calloc(g->n / 8 + 1, 1);
+  hg_Search *S = NULL;
+  uint64_t k;
+  if (parent == NULL || target == NULL || hg_search_open(g, parent, &S) != SIFT_OK) goto out;
+  for (k = 0; k < 8 && k < g->n; k++) {
+    uint32_t t = (uint32_t)(g->n - 1 - k * (g->n / 8 + 1) % g->n);
+    HG_SETBIT(target, t);
+    if (hg_search_run(S, g, NULL, target, 1) != SIFT_OK) goto out;
+    assert(parent[t] == whole[t]);
+    HG_CLEARBIT(target, t);
+  }
+  if (hg_search_run(S, g, NULL, NULL, 0) == SIFT_OK)
+    assert(memcmp(parent, whole, (size_t)g->n * sizeof *parent) == 0);
+out:
+  hg_search_close(S);
+  free(parent);
+  free(target);
+}
+
 /* paths to every object, the dominator tree, the referrers and the waste
    pass, as the Lua API runs them */
 static void walk_graph (const hp_Heap *h) {
@@ -103,7 +127,7 @@ static void walk_graph (const hp_Heap *h) {
   }
   if (g.ref_first[h->nclasses] > 0) hg_flag_field(&g, 0, 0, HG_LOW);
   parent = (uint32_t *)malloc(((size_t)g.n + 1) * sizeof *parent);
-  if (parent != NULL && hg_paths(&g, NULL, NULL, 0, parent, NULL) == SIFT_OK) {
+  if (parent != NULL && hg_paths(&g, NULL, NULL, 0, parent) == SIFT_OK) {
     hg_PathTree t;
     uint32_t *tree_parent;
     int threads = g.threads;
@@ -123,6 +147,7 @@ static void walk_graph (const hp_Heap *h) {
     }
     hg_path_tree_free(&t);
     g.threads = threads;
+    paths_in_runs(&g, parent);
   }
   free(parent);
   if (hg_dominators(&g, HG_JVM, NULL) == SIFT_OK) {

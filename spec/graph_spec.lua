@@ -92,6 +92,33 @@ describe("retained sizes past 4 GB", function()
   end)
 end)
 
+describe("path searches one after another", function()
+  -- the first search stops at a, whose field is b's shortest path: the
+  -- second, going on from there, must still follow it (a longer path
+  -- through two holders leads to b as well)
+  it("go on from the last one's stop with what it had still to follow", function()
+    local w = dofile("spec/hprof_writer.lua").new { version = "1.0.2", id_size = 8 }
+    local object = w:class("java.lang.Object")
+    local holder = w:class("Holder", { super = object, fields = { { "kept", "object" } } })
+    local root = w:class("Root", { super = object, statics = { { "a", "object" }, { "b", "object" } } })
+    local b = w:instance(object, {})
+    local a = w:instance(holder, { kept = b })
+    w:set_static(root, "b", w:instance(holder, { kept = w:instance(holder, { kept = b }) }))
+    w:set_static(root, "a", a)
+    w:root("sticky_class", root)
+    local file = helper.tmpfile(w:bytes())
+    local heap = assert(sift.open(file))
+    assert.are.same({ "root sticky_class", "static Root.a" }, steps(heap:path_to_root(heap:object(a))))
+    assert.are.same({ "root sticky_class", "static Root.a", "Holder.kept" }, steps(heap:path_to_root(heap:object(b))))
+    -- a rule read by the search starts it again: b's path is now the longer one
+    heap:reference_rules { { class = "Root", static = "a", rule = "skip" } }
+    assert.are.same({ "root sticky_class", "static Root.b", "Holder.kept", "Holder.kept" },
+      steps(heap:path_to_root(heap:object(b))))
+    heap:close()
+    os.remove(file)
+  end)
+end)
+
 describe("VisualVM's nearest-root paths and retained sizes (--model visualvm)", function()
   -- generated-jdk17/*.visualvm-jfluid-heap.txt list, per instance, its
   -- shallow and retained size and its path to the nearest GC root
@@ -217,6 +244,46 @@ describe("paths, dominators and sizes on structures made with jcmd", function()
     assert.are.equal(3, node.count)
     assert.are.same({ cache }, heap:referrers(cache[2]))
     assert.are.equal("class GraphSample", tostring(heap:referrers(cache)[1]):match("^class [^@]+"))
+  end)
+
+  -- each search goes on from where the last one stopped (graph.h's
+  -- hg_search_run): its paths must be those of one search for all
+  it("finds one object's path after another with the paths one search for all of them finds", function()
+    if not heap then return pending("no JDK") end
+    local function every_9973th(h)
+      local list, n = {}, 0
+      for obj in h:objects() do
+        n = n + 1
+        if n % 9973 == 0 then list[#list + 1] = obj end
+      end
+      return list
+    end
+    -- (a path down the million-node list as one step with its count)
+    local function text(h, obj)
+      local path = h:path_segments(obj, true)
+      if not path then return "none" end
+      local out = {}
+      for i, st in ipairs(path) do out[i] = ("%s %s x%d"):format(st.label or "?", tostring(st.object), st.count) end
+      return table.concat(out, " / ")
+    end
+    local all_heap, each_heap = assert(sift.open(heap.path)), assert(sift.open(heap.path))
+    local all, each = every_9973th(all_heap), every_9973th(each_heap)
+    local want = {}
+    all_heap:path_search(all)
+    for i, obj in ipairs(all) do want[i] = text(all_heap, obj) end
+    local got, none = {}, 0
+    for i = #each, 1, -1 do  -- (backwards: most were expanded by an earlier search)
+      each_heap:path_search { each[i] }
+      got[i] = text(each_heap, each[i])
+      if got[i] == "none" then none = none + 1 end
+    end
+    assert.are.same(want, got)
+    assert.is_true(#each > 50 and none > 0 and none < #each, ("%d objects, %d with no path"):format(#each, none))
+    -- a rule that changes what the search follows starts it again
+    each_heap:reference_rules { { class = "GraphSample", static = "CACHE", rule = "skip" } }
+    assert.is_nil(each_heap:path_to_root(each_heap:class("GraphSample"):static("CACHE")[1]))
+    all_heap:close()
+    each_heap:close()
   end)
 
   it("follows ignored references last or never, as rules say", function()

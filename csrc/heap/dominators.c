@@ -471,6 +471,15 @@ void hg_children (const hg_Graph *g, uint32_t d, uint64_t *lo, uint64_t *hi) {
   *hi = a;
 }
 
+void hg_children_first (const hg_Graph *g, uint32_t *first) {
+  uint64_t i, d = 0;
+  for (i = 0; i < g->nchildren; i++) {
+    uint32_t p = g->idom[g->children[i]];
+    while (d <= p) first[d++] = (uint32_t)i;
+  }
+  while (d <= (uint64_t)g->n + 1) first[d++] = (uint32_t)g->nchildren;
+}
+
 sift_Status hg_unreachable_without (hg_Graph *g, uint32_t removed,
                                     uint64_t *count, uint64_t *bytes) {
   uint64_t n = g->n, i, qh = 0, qt = 0;

@@ -127,6 +127,7 @@ void hg_free (hg_Graph *g) {
   sift_big_free(g->root_rec);
   sift_big_free(g->root_obj_flags);
   sift_big_free(g->is_loader);
+  hg_search_close(g->search);
   sift_big_free(g->path_parent);
   sift_big_free(g->run_start);
   sift_big_free(g->run_len);
@@ -563,57 +564,101 @@ static void ring_prefetch (const Ring *r, const hg_PathCsr *csr,
   }
 }
 
-sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
-                      const uint8_t *targets, uint64_t ntargets,
-                      uint32_t *parent, uint64_t *via) {
-  uint64_t n = g->n, i, found = 0;
-  Ring q = {NULL, 0, 0, 0}, lq = {NULL, 0, 0, 0};
+/* a search between its runs (graph.h): its parents are the caller's */
+struct hg_Search {
+  uint32_t *parent;
   uint8_t *low, *done;
-  sift_Status s = SIFT_OK;
-  low = (uint8_t *)sift_big_alloc((n / 8 + 1) * 1);
-  done = (uint8_t *)sift_big_alloc((n / 8 + 1) * 1);
-  if (!low || !done) {
-    s = SIFT_ENOMEM;
-    goto out;
+  Ring q, lq;
+};
+
+void hg_search_close (hg_Search *S) {
+  if (S == NULL) return;
+  sift_big_free(S->q.a);
+  sift_big_free(S->lq.a);
+  sift_big_free(S->low);
+  sift_big_free(S->done);
+  free(S);
+}
+
+sift_Status hg_search_open (const hg_Graph *g, uint32_t *parent,
+                            hg_Search **out) {
+  uint64_t n = g->n, i;
+  hg_Search *S = (hg_Search *)calloc(1, sizeof *S);
+  *out = NULL;
+  if (S == NULL) return SIFT_ENOMEM;
+  S->parent = parent;
+  if (!HG_ALLOC(S->low, n / 8 + 1) || !HG_ALLOC(S->done, n / 8 + 1)) {
+    hg_search_close(S);
+    return SIFT_ENOMEM;
   }
   for (i = 0; i < n; i++) parent[i] = HG_NONE;
   for (i = 0; i < g->nroots; i++) {  /* the roots, in file order */
     uint32_t r = g->root_obj[i];
     int flags = g->root_flags[g->h->roots[g->root_rec[i]].kind]
               | g->root_obj_flags[i];
+    int pushed;
     if (flags & HG_SKIP) continue;
     if (flags & HG_LOW) {
       if (parent[r] != HG_NONE) continue;
-      HG_SETBIT(low, r);
-      if (!ring_push(&lq, r)) { s = SIFT_ENOMEM; goto out; }
+      HG_SETBIT(S->low, r);
+      pushed = ring_push(&S->lq, r);
     }
     else {
-      if (parent[r] != HG_NONE && !HG_BIT(low, r)) continue;
-      HG_CLEARBIT(low, r);
-      if (!ring_push(&q, r)) { s = SIFT_ENOMEM; goto out; }
+      if (parent[r] != HG_NONE && !HG_BIT(S->low, r)) continue;
+      HG_CLEARBIT(S->low, r);
+      pushed = ring_push(&S->q, r);
+    }
+    if (!pushed) {
+      hg_search_close(S);
+      return SIFT_ENOMEM;
     }
     parent[r] = g->n;
-    if (via) via[r] = g->root_rec[i];
   }
-  while (q.len > 0 || lq.len > 0) {
-    Ring *from = q.len > 0 ? &q : &lq;
+  *out = S;
+  return SIFT_OK;
+}
+
+/* how many of the targets the search has expanded */
+static uint64_t targets_done (const hg_Search *S, const uint8_t *targets,
+                              uint64_t n) {
+  uint64_t i, found = 0;
+  for (i = 0; i < n / 8 + 1; i++) {
+    unsigned x = targets[i] & S->done[i];
+    for (; x != 0; x &= x - 1) found++;
+  }
+  return found;
+}
+
+sift_Status hg_search_run (hg_Search *S, const hg_Graph *g,
+                           const hg_PathCsr *csr, const uint8_t *targets,
+                           uint64_t ntargets) {
+  uint64_t found = targets ? targets_done(S, targets, g->n) : 0;
+  if (targets && found == ntargets) return SIFT_OK;
+  while (S->q.len > 0 || S->lq.len > 0) {
+    Ring *from = S->q.len > 0 ? &S->q : &S->lq;
     uint32_t u;
     int ulow, ok;
-    if (csr) ring_prefetch(from, csr, low);
+    if (csr) ring_prefetch(from, csr, S->low);
     u = ring_pop(from);
-    ulow = HG_BIT(low, u);
-    if (HG_BIT(done, u)) continue;  /* promoted, and expanded already */
-    HG_SETBIT(done, u);
+    ulow = HG_BIT(S->low, u);
+    if (HG_BIT(S->done, u)) continue;  /* promoted, and expanded already */
+    HG_SETBIT(S->done, u);
+    ok = csr ? expand_csr(csr, u, ulow, S->parent, S->low, S->done, &S->q, &S->lq)
+             : expand_record(g, u, ulow, S->parent, S->low, S->done, &S->q, &S->lq);
+    if (!ok) return SIFT_ENOMEM;
+    /* (expanded first: a run that goes on starts from the next one) */
     if (targets && HG_BIT(targets, u) && ++found == ntargets) break;
-    ok = csr ? expand_csr(csr, u, ulow, parent, low, done, &q, &lq)
-             : expand_record(g, u, ulow, parent, low, done, &q, &lq);
-    if (!ok) { s = SIFT_ENOMEM; goto out; }
   }
-out:
-  sift_big_free(q.a);
-  sift_big_free(lq.a);
-  sift_big_free(low);
-  sift_big_free(done);
+  return SIFT_OK;
+}
+
+sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
+                      const uint8_t *targets, uint64_t ntargets,
+                      uint32_t *parent) {
+  hg_Search *S;
+  sift_Status s = hg_search_open(g, parent, &S);
+  if (s == SIFT_OK) s = hg_search_run(S, g, csr, targets, ntargets);
+  hg_search_close(S);
   return s;
 }
 

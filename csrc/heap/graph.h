@@ -51,6 +51,9 @@ typedef struct hg_Ref {
   uint8_t flags;
 } hg_Ref;
 
+/* a path search that can go on (hg_search_open) */
+typedef struct hg_Search hg_Search;
+
 typedef struct hg_Graph {
   const hp_Heap *h;
   uint32_t n;              /* objects; n stands for the virtual root */
@@ -84,8 +87,11 @@ typedef struct hg_Graph {
   uint32_t *pfirst;
   uint32_t *pred;
   /* the last path search: each object's parent on its shortest path (n
-     for a root, HG_NONE unreached) */
+     for a root, HG_NONE unreached), and the search itself while it can
+     go on (hg_search_run; NULL when the flags changed since, or the
+     parents came from elsewhere) */
   uint32_t *path_parent;
+  hg_Search *search;
   /* runs on those paths (found on demand): the first object of the run an
      object ends, and how many objects the run has up to it */
   uint32_t *run_start, *run_len;
@@ -190,8 +196,8 @@ sift_Status hg_set_visualvm (hg_Graph *g, int oop, int64_t object_cls,
 ** Shortest strong paths: a BFS from the roots (low-priority roots and
 ** references visited after the rest, a node reached again at normal
 ** priority promoted). parent[i] is the object i was reached from (n for a
-** root; HG_NONE unreached), via[i] the root record index for roots.
-** Stops once every target (bitset, NULL for none) is reached. With csr
+** root; HG_NONE unreached); final for the objects the search expanded.
+** Stops once every target (bitset, NULL for none) is expanded. With csr
 ** (hg_csr's HG_CSR_PATHS arrays), the references are read from it, and
 ** held, a bit per entry, marks the entry that holds each object: the first
 ** from its parent (a low entry's mark counts only where its object is the
@@ -205,7 +211,23 @@ typedef struct hg_PathCsr {
 
 sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
                       const uint8_t *targets, uint64_t ntargets,
-                      uint32_t *parent, uint64_t *via);
+                      uint32_t *parent);
+
+/*
+** The same search in runs: opened (the roots queued, parent n + 1 long and
+** the caller's), run until its targets are expanded, and run again for
+** other targets from where it stopped, with the parents one search from
+** the start would give (a target's path is final once it is expanded).
+** A run with no targets goes to the end. Valid while the flags it read
+** (which references are followed, skipped, low) stay as they were.
+*/
+
+sift_Status hg_search_open (const hg_Graph *g, uint32_t *parent,
+                            hg_Search **out);
+sift_Status hg_search_run (hg_Search *S, const hg_Graph *g,
+                           const hg_PathCsr *csr, const uint8_t *targets,
+                           uint64_t ntargets);
+void hg_search_close (hg_Search *S);
 
 /* the references of the dominator model (shark and jvm) as CSR arrays
    (g->first, g->succ), set only when complete; hg_dominators takes them
@@ -227,6 +249,12 @@ sift_Status hg_dominators (hg_Graph *g, int model, sift_Progress *pr);
 /* the objects d immediately dominates (n: the virtual root's), in preorder:
    g->children[*lo .. *hi) (a binary search over the groups by dominator) */
 void hg_children (const hg_Graph *g, uint32_t d, uint64_t *lo, uint64_t *hi);
+
+/* where every object's children begin, for a walk over the whole tree
+   (one binary search per object costs it tens of cache misses each):
+   the children of d are g->children[first[d] .. first[d + 1]), first
+   n + 2 long */
+void hg_children_first (const hg_Graph *g, uint32_t *first);
 
 /*
 ** VisualVM's retained sizes (visualvm.c), given the CSR of every reference

@@ -267,35 +267,46 @@ static int graph_retained_by_class (lua_State *L) {
   hg_Graph *g = checkdominators(L);
   const hp_Heap *h = g->h;
   int heap = sift_optheap(L, 2);
-  uint64_t nslots = h->nclasses + 13, top = 0;
+  uint64_t nslots = h->nclasses + 13, depth = 0, nactive = 0;
   uint64_t *sum = (uint64_t *)lua_newuserdatauv(L, nslots * sizeof *sum, 0);
-  uint32_t *active = (uint32_t *)lua_newuserdatauv(L, nslots * sizeof *active, 0);
-  uint32_t *stack = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 2) * sizeof *stack, 0);
-  uint32_t *pos = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 2) * sizeof *pos, 0);
+  uint8_t *active = (uint8_t *)lua_newuserdatauv(L, nslots, 0);
+  uint64_t *activated = (uint64_t *)lua_newuserdatauv(L, nslots * sizeof *activated, 0);
+  uint32_t *first = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 2) * sizeof *first, 0);
+  uint32_t *pos = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 1) * sizeof *pos, 0);
   static const char *const elems[12] = {NULL, NULL, NULL, NULL, "boolean",
     "char", "float", "double", "byte", "short", "int", "long"};
-  uint64_t i, lo, end;
+  uint64_t i;
   memset(sum, 0, nslots * sizeof *sum);
-  memset(active, 0, nslots * sizeof *active);
-  stack[top] = g->n;  /* depth-first over the dominator tree; a group of
-                         children ends where the next dominator's begins */
-  hg_children(g, g->n, &lo, &end);
-  pos[top++] = (uint32_t)lo;
-  while (top > 0) {
-    uint32_t v = stack[top - 1];
-    if (pos[top - 1] < g->nchildren && g->idom[g->children[pos[top - 1]]] == v) {
-      uint32_t c = g->children[pos[top - 1]++];
-      uint64_t slot = sift_class_slot(h, c);
-      if (sift_in_heap(h, c, heap) && active[slot]++ == 0)
-        sum[slot] += hg_retained(g, c);
-      stack[top] = c;
-      hg_children(g, c, &lo, &end);
-      pos[top++] = (uint32_t)lo;
+  memset(active, 0, nslots);
+  hg_children_first(g, first);
+  /*
+  ** Depth-first over the dominator tree: pos[k] is where the children of
+  ** the object at depth k go on, that object the child before pos[k - 1]
+  ** (the virtual root at depth 0). A class is active from its first
+  ** instance on the way down until the walk leaves that instance; the
+  ** classes made active are kept in order on a stack (depth << 32 | slot:
+  ** at most one entry a class), so leaving an object needs no second look
+  ** at its record.
+  */
+  pos[depth++] = first[g->n];
+  while (depth > 0) {
+    uint32_t v = depth == 1 ? g->n : g->children[pos[depth - 2] - 1];
+    if (pos[depth - 1] < first[v + 1]) {
+      uint32_t c = g->children[pos[depth - 1]++];
+      if (sift_in_heap(h, c, heap)) {
+        uint64_t slot = sift_class_slot(h, c);
+        if (!active[slot]) {
+          active[slot] = 1;
+          activated[nactive++] = depth << 32 | slot;
+          sum[slot] += hg_retained(g, c);
+        }
+      }
+      pos[depth++] = first[c];
     }
-    else {  /* leave v */
-      top--;
-      if (v != g->n && sift_in_heap(h, v, heap))
-        active[sift_class_slot(h, v)]--;
+    else {  /* leave v (at depth - 1): the classes its instance made active */
+      depth--;
+      while (nactive > 0 && activated[nactive - 1] >> 32 == depth)
+        active[activated[--nactive] & 0xFFFFFFFFu] = 0;
     }
   }
   lua_newtable(L);

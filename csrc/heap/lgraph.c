@@ -42,6 +42,12 @@ hg_Graph *sift_checkgraph (lua_State *L) {
   return lh->graph;
 }
 
+/* forget the path search kept to go on: a flag it read changed */
+static void flag_changed (hg_Graph *g) {
+  hg_search_close(g->search);
+  g->search = NULL;
+}
+
 /* forget what depends on which references are followed */
 static void invalidate (hg_Graph *g) {
   sift_big_free(g->first); sift_big_free(g->succ);
@@ -80,6 +86,7 @@ static int graph_flag (lua_State *L) {
         : r->thread == (uint64_t)key && r->kind == HP_ROOT_JAVA_FRAME;
       if (!hit) continue;
       if ((g->root_obj_flags[i] ^ flags) & HG_NEVER) invalidate(g);
+      if (g->root_obj_flags[i] != flags) flag_changed(g);
       g->root_obj_flags[i] = (uint8_t)flags;
     }
     return 0;
@@ -88,7 +95,10 @@ static int graph_flag (lua_State *L) {
     const char *kind = luaL_checkstring(L, 3);
     int flags = (int)luaL_checkinteger(L, 4), tag;
     for (tag = 0; tag < 256; tag++)
-      if (strcmp(sift_root_name(tag), kind) == 0) g->root_flags[tag] = (uint8_t)flags;
+      if (strcmp(sift_root_name(tag), kind) == 0) {
+        if (g->root_flags[tag] != flags) flag_changed(g);
+        g->root_flags[tag] = (uint8_t)flags;
+      }
     return 0;
   }
   else {
@@ -100,15 +110,18 @@ static int graph_flag (lua_State *L) {
     if (which == 0) {
       uint32_t k;
       for (k = g->ref_first[c - 1]; k < g->ref_first[c]; k++)
-        if (g->ref_field[k] == (uint32_t)(i - 1)
-            && ((g->ref_flags[k] ^ flags) & HG_NEVER))
-          invalidate(g);
+        if (g->ref_field[k] == (uint32_t)(i - 1) && g->ref_flags[k] != flags) {
+          if ((g->ref_flags[k] ^ flags) & HG_NEVER) invalidate(g);
+          flag_changed(g);
+        }
       hg_flag_field(g, (uint32_t)c - 1, (uint32_t)i - 1, flags);
     }
     else {
       uint32_t at = g->static_first[c - 1] + (uint32_t)(i - 1);
-      if (at < g->static_first[c] && ((g->static_flags[at] ^ flags) & HG_NEVER))
-        invalidate(g);
+      if (at < g->static_first[c] && g->static_flags[at] != flags) {
+        if ((g->static_flags[at] ^ flags) & HG_NEVER) invalidate(g);
+        flag_changed(g);
+      }
       hg_flag_static(g, (uint32_t)c - 1, (uint32_t)i - 1, flags);
     }
     return 0;
@@ -140,9 +153,11 @@ static int graph_flags_state (lua_State *L) {
 }
 
 /* put back one array of flags from s; drops the dominator tree when a
-   'never' flag changes (it decides what the tree follows) */
+   'never' flag changes (it decides what the tree follows), the kept path
+   search when any does */
 static const char *put_flags (hg_Graph *g, uint8_t *flags, const char *s, size_t n) {
   size_t i;
+  if (n > 0 && memcmp(flags, s, n) != 0) flag_changed(g);
   for (i = 0; i < n; i++)
     if ((flags[i] ^ (uint8_t)s[i]) & HG_NEVER) {
       invalidate(g);

@@ -68,17 +68,26 @@ static void push_step (lua_State *L, const hg_Graph *g, uint32_t p,
   }
 }
 
+/* the runs found on the last search's paths, dropped when it changes */
+static void forget_runs (hg_Graph *g) {
+  sift_big_free(g->run_start);
+  sift_big_free(g->run_len);
+  g->run_start = g->run_len = NULL;
+}
+
 /*
 ** heap:path_search({num...}) -> how many of them a strong path reaches.
 ** One BFS for all; its parents stay with the graph for path_segments, so a
-** path is only ever as big as the one being printed.
+** path is only ever as big as the one being printed. The search is kept:
+** the next one, while the flags stay as they were, goes on from where it
+** stopped (none when its targets were expanded already).
 */
 static int graph_path_search (lua_State *L) {
   hg_Graph *g = sift_checkgraph(L);
   lua_Integer i, nt;
   uint64_t distinct = 0, found = 0;
   uint8_t *targets;
-  sift_Status s;
+  sift_Status s = SIFT_OK;
   luaL_checktype(L, 2, LUA_TTABLE);
   nt = (lua_Integer)lua_rawlen(L, 2);
   targets = (uint8_t *)lua_newuserdatauv(L, g->n / 8 + 1, 0);
@@ -91,14 +100,16 @@ static int graph_path_search (lua_State *L) {
     if (!(targets[t >> 3] >> (t & 7) & 1)) distinct++;
     targets[t >> 3] |= (uint8_t)(1 << (t & 7));
   }
-  sift_big_free(g->path_parent);
-  sift_big_free(g->run_start);
-  sift_big_free(g->run_len);
-  g->run_start = g->run_len = NULL;
-  g->path_parent = (uint32_t *)sift_big_alloc(((size_t)g->n + 1) * sizeof *g->path_parent);
-  if (g->path_parent == NULL) luaL_error(L, "not enough memory for path finding");
-  s = hg_paths(g, NULL, targets, distinct, g->path_parent, NULL);
+  if (g->search == NULL) {  /* (runs found on a kept search's paths hold) */
+    forget_runs(g);
+    sift_big_free(g->path_parent);
+    g->path_parent = (uint32_t *)sift_big_alloc(((size_t)g->n + 1) * sizeof *g->path_parent);
+    s = g->path_parent != NULL ? hg_search_open(g, g->path_parent, &g->search) : SIFT_ENOMEM;
+  }
+  if (s == SIFT_OK) s = hg_search_run(g->search, g, NULL, targets, distinct);
   if (s != SIFT_OK) {
+    hg_search_close(g->search);
+    g->search = NULL;
     sift_big_free(g->path_parent);
     g->path_parent = NULL;
     luaL_error(L, "not enough memory for path finding");
@@ -264,10 +275,10 @@ static int graph_path_tree (lua_State *L) {
     hg_path_tree_free(t);
     sift_graph_error(L, s, "the tree of paths");
   }
-  sift_big_free(g->path_parent);  /* the last path search, of every object */
-  sift_big_free(g->run_start);
-  sift_big_free(g->run_len);
-  g->run_start = g->run_len = NULL;
+  hg_search_close(g->search);  /* the last path search, of every object */
+  g->search = NULL;
+  sift_big_free(g->path_parent);
+  forget_runs(g);
   g->path_parent = parent;
   lua_createtable(L, 0, 9);
   NODE_ARRAY("parent", lua_pushinteger(L, t->parent[i] == HG_NONE ? 0 : (lua_Integer)t->parent[i] + 1));

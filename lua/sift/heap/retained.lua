@@ -395,16 +395,23 @@ end
 --- Retained bytes per class, each object counted once (an instance that
 -- another instance of its class dominates is inside that one's size):
 -- rows `{ class, retained, of }` (`of`: the Class, apart from others of
--- its name; nil for primitive arrays), largest first. With `heap` (an
--- Android heap's name), of the instances in that heap.
+-- its name; nil for primitive arrays), largest first, equal sizes by
+-- name (then by class number). With `heap` (an Android heap's name), of
+-- the instances in that heap.
 function Heap:retained_by_class(heap)
   check_heap(heap, "retained_by_class", 1)
   local rows = {}
   for key, bytes in pairs(dominators(self):retained_by_class(heap)) do
     local cls = type(key) == "number" and self:class_at(key) or nil
-    rows[#rows + 1] = { class = cls and cls.name or key .. "[]", retained = bytes, of = cls }
+    rows[#rows + 1] = { class = cls and cls.name or key .. "[]", retained = bytes, of = cls,
+      number = cls and key or 0 }
   end
-  table.sort(rows, function(a, b) return a.retained > b.retained end)
+  table.sort(rows, function(a, b)
+    if a.retained ~= b.retained then return a.retained > b.retained end
+    if a.class ~= b.class then return a.class < b.class end
+    return a.number < b.number
+  end)
+  for _, row in ipairs(rows) do row.number = nil end
   return rows
 end
 
