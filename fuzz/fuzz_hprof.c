@@ -91,6 +91,19 @@ static void waste (const hg_Graph *g) {
   hw_free(&w);
 }
 
+/* the table of where each object's children begin: hg_children's groups */
+static void children_first (const hg_Graph *g) {
+  uint32_t *first = (uint32_t *)malloc(((size_t)g->n + 2) * sizeof *first);
+  uint64_t d, lo, hi;
+  if (first == NULL) return;
+  hg_children_first(g, first);
+  for (d = 0; d <= g->n; d++) {
+    hg_children(g, (uint32_t)d, &lo, &hi);
+    assert(first[d] == lo && first[d + 1] == hi);
+  }
+  free(first);
+}
+
 /* one search in runs, one target after another (from the last object
    down), then to the end: each target's parent, and at the end every
    parent, as one search gives them */
@@ -158,6 +171,7 @@ static void walk_graph (const hp_Heap *h) {
       }
     if (g.n > 0 && hg_unreachable_without(&g, 0, &count, &bytes) == SIFT_OK)
       assert(count <= g.n);
+    children_first(&g);
   }
   g.threads = 2;  /* the referrers in two halves even of a small dump */
   if (hg_referrers(&g) == SIFT_OK)

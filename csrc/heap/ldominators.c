@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/split.h"
 #include "lheap.h"
 
 
@@ -257,6 +258,23 @@ static int graph_unreachable_without (lua_State *L) {
   return 2;
 }
 
+/* each object's group (sift_class_slot), UINT32_MAX for one of another
+   heap than the one named: read in object order, on both cores */
+typedef struct Slots {
+  const hp_Heap *h;
+  int heap;
+  uint32_t *slot;
+} Slots;
+
+static void slots_run (void *ud, int part, uint64_t lo, uint64_t hi) {
+  const Slots *s = (const Slots *)ud;
+  uint64_t i;
+  (void)part;
+  for (i = lo; i < hi; i++)
+    s->slot[i] = sift_in_heap(s->h, i, s->heap) ? (uint32_t)sift_class_slot(s->h, (uint32_t)i)
+                                                : UINT32_MAX;
+}
+
 /*
 ** heap:retained_by_class([heap]) -> { [class number or element type] =
 ** bytes }: per class, the retained sizes of its instances that no other
@@ -273,14 +291,20 @@ static int graph_retained_by_class (lua_State *L) {
   uint64_t *activated = (uint64_t *)lua_newuserdatauv(L, nslots * sizeof *activated, 0);
   uint32_t *first = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 2) * sizeof *first, 0);
   uint32_t *pos = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 1) * sizeof *pos, 0);
+  uint32_t *slots = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 1) * sizeof *slots, 0);
   static const char *const elems[12] = {NULL, NULL, NULL, NULL, "boolean",
     "char", "float", "double", "byte", "short", "int", "long"};
   uint64_t i;
+  Slots sl;
   memset(sum, 0, nslots * sizeof *sum);
   memset(active, 0, nslots);
+  sl.h = h; sl.heap = heap; sl.slot = slots;
   hg_children_first(g, first);
+  sift_split(g->n, hg_split_from(g), slots_run, &sl);
   /*
-  ** Depth-first over the dominator tree: pos[k] is where the children of
+  ** Depth-first over the dominator tree (in an order that has nothing to
+  ** do with the records': the objects' groups were read before, in
+  ** theirs): pos[k] is where the children of
   ** the object at depth k go on, that object the child before pos[k - 1]
   ** (the virtual root at depth 0). A class is active from its first
   ** instance on the way down until the walk leaves that instance; the
@@ -293,8 +317,8 @@ static int graph_retained_by_class (lua_State *L) {
     uint32_t v = depth == 1 ? g->n : g->children[pos[depth - 2] - 1];
     if (pos[depth - 1] < first[v + 1]) {
       uint32_t c = g->children[pos[depth - 1]++];
-      if (sift_in_heap(h, c, heap)) {
-        uint64_t slot = sift_class_slot(h, c);
+      if (slots[c] != UINT32_MAX) {
+        uint64_t slot = slots[c];
         if (!active[slot]) {
           active[slot] = 1;
           activated[nactive++] = depth << 32 | slot;
