@@ -167,8 +167,9 @@ for _, mb in ipairs(SIZES) do
       .. "growth of the dump against itself %d ms = %.2fx two indexes"):format(s.objects, s.index_ms, s.tree_ms,
       x(s.tree_ms), s.nodes, s.growth_ms, x(s.growth_ms) / 2))
     print(("          after the dominator tree (%d ms = %.2fx): threads %d ms = %.2fx the index (%d threads); "
-      .. "class loaders %d ms = %.2fx (%d loaders)"):format(s.dominators_ms, x(s.dominators_ms), s.threads_ms,
-      x(s.threads_ms), s.threads, s.loaders_ms, x(s.loaders_ms), s.loaders))
+      .. "class loaders %d ms = %.2fx (%d loaders); retained by class %d ms = %.2fx (%d classes)"):format(
+      s.dominators_ms, x(s.dominators_ms), s.threads_ms, x(s.threads_ms), s.threads, s.loaders_ms, x(s.loaders_ms),
+      s.loaders, s.by_class_ms, x(s.by_class_ms), s.classes))
   else
     print("sift failed: " .. tostring(res))
   end
