@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sort.h"
 #include "core/split.h"
 #include "lheap.h"
 
@@ -345,46 +346,49 @@ static int graph_retained_by_class (lua_State *L) {
 }
 
 
-static int cmp_pair (const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /*
 ** heap:holders(class) -> holder, count, retained: the object that
 ** immediately dominates the most retained bytes of the class's instances
 ** (0 when only the roots do, nil when the class has none), how many
-** instances it holds and their retained bytes together
+** instances it holds and their retained bytes together. The instances as
+** holder << 32 | instance, radix-sorted by holder (ties: the first
+** holder in object order).
 */
 static int graph_holders (lua_State *L) {
   hg_Graph *g = checkdominators(L);
   const hp_Heap *h = g->h;
   lua_Integer c = luaL_checkinteger(L, 2);
-  uint64_t i, n = 0, *pairs, best_sum = 0, best_count = 0, best = 0;
+  uint64_t i, n = 0, *pairs, *tmp, best_sum = 0, best_count = 0, best = 0;
   int found = 0;
   luaL_argcheck(L, c >= 1 && (lua_Unsigned)c <= h->nclasses, 2, "no such class number");
-  pairs = (uint64_t *)lua_newuserdatauv(L, 2 * ((size_t)g->n + 1) * sizeof *pairs, 0);
-  for (i = 0; i < g->n; i++) {  /* (holder, retained) of each reachable instance */
+  pairs = (uint64_t *)sift_big_alloc(((size_t)g->n + 1) * sizeof *pairs);
+  tmp = (uint64_t *)sift_big_alloc(((size_t)g->n + 1) * sizeof *tmp);
+  if (pairs == NULL || tmp == NULL) {
+    sift_big_free(pairs);
+    sift_big_free(tmp);
+    return luaL_error(L, "not enough memory for the holders");
+  }
+  for (i = 0; i < g->n; i++) {  /* each reachable instance with its holder */
     hp_ObjInfo o;
     if (g->idom[i] == HG_NONE) continue;
     hp_object(h, i, &o);
     if (o.kind == HP_CLASS_DUMP || o.cls != c - 1) continue;
-    pairs[2 * n] = g->idom[i];
-    pairs[2 * n + 1] = hg_retained(g, i);
-    n++;
+    pairs[n++] = (uint64_t)g->idom[i] << 32 | i;
   }
-  qsort(pairs, n, 2 * sizeof *pairs, cmp_pair);
+  sift_radix_sort(pairs, (size_t)n, sizeof *pairs, 32, 64, tmp);
+  sift_big_free(tmp);
   for (i = 0; i < n; ) {  /* the holder with the most bytes */
     uint64_t j = i, sum = 0;
-    while (j < n && pairs[2 * j] == pairs[2 * i]) sum += pairs[2 * j++ + 1];
+    while (j < n && pairs[j] >> 32 == pairs[i] >> 32) sum += hg_retained(g, (uint32_t)pairs[j++]);
     if (!found || sum > best_sum) {
-      best = pairs[2 * i];
+      best = pairs[i] >> 32;
       best_sum = sum;
       best_count = j - i;
       found = 1;
     }
     i = j;
   }
+  sift_big_free(pairs);
   if (!found) return 0;
   lua_pushinteger(L, best == g->n ? 0 : (lua_Integer)best + 1);
   lua_pushinteger(L, (lua_Integer)best_count);
