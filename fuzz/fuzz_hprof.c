@@ -144,8 +144,21 @@ static void walk_graph (const hp_Heap *h) {
     hg_PathTree t;
     uint32_t *tree_parent;
     int threads = g.threads;
-    for (i = 0; i < g.n; i++)
+    for (i = 0; i < g.n; i++) {
       assert(parent[i] == HG_NONE || parent[i] <= g.n);
+      if (parent[i] < g.n) {  /* the reference that reached it, found by id */
+        hg_Iter it;
+        hg_Ref r;
+        int found = 0;
+        hg_refs_begin(&it, &g, parent[i], 1);
+        hg_refs_to(&it, (uint32_t)i);
+        while (hg_refs_next(&it, &r)) {
+          assert(r.target == i);
+          found |= !(r.flags & (HG_NEVER | HG_SKIP));
+        }
+        assert(found);
+      }
+    }
     memset(&t, 0, sizeof t);
     g.threads = 2;  /* the CSR and the labels in two halves */
     if (hg_path_tree(&g, HG_JVM, &t, &tree_parent) == SIFT_OK) {

@@ -207,6 +207,7 @@ void hg_refs_begin (hg_Iter *it, const hg_Graph *g, uint32_t num,
   it->elem = o.elem;
   it->missed = 0;
   it->along = it->along_end = NULL;
+  it->want_id = 0;
   it->data = o.data;
   it->cls = o.cls;
   it->i = 0;
@@ -226,7 +227,11 @@ static int resolve (hg_Iter *it, uint64_t id, int kind, uint64_t index,
                     int flags, hg_Ref *ref) {
   uint32_t target;
   if (id == 0) return 0;
-  if (it->along != NULL) {  /* the CSR entries say (hg_refs_along) */
+  if (it->want_id != 0) {  /* (hg_refs_to) */
+    if (id != it->want_id) return 0;
+    target = it->want;
+  }
+  else if (it->along != NULL) {  /* the CSR entries say (hg_refs_along) */
     if (flags & (HG_NEVER | HG_SKIP)) target = HG_NONE;
     else if (it->along < it->along_end
              && (!it->along_checked

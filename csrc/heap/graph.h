@@ -155,6 +155,8 @@ typedef struct hg_Iter {
   uint32_t missed;               /* ids passed over: not in the dump */
   const uint32_t *along, *along_end;  /* hg_refs_along */
   int along_checked;
+  uint64_t want_id;              /* hg_refs_to: its id (0: every reference) */
+  uint32_t want;
   const unsigned char *data;
   int64_t cls;
   uint64_t i, count;
@@ -175,6 +177,16 @@ int hg_refs_next (hg_Iter *it, hg_Ref *ref);
 ** reference is the next entry. Never and skipped references, not in the
 ** CSR, come with target HG_NONE (callers pass over them).
 */
+/*
+** After hg_refs_begin, only the references of num to object target: each
+** id compared with target's, none looked up (the reference that reached
+** an object on a path, in an array of millions).
+*/
+static inline void hg_refs_to (hg_Iter *it, uint32_t target) {
+  it->want_id = hp_obj_id(it->g->h, target);
+  it->want = target;
+}
+
 static inline void hg_refs_along (hg_Iter *it, const uint32_t *succ,
                                   const uint32_t *end, int gaps) {
   it->along = succ;

@@ -55,8 +55,9 @@ static void push_step (lua_State *L, const hg_Graph *g, uint32_t p,
     hg_Iter it;
     hg_Ref r;
     hg_refs_begin(&it, g, p, 1);
+    hg_refs_to(&it, c);
     while (hg_refs_next(&it, &r))
-      if (r.target == c && !(r.flags & (HG_NEVER | HG_SKIP))) {
+      if (!(r.flags & (HG_NEVER | HG_SKIP))) {
         lua_pushstring(L, sift_ref_kinds[r.kind]);
         lua_setfield(L, -2, "ref");
         lua_pushinteger(L, (lua_Integer)r.index + 1);
@@ -138,8 +139,9 @@ static RunKey run_key (const hg_Graph *g, uint32_t p, uint32_t c) {
   k.kind = o.kind;
   k.cls = o.kind == HP_PRIM_ARRAY_DUMP ? o.elem : o.cls;
   hg_refs_begin(&it, g, p, 1);
+  hg_refs_to(&it, c);
   while (hg_refs_next(&it, &r))
-    if (r.target == c && !(r.flags & (HG_NEVER | HG_SKIP))) {
+    if (!(r.flags & (HG_NEVER | HG_SKIP))) {
       k.ref = r.kind;
       k.index = r.kind == HG_ELEMENT ? 0 : r.index;  /* any element */
       k.low = (r.flags & HG_LOW) != 0;
