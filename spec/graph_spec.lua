@@ -55,7 +55,7 @@ describe("retained sizes", function()
   -- instance's retained size unless an instance of its class is above it
   -- (class objects and instances of unknown classes one group, not
   -- shown); with a heap named, only that heap's objects count or hide
-  local function by_class(heap, which)
+  local function walked_by_class(heap, which)
     local sums, active, stack = {}, {}, {}
     for i, c in ipairs(heap:dominated(nil)) do stack[i] = { obj = c } end
     while #stack > 0 do
@@ -94,13 +94,13 @@ describe("retained sizes", function()
     local heap = open("hprof/hprof-slurp/hprof-32.bin")
     if not heap then return end
     heap:dominators()
-    local want = by_class(heap)
+    local want = walked_by_class(heap)
     assert.is_true(#want > 100)
     assert.are.same(want, rows_of(heap:retained_by_class()))
     local android = open("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
     android:dominators()
-    want = by_class(android, "app")
-    assert.is_true(#want > 20 and #want < #by_class(android))
+    want = walked_by_class(android, "app")
+    assert.is_true(#want > 20 and #want < #walked_by_class(android))
     assert.are.same(want, rows_of(android:retained_by_class("app")))
   end)
 
