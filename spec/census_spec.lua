@@ -64,6 +64,46 @@ describe("sift threads and sift loaders", function()
     assert.matches("\n1 class defined by more than one loader\n  CensusSample%$Payload: ", out)
   end)
 
+  -- what the dominator tree says each thread and each local retains, against
+  -- the retained set by its definition: the bytes no longer reachable from
+  -- the roots once that object is gone (a breadth-first walk per object)
+  it("give each thread, each local and each stack the bytes that go when they go", function()
+    local sift = require "sift"
+    local census = require "sift.heap.census"
+    local function compare(path)
+      local heap = assert(sift.open(path))
+      local rows = census.threads(heap)
+      local function gone(hex_id)
+        local obj = heap:object(tonumber(hex_id:sub(3), 16))
+        return select(2, heap.index:unreachable_without((select(2, require("sift.core").object_parts(obj)))))
+      end
+      local locals = 0
+      for _, t in ipairs(rows) do
+        if t.id then assert.are.equal(gone(t.id), t.retained, t.name) end
+        local held, once = 0, {}
+        for _, l in ipairs(t.locals) do
+          assert.are.equal(gone(l.id), l.retained, t.name .. " " .. l.id)
+          if not once[l.id] then once[l.id], held = true, held + l.retained end
+          locals = locals + 1
+        end
+        assert.are.equal(held, t.held, t.name)
+      end
+      heap:close()
+      return #rows, locals
+    end
+    if not dump then return pending("no JDK") end
+    local threads, locals = compare(dump)
+    assert.is_true(threads >= 5 and locals >= 3, threads .. " threads, " .. locals .. " locals")
+    local root = helper.fixture("hprof")
+    if not root then return end
+    local counts = {}
+    for _, rel in ipairs { "generated-jdk17/leaky_jdk17_live.hprof", "android/ahat/test-dump.hprof",
+                           "eclipse-mat/oracle_jdk8_05_x64.hprof" } do
+      counts[#counts + 1] = { compare(root .. "/" .. rel) }
+    end
+    assert.are.same({ { 7, 14 }, { 7, 55 }, { 5, 22 } }, counts)  -- (threads, locals)
+  end)
+
   -- (#once: the oracle is Lua over every object; the C it reads runs under
   -- ASan above) spec/census_oracle.lua counts again one object at a time
   it("count each loader's classes and instances as a walk over every object does #once", function()
