@@ -31,6 +31,12 @@ function M.desc(d)
   return got
 end
 
+--- Whether an opcode is a call: `INVOKE[op]` (invokevirtual, invoke-static/range...).
+M.INVOKE = setmetatable({}, { __index = function(t, op)
+  t[op] = op:sub(1, 6) == "invoke"
+  return t[op]
+end })
+
 --- Slots a field of descriptor d takes.
 function M.field_slots(d) return (d == "J" or d == "D") and 2 or 1 end
 

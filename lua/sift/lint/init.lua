@@ -20,6 +20,7 @@
 -- @module sift.lint
 
 local core = require "sift.core"
+local bytecode = require "sift.lint.bytecode"
 local resources = require "sift.lint.resources"
 local summaries = require "sift.lint.summaries"
 local sha1 = require "sift.sha1"
@@ -148,6 +149,40 @@ local function describe(ins)
   return ("%s %s"):format(ins.op, ins.class or "")
 end
 
+-- the classes read below each type (its subclasses and implementations, at
+-- any depth): type -> {name...}, made once per set of classes (by_name: the
+-- classes by name) when first asked
+local subtypes_made = setmetatable({}, { __mode = "k" })
+local function subtypes_of(by_name)
+  local subtypes = subtypes_made[by_name]
+  if subtypes then return subtypes end
+  local supertypes = {}
+  local function supers(name)  -- every supertype of a class read, memoized
+    if supertypes[name] then return supertypes[name] end
+    local out = {}
+    supertypes[name] = out  -- (a cycle in hostile input ends here)
+    local c = by_name[name]
+    if c then
+      local direct = { table.unpack(c.interfaces or {}) }
+      direct[#direct + 1] = c.super  -- (none for java/lang/Object: its interfaces are still read)
+      for _, t in ipairs(direct) do
+        out[t] = true
+        for u in pairs(supers(t)) do out[u] = true end
+      end
+    end
+    return out
+  end
+  subtypes = {}
+  for cname in pairs(by_name) do
+    for t in pairs(supers(cname)) do
+      subtypes[t] = subtypes[t] or {}
+      table.insert(subtypes[t], cname)
+    end
+  end
+  subtypes_made[by_name] = subtypes
+  return subtypes
+end
+
 -- the context the resource model reads for one rule: its type sets, the
 -- library data, the summaries, and the classes by name (for inherited methods)
 local function context(rule, by_name, strict)
@@ -183,40 +218,13 @@ local function context(rule, by_name, strict)
     end
     return nil
   end
-  -- every supertype of a class read (its superclasses and interfaces), memoized
-  local supertypes = {}
-  local function supers(name)
-    if supertypes[name] then return supertypes[name] end
-    local out = {}
-    supertypes[name] = out  -- (a cycle in hostile input ends here)
-    local c = by_name[name]
-    if c then
-      local direct = { table.unpack(c.interfaces or {}) }
-      direct[#direct + 1] = c.super  -- (none for java/lang/Object: its interfaces are still read)
-      for _, t in ipairs(direct) do
-        out[t] = true
-        for u in pairs(supers(t)) do out[u] = true end
-      end
-    end
-    return out
-  end
   -- an interface's or abstract method's summary: the one every
   -- implementation among the classes read has (class hierarchy analysis);
   -- nil when none is read or when they differ
-  local subtypes = nil  -- (type -> the classes read below it, made on first use)
   local function implemented(owner, name, desc)
     if not by_name[owner] then return nil end
-    if not subtypes then
-      subtypes = {}
-      for cname in pairs(by_name) do
-        for t in pairs(supers(cname)) do
-          subtypes[t] = subtypes[t] or {}
-          table.insert(subtypes[t], cname)
-        end
-      end
-    end
     local found, shape = nil, nil
-    for _, cname in ipairs(subtypes[owner] or {}) do
+    for _, cname in ipairs(subtypes_of(by_name)[owner] or {}) do
       local s = ctx.summaries[cname .. "." .. name .. desc]
       if s then
         local this = summaries.shape(s)
@@ -226,19 +234,38 @@ local function context(rule, by_name, strict)
     end
     return found
   end
-  ctx.implemented = {}  -- (memo, emptied when the summaries change: sift.lint.summaries)
+  -- what is known of a method called, by owner, name and descriptor:
+  -- {summary (or false), opens (whether a call opens a resource, once asked)};
+  -- emptied when the summaries change (sift.lint.summaries). Every call
+  -- instruction of every method asks.
+  ctx.calls = {}
+  local function called(owner, name, desc)
+    local by_owner = ctx.calls[owner]
+    if not by_owner then
+      by_owner = {}
+      ctx.calls[owner] = by_owner
+    end
+    local overloads = by_owner[name]
+    if not overloads then
+      overloads = {}
+      by_owner[name] = overloads
+    end
+    local known = overloads[desc]
+    if not known then
+      known = { summary = next(ctx.summaries) ~= nil  -- (none: Android Lint's rules, one method at a time)
+        and (inherited(ctx.summaries, owner, name, desc) or implemented(owner, name, desc)) or false }
+      overloads[desc] = known
+    end
+    return known
+  end
   function ctx.summary(owner, name, desc)
-    local s = inherited(ctx.summaries, owner, name, desc)
-    if s then return s end
-    local key = owner .. "." .. name .. desc
-    if ctx.implemented[key] == nil then ctx.implemented[key] = implemented(owner, name, desc) or false end
-    return ctx.implemented[key] or nil
+    return called(owner, name, desc).summary or nil
   end
   function ctx.is_quiet(owner, name, desc)
     return desc ~= nil and inherited(ctx.quiet_methods, owner, name, desc) or false
   end
   function ctx.opener(ins, summary)
-    local ret = ins.desc:match("%)L([^;]+);$")
+    local ret = bytecode.desc(ins.desc).ret_class
     if summary and (summary.fresh or summary.kept or next(summary.returns)) then  -- (a factory; not one declared to
       return summary.fresh and ret ~= "java/lang/Object" or false                 -- return an Object: a task's result)
     end
@@ -250,8 +277,10 @@ local function context(rule, by_name, strict)
   end
   function ctx.opens_at(ins)
     if ins.op == "new" or ins.op == "new-instance" then return interesting_new[ins.class] or false end
-    if not (ins.owner and ins.op:sub(1, 6) == "invoke" and ins.desc) then return false end
-    return ctx.opener(ins, ctx.summary(ins.owner, ins.name, ins.desc))
+    if not (ins.owner and ins.desc and bytecode.INVOKE[ins.op]) then return false end
+    local known = called(ins.owner, ins.name, ins.desc)
+    if known.opens == nil then known.opens = ctx.opener(ins, known.summary or nil) end
+    return known.opens
   end
   return ctx
 end

@@ -96,6 +96,44 @@ function M.dex_involves(ins, s)
   return false
 end
 
+-- the instructions of code that can open something, whatever the rule: its
+-- first `new` of each class and first call of each method (every rule asks,
+-- and asks again in each round of summaries)
+local found_openers = setmetatable({}, { __mode = "k" })
+local function openers(code)
+  local list = found_openers[code]
+  if list then return list end
+  list = {}
+  local seen = {}
+  for _, ins in ipairs(code) do
+    local op, key = ins.op, nil
+    if op == "new" or op == "new-instance" then key = ins.class
+    elseif ins.owner and ins.desc and bytecode.INVOKE[op] then key = ins.owner .. "." .. ins.name .. ins.desc end
+    if key and not seen[key] then
+      seen[key] = true
+      list[#list + 1] = ins
+    end
+  end
+  found_openers[code] = list
+  return list
+end
+
+-- whether an instruction of code opens something under ctx's rule
+local function opens_any(code, ctx)
+  for _, ins in ipairs(openers(code)) do
+    if ctx.opens_at(ins) then return true end
+  end
+  return false
+end
+
+-- whether a method of descriptor d (parsed) takes a parameter of a type ctx's rule follows
+local function takes_resource(d, ctx)
+  for _, p in ipairs(d.params) do
+    if p.class and ctx.param_types[p.class] then return true end
+  end
+  return false
+end
+
 --- Analyse method m of class cls for one rule's context (see
 -- sift.lint.check: `ctx` holds the rule's type sets and the summaries).
 -- Returns nil when nothing in the method is followed, else
@@ -110,13 +148,18 @@ function M.analyse(m, ctx)
   local code = m.code
   if not code or #code == 0 then return nil end
   local dex = ctx.dex
-  local ids, site, owner = {}, {}, {}
   local static = (m.access or 0) & 0x0008 ~= 0
   local d = bytecode.desc(m.desc or "()V")
-  -- the parameters followed: those whose type is a resource's
-  local entry = { locals = {}, st = {}, stack = {} }
   local first_slot = static and 0 or 1  -- (dex: the arguments are in the last `ins` registers)
   if dex then first_slot = m.registers and m.ins and m.registers - m.ins + (static and 0 or 1) or nil end
+  -- (most methods follow nothing: they are told apart before anything is made)
+  if not (first_slot and takes_resource(d, ctx)) and not (d.ret_class and ctx.interesting[d.ret_class])
+      and not opens_any(code, ctx) then
+    return nil
+  end
+  local ids, site, owner = {}, {}, {}
+  -- the parameters followed: those whose type is a resource's
+  local entry = { locals = {}, st = {}, stack = {} }
   if first_slot then
     local slot = first_slot
     for k, p in ipairs(d.params) do
@@ -128,13 +171,6 @@ function M.analyse(m, ctx)
       slot = slot + p.slots
     end
   end
-  local needed = #ids > 0 or (d.ret_class and ctx.interesting[d.ret_class])
-  if not needed then
-    for _, ins in ipairs(code) do
-      if ctx.opens_at(ins) then needed = true; break end
-    end
-  end
-  if not needed then return nil end
 
   local succ, at = bytecode.graph(code, dex)
   local facts = nil   -- set for the last pass, which records what it sees

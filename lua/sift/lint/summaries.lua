@@ -10,6 +10,7 @@
 -- changes (at most four: a chain of helpers deeper than that is cut).
 -- @module sift.lint.summaries
 
+local bytecode = require "sift.lint.bytecode"
 local resources = require "sift.lint.resources"
 
 local M = {}
@@ -31,11 +32,11 @@ local function same(a, b)
   return a == nil or M.shape(a) == M.shape(b)
 end
 
--- whether a call can throw nothing, by what is known of the callee
-local function quiet_call(ins, ctx)
+-- whether a call can throw nothing by what is known of the callee whatever
+-- the classes read do
+local function known_quiet(ins, ctx)
   if ins.op == "invokedynamic" then return true end  -- (a lambda made, a string joined)
-  local key = ins.owner .. "." .. ins.name
-  if ctx.quiet[key] or ctx.quiet_classes[ins.owner] or ctx.is_quiet(ins.owner, ins.name, ins.desc) then return true end
+  if ctx.quiet[ins.owner .. "." .. ins.name] or ctx.quiet_classes[ins.owner] then return true end
   -- (a wrapper, an Object, an exception: their constructors throw nothing)
   return ins.name == "<init>" and (ctx.wrappers[ins.owner] or ins.owner == "java/lang/Object"
     or ins.owner:find("Exception$") ~= nil or ins.owner:find("Error$") ~= nil)
@@ -49,23 +50,40 @@ end
 function M.quiet(classes, ctx)
   local quiet = {}
   ctx.quiet_methods = quiet
+  -- the methods left to judge: each one's key, and its calls that can throw
+  -- unless the method called is found quiet
+  local keys, calls = {}, {}
+  for _, cls in ipairs(classes) do
+    for _, m in ipairs(cls.methods) do
+      if m.code then
+        local list = {}
+        for i, ins in ipairs(m.code) do
+          local op = ins.op
+          if (op == "athrow" or op == "throw") and not resources.asserts(m.code, i) then
+            list = nil
+            break
+          end
+          if ins.owner and bytecode.INVOKE[op] and not known_quiet(ins, ctx) then list[#list + 1] = ins end
+        end
+        if list then
+          keys[#keys + 1] = cls.name .. "." .. m.name .. m.desc
+          calls[#keys] = list
+        end
+      end
+    end
+  end
   for _ = 1, 8 do
     local changed = false
-    for _, cls in ipairs(classes) do
-      for _, m in ipairs(cls.methods) do
-        local key = cls.name .. "." .. m.name .. m.desc
-        if m.code and not quiet[key] then
-          local ok = true
-          for i, ins in ipairs(m.code) do
-            local op = ins.op
-            if ((op == "athrow" or op == "throw") and not resources.asserts(m.code, i))
-                or (op:sub(1, 6) == "invoke" and ins.owner and not quiet_call(ins, ctx)) then
-              ok = false
-              break
-            end
+    for k, key in ipairs(keys) do
+      if not quiet[key] then
+        local ok = true
+        for _, ins in ipairs(calls[k]) do
+          if not ctx.is_quiet(ins.owner, ins.name, ins.desc) then
+            ok = false
+            break
           end
-          if ok then quiet[key] = true; changed = true end
         end
+        if ok then quiet[key] = true; changed = true end
       end
     end
     if not changed then break end
@@ -77,7 +95,7 @@ end
 -- param index -> true; fresh, kept}) of every method of classes, for the rule context
 -- ctx (sift.lint's); ctx.summaries is filled in as they are found.
 function M.compute(classes, ctx)
-  ctx.summaries = {}
+  ctx.summaries, ctx.calls = {}, {}
   M.quiet(classes, ctx)
   for _ = 1, 4 do
     local next_round, changed = {}, false
@@ -110,7 +128,7 @@ function M.compute(classes, ctx)
       end
     end
     ctx.summaries = next_round
-    ctx.implemented = {}
+    ctx.calls = {}
     if not changed then break end
   end
   return ctx.summaries
