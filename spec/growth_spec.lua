@@ -116,14 +116,23 @@ describe("sift growth", function()
 
   -- the tree of holder paths each dump is matched by (heap:path_tree, in C
   -- over the CSR of the references) against spec/paths_tree_oracle.lua's
-  -- search of one object at a time, node for node
+  -- search of one object at a time, node for node; on one thread, and on
+  -- two from a block of two objects on (the search's blocks of the queue,
+  -- search_blocks in csrc/heap/graph.c)
   local function compare(path, model, rules)
-    local heap = assert(require("sift").open(path))
-    heap:reference_rules(rules or {})
-    local c, o = heap.index:path_tree(model), require("spec.paths_tree_oracle").path_tree(heap, model)
-    heap:close()
+    local function tree(threads)
+      local heap = assert(require("sift").open(path, { threads = threads }))
+      heap:reference_rules(rules or {})
+      local t = heap.index:path_tree(model)
+      local o = threads == 1 and require("spec.paths_tree_oracle").path_tree(heap, model)
+      heap:close()
+      return t, o
+    end
+    local c, o = tree(1)
+    local two = tree(2)
     for _, f in ipairs { "parent", "ref", "index", "kind", "class", "first", "count", "bytes", "unreached" } do
       assert.are.same(o[f], c[f], ("%s (%s): %s"):format(path, model, f))
+      assert.are.same(o[f], two[f], ("%s (%s), two threads: %s"):format(path, model, f))
     end
     return #c.parent, c
   end
@@ -191,6 +200,29 @@ describe("sift growth", function()
     assert.are.same({ "0 root sticky_class 0 class", "1 super 0 class", "1 static 1 instance", "3 class 0 class",
       "3 field 1 instance", "5 field 2 instance", "6 class 0 class", "1 static 2 instance", "8 field 2 instance" }, held)
     assert.are.same({ 1, 1, 2 }, { t.count[5], t.count[6], t.count[9] })  -- x; the Leaf; h2 and h3, a run
+    -- h's low field to c, its normal field to d, its normal field to c
+    -- again: c is queued where that last reference promotes it, after d, so
+    -- d, not c, holds the Leaf both hold
+    w = dofile("spec/hprof_writer.lua").new { version = "1.0.2", id_size = 8 }
+    object = w:class("java.lang.Object")
+    holder = w:class("Holder", { super = object,
+      fields = { { "missing", "object" }, { "kept", "object" }, { "again", "object" } } })
+    local box = w:class("Box", { super = object, fields = { { "leaf", "object" } } })
+    leaf = w:class("Leaf", { super = object })
+    root = w:class("Root", { super = object, statics = { { "a", "object" }, { "b", "object" } } })
+    y = w:instance(leaf, {})
+    local c, d = w:instance(box, { leaf = y }), w:instance(box, { leaf = y })
+    w:set_static(root, "a", w:instance(holder, { missing = c, kept = d, again = c }))
+    w:set_static(root, "b", w:instance(object, {}))  -- (h in a block of two: search_blocks)
+    w:root("sticky_class", root)
+    file = helper.tmpfile(w:bytes())
+    n, t = compare(file, "shark", { { class = "Holder", field = "missing", rule = "low" } })
+    os.remove(file)
+    held = {}
+    for i = 1, n do held[#held + 1] = ("%d %s %d %s"):format(t.parent[i], t.ref[i], t.index[i], t.kind[i]) end
+    assert.are.same({ "0 root sticky_class 0 class", "1 super 0 class", "1 static 1 instance", "3 class 0 class",
+      "3 field 2 instance", "5 class 0 class", "5 field 1 instance", "7 class 0 class", "3 field 1 instance",
+      "1 static 2 instance" }, held)  -- (5: d, by h's field 2; 7: the Leaf, by d; 9: c, by h's field 1)
   end)
 
   -- (#once: the oracle is Lua; the C it checks runs under ASan above and in

@@ -657,12 +657,217 @@ sift_Status hg_search_run (hg_Search *S, const hg_Graph *g,
   return SIFT_OK;
 }
 
+/*
+** The search to its end over a CSR, on both cores: the queue taken a block
+** at a time (its next objects: one thread expands them all before any
+** object they reach), each half of the block on a core, in two passes.
+** The parents, the held entries that are read and the queues' order come
+** out as one thread makes them:
+**  - first each core reads its half's references and keeps in each
+**    target's parent the least key met in the block: a normal reference's
+**    (base + the place of its object in the block) below any low one's
+**    (base + BLOCK_OBJECTS + place). One thread makes the first object to
+**    reach it at normal priority its parent, else the first at low
+**    priority. Where it has a parent already, only a normal reference to
+**    one held at low priority competes (a promotion);
+**  - then each core walks its half again: the object whose key won
+**    becomes the parent, its first entry to the target is marked held, and
+**    the target is queued where one thread queues it: at low priority at
+**    that entry, at normal priority at its first normal entry. Each core
+**    keeps its own list; the first half's go first.
+** One thread also leaves a promoted object in the low queue and its old
+** parent's entry marked: neither is read (the object is expanded before
+** the low queue is, and readers take a low entry's mark only from the
+** target's parent), so neither is done here.
+*/
+#define BLOCK_OBJECTS (UINT32_C(1) << 14)  /* (what they reach stays in cache for the second pass) */
+
+typedef struct BlockPart {
+  uint64_t lo, hi;  /* its places in the block */
+  uint64_t edges;   /* its objects' entries */
+  uint32_t *queued; /* the targets it queues: normal priority from the front, low from the back */
+  uint64_t cap, nq, nlq;
+} BlockPart;
+
+typedef struct Block {
+  const hg_PathCsr *csr;
+  uint32_t *parent;
+  uint8_t *low;
+  uint32_t *obj;    /* the block's objects, in queue order */
+  uint32_t base;    /* g->n + 1: above every parent */
+  int ulow;         /* taken from the low queue */
+  BlockPart part[2];
+} Block;
+
+static void bit_set (uint8_t *set, uint64_t i) {
+  __atomic_fetch_or(&set[i >> 3], (uint8_t)(1 << (i & 7)), __ATOMIC_RELAXED);
+}
+
+static void bit_clear (uint8_t *set, uint64_t i) {
+  __atomic_fetch_and(&set[i >> 3], (uint8_t)~(1 << (i & 7)), __ATOMIC_RELAXED);
+}
+
+static int bit_get (const uint8_t *set, uint64_t i) {
+  return __atomic_load_n(&set[i >> 3], __ATOMIC_RELAXED) >> (i & 7) & 1;
+}
+
+/* the first pass: the least key of each target (items: the parts) */
+static void block_claim (void *ud, int item, uint64_t lo, uint64_t hi) {
+  Block *b = (Block *)ud;
+  const uint32_t *first = b->csr->first, *succ = b->csr->succ;
+  uint64_t k;
+  (void)item;
+  for (k = lo; k < hi; k++) {
+    uint64_t p, end = b->part[k].hi, edges = 0;
+    for (p = b->part[k].lo; p < end; p++) {
+      uint32_t u = b->obj[p];
+      uint64_t j, stop = first[u + 1];
+      edges += stop - first[u];
+      if (p + 2 * AHEAD < end) SIFT_PREFETCH(&first[b->obj[p + 2 * AHEAD]]);
+      if (p + AHEAD < end) SIFT_PREFETCH(&succ[first[b->obj[p + AHEAD]]]);
+      for (j = first[u]; j < stop; j++)
+        SIFT_PREFETCH(&b->parent[succ[j] & ~HG_LOW_EDGE]);
+      for (j = first[u]; j < stop; j++) {
+        uint32_t e = succ[j], c = e & ~HG_LOW_EDGE;
+        int clow = b->ulow || (e & HG_LOW_EDGE);
+        uint32_t key = b->base + (clow ? BLOCK_OBJECTS : 0) + (uint32_t)p;
+        uint32_t cur = __atomic_load_n(&b->parent[c], __ATOMIC_RELAXED);
+        for (;;) {
+          if (cur == HG_NONE) {}
+          else if (cur >= b->base) { if (key >= cur) break; }
+          else if (clow || !HG_BIT(b->low, c)) break;  /* (low: read only now) */
+          if (__atomic_compare_exchange_n(&b->parent[c], &cur, key, 1,
+                                          __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            break;
+        }
+      }
+    }
+    b->part[k].edges = edges;
+  }
+}
+
+/* the second pass: the winners made parents, their entries marked and
+   their targets queued (items: the parts) */
+static void block_settle (void *ud, int item, uint64_t lo, uint64_t hi) {
+  Block *b = (Block *)ud;
+  const uint32_t *first = b->csr->first, *succ = b->csr->succ;
+  uint8_t *held = b->csr->held;
+  uint64_t k;
+  (void)item;
+  for (k = lo; k < hi; k++) {
+    BlockPart *part = &b->part[k];
+    uint64_t p;
+    part->nq = part->nlq = 0;
+    for (p = part->lo; p < part->hi; p++) {
+      uint32_t u = b->obj[p], normal = b->base + (uint32_t)p,
+               low = normal + BLOCK_OBJECTS;
+      uint64_t j, stop = first[u + 1];
+      if (p + 2 * AHEAD < part->hi) SIFT_PREFETCH(&first[b->obj[p + 2 * AHEAD]]);
+      if (p + AHEAD < part->hi) SIFT_PREFETCH(&succ[first[b->obj[p + AHEAD]]]);
+      for (j = first[u]; j < stop; j++)
+        SIFT_PREFETCH(&b->parent[succ[j] & ~HG_LOW_EDGE]);
+      for (j = first[u]; j < stop; j++) {
+        uint32_t e = succ[j], c = e & ~HG_LOW_EDGE;
+        int clow = b->ulow || (e & HG_LOW_EDGE);
+        uint32_t v = __atomic_load_n(&b->parent[c], __ATOMIC_RELAXED);
+        if (v == normal || v == low) {  /* u's first entry to c */
+          __atomic_store_n(&b->parent[c], u, __ATOMIC_RELAXED);
+          bit_set(held, j);
+          if (v == low) {
+            bit_set(b->low, c);
+            part->queued[part->cap - 1 - part->nlq++] = c;
+          }
+          else if (clow) bit_set(b->low, c);  /* queued at u's first normal entry */
+          else {
+            bit_clear(b->low, c);
+            part->queued[part->nq++] = c;
+          }
+        }
+        else if (v == u && !clow && bit_get(b->low, c)) {  /* that entry */
+          bit_clear(b->low, c);
+          part->queued[part->nq++] = c;
+        }
+      }
+    }
+  }
+}
+
+/* room in each part's list for as many targets as it has entries */
+static int block_room (BlockPart *part) {
+  if (part->edges > part->cap) {
+    uint32_t *a = (uint32_t *)sift_big_realloc(part->queued, part->edges * sizeof *a);
+    if (a == NULL) return 0;
+    part->queued = a;
+    part->cap = part->edges;
+  }
+  return 1;
+}
+
+static sift_Status search_blocks (hg_Search *S, const hg_Graph *g,
+                                  const hg_PathCsr *csr) {
+  uint64_t min = hg_split_from(g);
+  sift_Status s = SIFT_OK;
+  Block b;
+  memset(&b, 0, sizeof b);
+  b.csr = csr;
+  b.parent = S->parent;
+  b.low = S->low;
+  b.base = g->n + 1;
+  if (!HG_ALLOC(b.obj, BLOCK_OBJECTS)) return SIFT_ENOMEM;
+  while (S->q.len > 0 || S->lq.len > 0) {
+    Ring *from = S->q.len > 0 ? &S->q : &S->lq;
+    uint64_t n = 0, p;
+    int k;
+    b.ulow = from == &S->lq;
+    while (from->len > 0 && n < BLOCK_OBJECTS) {  /* the block */
+      uint32_t u = ring_pop(from);
+      if (HG_BIT(S->done, u)) continue;  /* promoted, and expanded already */
+      HG_SETBIT(S->done, u);
+      b.obj[n++] = u;
+    }
+    if (n < 2 || n * 16 < min) {  /* (too few to share: an object's step of
+                                      the search costs some sixteen of a pass's) */
+      for (p = 0; p < n; p++)
+        if (!expand_csr(csr, b.obj[p], b.ulow, S->parent, S->low, S->done,
+                        &S->q, &S->lq)) {
+          s = SIFT_ENOMEM;
+          goto out;
+        }
+      continue;
+    }
+    b.part[0].lo = 0; b.part[0].hi = n / 2;
+    b.part[1].lo = n / 2; b.part[1].hi = n;
+    sift_split(2, 2, block_claim, &b);
+    if (!block_room(&b.part[0]) || !block_room(&b.part[1])) {
+      s = SIFT_ENOMEM;
+      goto out;
+    }
+    sift_split(2, 2, block_settle, &b);
+    for (k = 0; k < 2; k++)
+      for (p = 0; p < b.part[k].nq; p++)
+        if (!ring_push(&S->q, b.part[k].queued[p])) { s = SIFT_ENOMEM; goto out; }
+    for (k = 0; k < 2; k++)
+      for (p = 0; p < b.part[k].nlq; p++)
+        if (!ring_push(&S->lq, b.part[k].queued[b.part[k].cap - 1 - p])) {
+          s = SIFT_ENOMEM;
+          goto out;
+        }
+  }
+out:
+  sift_big_free(b.obj);
+  sift_big_free(b.part[0].queued);
+  sift_big_free(b.part[1].queued);
+  return s;
+}
+
 sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
                       const uint8_t *targets, uint64_t ntargets,
                       uint32_t *parent) {
   hg_Search *S;
   sift_Status s = hg_search_open(g, parent, &S);
-  if (s == SIFT_OK) s = hg_search_run(S, g, csr, targets, ntargets);
+  if (s == SIFT_OK)
+    s = csr != NULL && targets == NULL && (uint64_t)g->n + 1 + 2 * BLOCK_OBJECTS < HG_NONE
+        ? search_blocks(S, g, csr) : hg_search_run(S, g, csr, targets, ntargets);
   hg_search_close(S);
   return s;
 }

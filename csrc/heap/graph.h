@@ -214,7 +214,8 @@ sift_Status hg_set_visualvm (hg_Graph *g, int oop, int64_t object_cls,
 ** held, a bit per entry, marks the entry that holds each object: the first
 ** from its parent (a low entry's mark counts only where its object is the
 ** target's parent: one reached at low priority, then promoted, keeps a
-** mark on its old parent's entry).
+** mark on its old parent's entry). With csr and no targets it runs on both
+** cores as g->threads says, with the same parents and the same marks read.
 */
 typedef struct hg_PathCsr {
   const uint32_t *first, *succ;
