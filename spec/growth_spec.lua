@@ -161,6 +161,18 @@ describe("sift growth", function()
     for i = 1, n do held[#held + 1] = ("%s %d %s"):format(t.ref[i], t.index[i], t.kind[i]) end
     assert.are.same({ "root sticky_class 0 class", "super 0 class", "static 1 instance", "class 0 class",
       "static 2 instance", "field 2 instance", "field 3 class", "field 2 instance", "static 3 instance" }, held)
+    -- the tree of the dump a writer made, under a rule making Holder's
+    -- field `missing` low: its nodes as "parent reference index kind"
+    local function low_missing_tree(writer)
+      local path = helper.tmpfile(writer:bytes())
+      local count, tree = compare(path, "shark", { { class = "Holder", field = "missing", rule = "low" } })
+      os.remove(path)
+      local nodes = {}
+      for i = 1, count do
+        nodes[i] = ("%d %s %d %s"):format(tree.parent[i], tree.ref[i], tree.index[i], tree.kind[i])
+      end
+      return nodes, tree
+    end
     -- a field the rules make low, ahead of a normal one to the same object:
     -- x, reached first at low priority through another Holder's `missing`,
     -- is promoted by p's `kept` and held by p's first reference to it
@@ -173,9 +185,8 @@ describe("sift growth", function()
     w:set_static(root, "a", w:instance(holder, { missing = x }))
     w:set_static(root, "b", w:instance(holder, { kept = p }))
     w:root("sticky_class", root)
-    file = helper.tmpfile(w:bytes())
-    n, t = compare(file, "shark", { { class = "Holder", field = "missing", rule = "low" } })
-    os.remove(file)
+    held, t = low_missing_tree(w)
+    n = #held
     assert.are.same({ 7, 6, "field", 1 }, { n, t.parent[n], t.ref[n], t.index[n] })
     -- the same holder's low field, then its normal one, to x: x is promoted
     -- by its own parent, still held by the first (field 1), and expanded at
@@ -192,11 +203,7 @@ describe("sift growth", function()
     w:set_static(root, "a", w:instance(holder, { missing = x, kept = x }))
     w:set_static(root, "b", w:instance(holder, { kept = w:instance(holder, { kept = h3 }) }))
     w:root("sticky_class", root)
-    file = helper.tmpfile(w:bytes())
-    n, t = compare(file, "shark", { { class = "Holder", field = "missing", rule = "low" } })
-    os.remove(file)
-    held = {}
-    for i = 1, n do held[#held + 1] = ("%d %s %d %s"):format(t.parent[i], t.ref[i], t.index[i], t.kind[i]) end
+    held, t = low_missing_tree(w)
     assert.are.same({ "0 root sticky_class 0 class", "1 super 0 class", "1 static 1 instance", "3 class 0 class",
       "3 field 1 instance", "5 field 2 instance", "6 class 0 class", "1 static 2 instance", "8 field 2 instance" }, held)
     assert.are.same({ 1, 1, 2 }, { t.count[5], t.count[6], t.count[9] })  -- x; the Leaf; h2 and h3, a run
@@ -215,11 +222,7 @@ describe("sift growth", function()
     w:set_static(root, "a", w:instance(holder, { missing = c, kept = d, again = c }))
     w:set_static(root, "b", w:instance(object, {}))  -- (h in a block of two: search_blocks)
     w:root("sticky_class", root)
-    file = helper.tmpfile(w:bytes())
-    n, t = compare(file, "shark", { { class = "Holder", field = "missing", rule = "low" } })
-    os.remove(file)
-    held = {}
-    for i = 1, n do held[#held + 1] = ("%d %s %d %s"):format(t.parent[i], t.ref[i], t.index[i], t.kind[i]) end
+    held = low_missing_tree(w)
     assert.are.same({ "0 root sticky_class 0 class", "1 super 0 class", "1 static 1 instance", "3 class 0 class",
       "3 field 2 instance", "5 class 0 class", "5 field 1 instance", "7 class 0 class", "3 field 1 instance",
       "1 static 2 instance" }, held)  -- (5: d, by h's field 2; 7: the Leaf, by d; 9: c, by h's field 1)
