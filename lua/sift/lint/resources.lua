@@ -320,7 +320,7 @@ function M.analyse(m, ctx)
   local function throws(i, ins, s)
     local op = ins.op
     if op == "athrow" or op == "throw" then return not M.asserts(code, i) end
-    if not (ins.owner and op:sub(1, 6) == "invoke") then return false end
+    if not (ins.owner and bytecode.INVOKE[op]) then return false end
     if ins.name == "<init>" and (ctx.wrappers[ins.owner] or not (ctx.opens[ins.owner] or ctx.opens_named[ins.owner])) then
       return false
     end
@@ -346,7 +346,7 @@ function M.analyse(m, ctx)
   -- whether instruction ins is a call on a followed value or taking one
   -- (what it throws is not what opening throws: FileNotFoundException...)
   local function involves(ins, s)
-    if not (ins.owner and ins.op:sub(1, 6) == "invoke" and ins.desc) then return false end
+    if not (ins.owner and bytecode.INVOKE[ins.op] and ins.desc) then return false end
     if dex then return M.dex_involves(ins, s) end
     local n = bytecode.desc(ins.desc).slots + (ins.op == "invokestatic" and 0 or 1)
     for k = #s.stack - n + 1, #s.stack do
@@ -440,7 +440,7 @@ function M.analyse(m, ctx)
       for _ = 1, cd.slots do v = v | pop() end
       if v & ID_MASK ~= 0 then settle(s, v, "pass") end
       if cd.ret_slots == 1 then push(0) elseif cd.ret_slots == 2 then push(0); push(0) end
-    elseif op:sub(1, 6) == "invoke" and ins.owner then
+    elseif bytecode.INVOKE[op] and ins.owner then
       local cd = bytecode.desc(ins.desc)
       local args = {}
       for k = #cd.params, 1, -1 do
@@ -464,7 +464,7 @@ function M.analyse(m, ctx)
     local op, r = ins.op, ins.var
     local pending = s.stack[1] or 0
     s.stack[1] = nil
-    if op:sub(1, 6) == "invoke" and ins.owner then
+    if bytecode.INVOKE[op] and ins.owner then
       local cd = bytecode.desc(ins.desc)
       local regs = ins.regs or {}
       local k = 1
