@@ -116,11 +116,11 @@ static void paths_in_runs (const hg_Graph *g, const uint32_t *whole) {
   for (k = 0; k < 8 && k < g->n; k++) {
     uint32_t t = (uint32_t)(g->n - 1 - k * (g->n / 8 + 1) % g->n);
     HG_SETBIT(target, t);
-    if (hg_search_run(S, g, NULL, target, 1) != SIFT_OK) goto out;
+    if (hg_search_run(S, g, target, 1) != SIFT_OK) goto out;
     assert(parent[t] == whole[t]);
     HG_CLEARBIT(target, t);
   }
-  if (hg_search_run(S, g, NULL, NULL, 0) == SIFT_OK)
+  if (hg_search_run(S, g, NULL, 0) == SIFT_OK)
     assert(memcmp(parent, whole, (size_t)g->n * sizeof *parent) == 0);
 out:
   hg_search_close(S);
@@ -140,7 +140,7 @@ static void walk_graph (const hp_Heap *h) {
   }
   if (g.ref_first[h->nclasses] > 0) hg_flag_field(&g, 0, 0, HG_LOW);
   parent = (uint32_t *)malloc(((size_t)g.n + 1) * sizeof *parent);
-  if (parent != NULL && hg_paths(&g, NULL, NULL, 0, parent) == SIFT_OK) {
+  if (parent != NULL && hg_paths(&g, NULL, parent) == SIFT_OK) {
     hg_PathTree t;
     uint32_t *tree_parent;
     int threads = g.threads;

@@ -557,18 +557,6 @@ static int expand_record (const hg_Graph *g, uint32_t u, int ulow,
 */
 #define AHEAD 4
 
-static void ring_prefetch (const Ring *r, const hg_PathCsr *csr,
-                           const uint8_t *low) {
-  if (r->len > 2 * AHEAD) {
-    uint64_t far = r->head + 2 * AHEAD, near = r->head + AHEAD;
-    uint32_t a = r->a[far >= r->cap ? far - r->cap : far];
-    uint32_t b = r->a[near >= r->cap ? near - r->cap : near];
-    SIFT_PREFETCH(&csr->first[a]);
-    SIFT_PREFETCH(&low[a >> 3]);
-    SIFT_PREFETCH(&csr->succ[csr->first[b]]);
-  }
-}
-
 /* a search between its runs (graph.h): its parents are the caller's */
 struct hg_Search {
   uint32_t *parent;
@@ -635,21 +623,18 @@ static uint64_t targets_done (const hg_Search *S, const uint8_t *targets,
 }
 
 sift_Status hg_search_run (hg_Search *S, const hg_Graph *g,
-                           const hg_PathCsr *csr, const uint8_t *targets,
-                           uint64_t ntargets) {
+                           const uint8_t *targets, uint64_t ntargets) {
   uint64_t found = targets ? targets_done(S, targets, g->n) : 0;
   if (targets && found == ntargets) return SIFT_OK;
   while (S->q.len > 0 || S->lq.len > 0) {
     Ring *from = S->q.len > 0 ? &S->q : &S->lq;
     uint32_t u;
     int ulow, ok;
-    if (csr) ring_prefetch(from, csr, S->low);
     u = ring_pop(from);
     ulow = HG_BIT(S->low, u);
     if (HG_BIT(S->done, u)) continue;  /* promoted, and expanded already */
     HG_SETBIT(S->done, u);
-    ok = csr ? expand_csr(csr, u, ulow, S->parent, S->low, S->done, &S->q, &S->lq)
-             : expand_record(g, u, ulow, S->parent, S->low, S->done, &S->q, &S->lq);
+    ok = expand_record(g, u, ulow, S->parent, S->low, S->done, &S->q, &S->lq);
     if (!ok) return SIFT_ENOMEM;
     /* (expanded first: a run that goes on starts from the next one) */
     if (targets && HG_BIT(targets, u) && ++found == ntargets) break;
@@ -861,13 +846,11 @@ out:
 }
 
 sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
-                      const uint8_t *targets, uint64_t ntargets,
                       uint32_t *parent) {
   hg_Search *S;
   sift_Status s = hg_search_open(g, parent, &S);
-  if (s == SIFT_OK)
-    s = csr != NULL && targets == NULL && (uint64_t)g->n + 1 + 2 * BLOCK_OBJECTS < HG_NONE
-        ? search_blocks(S, g, csr) : hg_search_run(S, g, csr, targets, ntargets);
+  if (s == SIFT_OK)  /* (a CSR's objects number under HG_LOW_EDGE: its keys fit) */
+    s = csr != NULL ? search_blocks(S, g, csr) : hg_search_run(S, g, NULL, 0);
   hg_search_close(S);
   return s;
 }

@@ -208,14 +208,12 @@ sift_Status hg_set_visualvm (hg_Graph *g, int oop, int64_t object_cls,
 ** Shortest strong paths: a BFS from the roots (low-priority roots and
 ** references visited after the rest, a node reached again at normal
 ** priority promoted). parent[i] is the object i was reached from (n for a
-** root; HG_NONE unreached); final for the objects the search expanded.
-** Stops once every target (bitset, NULL for none) is expanded. With csr
-** (hg_csr's HG_CSR_PATHS arrays), the references are read from it, and
+** root; HG_NONE unreached). With csr (hg_csr's HG_CSR_PATHS arrays), the
+** references are read from it, on both cores as g->threads says, and
 ** held, a bit per entry, marks the entry that holds each object: the first
 ** from its parent (a low entry's mark counts only where its object is the
-** target's parent: one reached at low priority, then promoted, keeps a
-** mark on its old parent's entry). With csr and no targets it runs on both
-** cores as g->threads says, with the same parents and the same marks read.
+** target's parent: one reached at low priority, then promoted, may keep a
+** mark on its old parent's entry); without, from the records.
 */
 typedef struct hg_PathCsr {
   const uint32_t *first, *succ;
@@ -223,23 +221,22 @@ typedef struct hg_PathCsr {
 } hg_PathCsr;
 
 sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
-                      const uint8_t *targets, uint64_t ntargets,
                       uint32_t *parent);
 
 /*
-** The same search in runs: opened (the roots queued, parent n + 1 long and
-** the caller's), run until its targets are expanded, and run again for
-** other targets from where it stopped, with the parents one search from
-** the start would give (a target's path is final once it is expanded).
-** A run with no targets goes to the end. Valid while the flags it read
-** (which references are followed, skipped, low) stay as they were.
+** The same search over the records in runs: opened (the roots queued,
+** parent n + 1 long and the caller's), run until its targets (a bitset;
+** NULL for none) are expanded, and run again for other targets from where
+** it stopped, with the parents one search from the start would give (a
+** target's path is final once it is expanded). A run with no targets goes
+** to the end. Valid while the flags it read (which references are
+** followed, skipped, low) stay as they were.
 */
 
 sift_Status hg_search_open (const hg_Graph *g, uint32_t *parent,
                             hg_Search **out);
 sift_Status hg_search_run (hg_Search *S, const hg_Graph *g,
-                           const hg_PathCsr *csr, const uint8_t *targets,
-                           uint64_t ntargets);
+                           const uint8_t *targets, uint64_t ntargets);
 void hg_search_close (hg_Search *S);
 
 /* the references of the dominator model (shark and jvm) as CSR arrays

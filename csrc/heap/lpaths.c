@@ -107,7 +107,7 @@ static int graph_path_search (lua_State *L) {
     g->path_parent = (uint32_t *)sift_big_alloc(((size_t)g->n + 1) * sizeof *g->path_parent);
     s = g->path_parent != NULL ? hg_search_open(g, g->path_parent, &g->search) : SIFT_ENOMEM;
   }
-  if (s == SIFT_OK) s = hg_search_run(g->search, g, NULL, targets, distinct);
+  if (s == SIFT_OK) s = hg_search_run(g->search, g, targets, distinct);
   if (s != SIFT_OK) {
     hg_search_close(g->search);
     g->search = NULL;

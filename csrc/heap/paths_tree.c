@@ -308,7 +308,7 @@ sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t,
     s = SIFT_ENOMEM;
     goto out;
   }
-  if ((s = hg_paths(g, &l.csr, NULL, 0, parent)) != SIFT_OK) goto out;
+  if ((s = hg_paths(g, &l.csr, parent)) != SIFT_OK) goto out;
   l.parent = parent;
   if (!HG_ALLOC(label, n)) { s = SIFT_ENOMEM; goto out; }  /* (zeroed: big.h) */
   l.label = label;
