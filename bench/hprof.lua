@@ -22,6 +22,13 @@ local function walk(path)
   return t, res
 end
 
+-- the floor under growth's tree: the same walk, then every reference
+-- decoded with its id found and one plain BFS (its phases timed inside)
+local function paths_floor(path)
+  if not exists(WALK) then return nil end
+  return best(WALK .. " --paths " .. path, RUNS)
+end
+
 local function fields(out)
   local t = {}
   for k, v in out:gmatch("([%w_]+)=(%d+)") do t[k] = tonumber(v) end
@@ -166,6 +173,15 @@ for _, mb in ipairs(SIZES) do
     print(("%d objects: index %d ms; growth's tree of holder paths %d ms = %.2fx the index (%d nodes); "
       .. "growth of the dump against itself %d ms = %.2fx two indexes"):format(s.objects, s.index_ms, s.tree_ms,
       x(s.tree_ms), s.nodes, s.growth_ms, x(s.growth_ms) / 2))
+    local ft, fres = paths_floor(dump)
+    if ft then
+      local f = fields(fres)
+      local floor_ms = f.csr_ms + f.bfs_ms
+      print(("          the tree's floor (bench/hprof_walk.c --paths, one thread): every reference decoded and its id "
+        .. "found %d ms + one plain BFS %d ms = %d ms = %.2fx the index (%d references, %d reached); "
+        .. "the tree %.2fx that floor"):format(f.csr_ms, f.bfs_ms, floor_ms, x(floor_ms), f.refs, f.reached,
+        s.tree_ms / math.max(floor_ms, 1)))
+    end
     print(("          after the dominator tree (%d ms = %.2fx): threads %d ms = %.2fx the index (%d threads); "
       .. "class loaders %d ms = %.2fx (%d loaders); retained by class %d ms = %.2fx (%d classes)"):format(
       s.dominators_ms, x(s.dominators_ms), s.threads_ms, x(s.threads_ms), s.threads, s.loaders_ms, x(s.loaders_ms),
