@@ -290,15 +290,22 @@ static int graph_retained_by_class (lua_State *L) {
   uint64_t *sum = (uint64_t *)lua_newuserdatauv(L, nslots * sizeof *sum, 0);
   uint8_t *active = (uint8_t *)lua_newuserdatauv(L, nslots, 0);
   uint64_t *activated = (uint64_t *)lua_newuserdatauv(L, nslots * sizeof *activated, 0);
-  uint32_t *first = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 2) * sizeof *first, 0);
-  uint32_t *pos = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 1) * sizeof *pos, 0);
-  uint32_t *slots = (uint32_t *)lua_newuserdatauv(L, ((size_t)g->n + 1) * sizeof *slots, 0);
+  /* (three arrays of n: big arrays given back before the table is made,
+     not userdata the collector would keep until its next cycle) */
+  uint32_t *first = NULL, *pos = NULL, *slots = NULL;
   static const char *const elems[12] = {NULL, NULL, NULL, NULL, "boolean",
     "char", "float", "double", "byte", "short", "int", "long"};
   uint64_t i;
   Slots sl;
   memset(sum, 0, nslots * sizeof *sum);
   memset(active, 0, nslots);
+  if (!HG_ALLOC(first, (uint64_t)g->n + 2) || !HG_ALLOC(pos, (uint64_t)g->n + 1)
+      || !HG_ALLOC(slots, (uint64_t)g->n + 1)) {
+    sift_big_free(first);
+    sift_big_free(pos);
+    sift_big_free(slots);
+    sift_graph_error(L, SIFT_ENOMEM, "the retained sizes by class");
+  }
   sl.h = h; sl.heap = heap; sl.slot = slots;
   hg_children_first(g, first);
   sift_split(g->n, hg_split_from(g), slots_run, &sl);
@@ -334,6 +341,9 @@ static int graph_retained_by_class (lua_State *L) {
         active[activated[--nactive] & 0xFFFFFFFFu] = 0;
     }
   }
+  sift_big_free(first);
+  sift_big_free(pos);
+  sift_big_free(slots);
   lua_newtable(L);
   for (i = 0; i < nslots; i++) {
     if (sum[i] == 0 || i == h->nclasses + 12) continue;
