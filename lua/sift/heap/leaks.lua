@@ -605,7 +605,13 @@ function M.analyze(heap, opts)
   end
   local found = opts.reason or ({ keyed = "ObjectWatcher was watching this",
     android = "its lifecycle has ended" })[opts.finder or "all"] or "a finder says it should be dead"
+  local grouped = heap.index:grouped()
   local objects = finder(heap)
+  local found_unclosed = opts.unclosed ~= false and M.unclosed(heap) or nil
+  -- the dominator tree is the analysis's peak: the objects' grouping by
+  -- class, made above for the finders only (4 bytes an object), is given
+  -- back before it
+  if not grouped then heap.index:ungroup() end
   local paths = heap:path_to_root(objects)
   if opts.retained ~= false and #objects > 0 then heap:dominators() end
   local groups, order, unreachable = {}, {}, {}
@@ -644,8 +650,7 @@ function M.analyze(heap, opts)
   end
   local report = { application_leaks = {}, library_leaks = {}, unreachable = unreachable,
                    metadata = metadata, unclosed_resources = {} }
-  if opts.unclosed ~= false then  -- resources never closed: a leak kind of their own
-    local found_unclosed = M.unclosed(heap)
+  if found_unclosed then  -- resources never closed: a leak kind of their own
     local objs = {}
     for i, u in ipairs(found_unclosed) do objs[i] = u.object end
     local upaths = heap:path_to_root(objs)
