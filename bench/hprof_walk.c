@@ -146,7 +146,7 @@ static uint64_t *ids, *root_ids;                  /* --paths: in file order */
 static const unsigned char **recs;                /* each object's sub-record */
 static size_t nobjects, cap_objects, nroots, cap_roots;
 /* the second pass of --paths: the sorted keys, their buckets, the CSR */
-static uint64_t *sorted;                          /* id << 0, sorted; rank = number */
+static uint64_t *sorted;                          /* the ids ascending: a number is a rank */
 static uint32_t *bucket, *order, *first, *succ;   /* order: number -> file index */
 static uint64_t nsucc, cap_succ, id_min;
 static int bucket_shift;
