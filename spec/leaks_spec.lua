@@ -302,6 +302,27 @@ describe("leak analysis on LeakCanary 1.x dumps", function()
   end)
 end)
 
+describe("leak analysis's memory", function()
+  it("gives back the grouping by class it made for itself, and keeps a caller's", function()
+    local path = helper.fixture("hprof/android/leakcanary-1.x/leak_service_binder.hprof")
+    if not path then return end
+    local function run(group_first)
+      local heap = assert(sift.open(path))
+      if group_first then heap.index:group_size(1) end
+      local report = leaks.analyze(heap, { finder = "all", suspects = true })
+      local retained = {}
+      for _, leak in ipairs(report.application_leaks) do retained[#retained + 1] = leak.retained end
+      return heap.index:grouped(), #report.application_leaks, #report.library_leaks, retained
+    end
+    local grouped, apps, libs, retained = run(false)
+    assert.is_false(grouped)
+    local kept, apps2, libs2, retained2 = run(true)
+    assert.is_true(kept)
+    assert.are.same({ apps, libs, retained }, { apps2, libs2, retained2 })
+    assert.is_true(apps > 0)
+  end)
+end)
+
 describe("leak analysis with LeakCanary 1.x's Binder exclusion", function()
   local BINDER = { root_class = "android.os.Binder" }
 

@@ -583,6 +583,7 @@ function M.analyze(heap, opts)
     finder = M.finders[finder] or error(format("unknown finder '%s' (keyed, android, all)", finder), 2)
   end
   local inspectors = opts.inspectors or M.inspectors
+  local grouped = heap.index:grouped()  -- (the caller's grouping by class, kept)
   heap:reference_rules {}  -- (Shark's defaults, once: they stay)
   local flags, watched = heap.index:flags_state(), heap._watched
   local _ <close> = setmetatable({}, { __close = function()
@@ -605,7 +606,6 @@ function M.analyze(heap, opts)
   end
   local found = opts.reason or ({ keyed = "ObjectWatcher was watching this",
     android = "its lifecycle has ended" })[opts.finder or "all"] or "a finder says it should be dead"
-  local grouped = heap.index:grouped()
   local objects = finder(heap)
   local found_unclosed = opts.unclosed ~= false and M.unclosed(heap) or nil
   -- the dominator tree is the analysis's peak: the objects' grouping by
