@@ -478,15 +478,17 @@ end
 --   account id → its opening in minor units
 function M.check_balances(db)
   local out, votes = {}, {}
+  -- (each balance's two sums in one pass over its account's transactions)
   for row in db:rows([[
       SELECT b.rowid AS id, b.account_id, a.number, a.kind, a.currency, b.date, b.amount, b.import_id,
-        b.amount - (SELECT coalesce(sum(t.amount), 0) FROM transactions t
-                    WHERE t.account_id = b.account_id AND t.posted <= b.date AND t.import_id IS NOT NULL
-                      AND ]] .. M.kept("t") .. [[) AS opening,
-        (SELECT coalesce(sum(t.amount), 0) FROM transactions t
-         WHERE t.account_id = b.account_id AND t.posted <= b.date AND t.import_id IS NULL
-           AND ]] .. M.kept("t") .. [[) AS manual
+        b.amount - s.imported AS opening, s.manual
       FROM balances b JOIN accounts a ON a.id = b.account_id
+        JOIN (SELECT l.rowid AS balance,
+                coalesce(sum(CASE WHEN t.import_id IS NOT NULL THEN t.amount END), 0) AS imported,
+                coalesce(sum(CASE WHEN t.import_id IS NULL THEN t.amount END), 0) AS manual
+              FROM balances l LEFT JOIN transactions t ON t.account_id = l.account_id AND t.posted <= l.date
+                AND ]] .. M.kept("t") .. [[
+              WHERE l.kind = 'ledger' GROUP BY l.rowid) s ON s.balance = b.rowid
       WHERE b.kind = 'ledger' ORDER BY b.account_id, b.date]]) do
     local v = votes[row.account_id]
     if not v then v = { order = {} } votes[row.account_id] = v end
