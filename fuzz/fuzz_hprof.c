@@ -140,7 +140,7 @@ static void walk_graph (const hp_Heap *h) {
   }
   if (g.ref_first[h->nclasses] > 0) hg_flag_field(&g, 0, 0, HG_LOW);
   parent = (uint32_t *)malloc(((size_t)g.n + 1) * sizeof *parent);
-  if (parent != NULL && hg_paths(&g, NULL, parent) == SIFT_OK) {
+  if (parent != NULL && hg_paths(&g, NULL, parent, NULL, 0) == SIFT_OK) {
     hg_PathTree t;
     uint32_t *tree_parent;
     int threads = g.threads;
@@ -161,7 +161,7 @@ static void walk_graph (const hp_Heap *h) {
     }
     memset(&t, 0, sizeof t);
     g.threads = 2;  /* the CSR and the labels in two halves */
-    if (hg_path_tree(&g, HG_JVM, &t, &tree_parent) == SIFT_OK) {
+    if (hg_path_tree(&g, HG_JVM, &t, &tree_parent, NULL) == SIFT_OK) {
       /* the search over the CSR is the search over the records */
       assert(memcmp(parent, tree_parent, (size_t)g.n * sizeof *parent) == 0);
       for (i = 0, count = t.unreached; i < t.n; i++) {

@@ -153,6 +153,16 @@ describe("sift (command line)", function()
       assert.matches("records%s+39377", screen)
     end)
 
+    it("draws sift growth's trees of paths by their share done, not in bytes", function()
+      local dump = helper.fixture("hprof/hprof-slurp/hprof-64.bin")
+      if not dump then return end
+      local screen = on_terminal { "growth", dump, dump }
+      local _, bars = screen:gsub("paths from the roots %[#+%] 100%% ", "")
+      assert.are.equal(2, bars)  -- (one a dump)
+      assert.not_matches("paths from the roots %[[#.]*%] +%d+%% %d", screen)
+      assert.matches("\r\27%[K2 dumps; 0 classes grew at every step", screen)
+    end)
+
     it("draws nothing with --quiet or when stderr is not a terminal", function()
       local trace = helper.fixture("trace/firefox-art-trace-streaming.trace")
       if not trace then return end

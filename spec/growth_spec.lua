@@ -137,6 +137,28 @@ describe("sift growth", function()
     return #c.parent, c
   end
 
+  it("reports the tree's progress to its end, and stops when the progress says so", function()
+    local path = helper.fixture("hprof/hprof-slurp/hprof-64.bin")
+    if not path then return pending("no fixtures") end
+    local heap = assert(require("sift").open(path, { threads = 2 }))
+    local total = 4 * heap:info().objects  -- (the CSR, the search, the labels, the nodes)
+    local calls = {}
+    local t = heap.index:path_tree("shark", function(done, all) calls[#calls + 1] = { done, all } end)
+    for i = 2, #calls do assert.is_true(calls[i][1] >= calls[i - 1][1] and calls[i][2] == total) end
+    assert.is_true(#calls >= 50)  -- (about one a percent)
+    assert.are.same({ total, total }, calls[#calls])
+    local plain = heap.index:path_tree("shark")
+    for _, f in ipairs { "parent", "ref", "index", "class", "first", "count", "bytes", "unreached" } do
+      assert.are.same(plain[f], t[f], f)
+    end
+    local asked = 0
+    local none, why = heap.index:path_tree("shark", function() asked = asked + 1 return false end)
+    assert.are.same({ nil, "cancelled", 1 }, { none, why, asked })
+    assert.has_error(function() heap.index:path_tree("shark", function() error("stop here", 0) end) end, "stop here")
+    assert.are.same(plain.count, heap.index:path_tree("shark").count)  -- (nothing left behind by the stops)
+    heap:close()
+  end)
+
   -- the two shapes the CSR's bookkeeping is for: Holder g's first field
   -- holds an id in no record, its second the object `kept`; class Target is
   -- reached first through the class of an instance (low priority), then by

@@ -65,6 +65,14 @@ describe("sift.progress", function()
     for i = 1, 3 do assert.is_true(utf8.len(frames[i]) <= 60) end
   end)
 
+  it("shows only the share done of work not counted in bytes", function()
+    local f = io.tmpfile()
+    local bar = progress.bar { label = "dominators", stream = f, width = 60, bytes = false }
+    bar.update(35, 140)
+    f:seek("set")
+    assert.are.equal("\rdominators [" .. ("#"):rep(5) .. ("."):rep(15) .. "]  25%", f:read("a"):match("^(.-)%s*$"))
+  end)
+
   it("draws nothing when quiet or when stderr is not a terminal", function()
     assert.is_nil(progress.bar { quiet = true, stream = io.tmpfile() })
     if not require("sift.core").isatty(2) then

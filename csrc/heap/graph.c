@@ -789,8 +789,9 @@ static int block_room (BlockPart *part) {
 }
 
 static sift_Status search_blocks (hg_Search *S, const hg_Graph *g,
-                                  const hg_PathCsr *csr) {
-  uint64_t min = hg_split_from(g);
+                                  const hg_PathCsr *csr, sift_Progress *pr,
+                                  uint64_t base) {
+  uint64_t min = hg_split_from(g), expanded = 0;
   sift_Status s = SIFT_OK;
   Block b;
   memset(&b, 0, sizeof b);
@@ -809,6 +810,10 @@ static sift_Status search_blocks (hg_Search *S, const hg_Graph *g,
       if (HG_BIT(S->done, u)) continue;  /* promoted, and expanded already */
       HG_SETBIT(S->done, u);
       b.obj[n++] = u;
+    }
+    if (!sift_progress(pr, base + (expanded += n))) {
+      s = SIFT_ECANCEL;
+      goto out;
     }
     if (n < 2 || n * 16 < min) {  /* (too few to share: an object's step of
                                       the search costs some sixteen of a pass's) */
@@ -846,11 +851,11 @@ out:
 }
 
 sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
-                      uint32_t *parent) {
+                      uint32_t *parent, sift_Progress *pr, uint64_t base) {
   hg_Search *S;
   sift_Status s = hg_search_open(g, parent, &S);
   if (s == SIFT_OK)  /* (a CSR's objects number under HG_LOW_EDGE: its keys fit) */
-    s = csr != NULL ? search_blocks(S, g, csr) : hg_search_run(S, g, NULL, 0);
+    s = csr != NULL ? search_blocks(S, g, csr, pr, base) : hg_search_run(S, g, NULL, 0);
   hg_search_close(S);
   return s;
 }

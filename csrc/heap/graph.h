@@ -213,7 +213,9 @@ sift_Status hg_set_visualvm (hg_Graph *g, int oop, int64_t object_cls,
 ** held, a bit per entry, marks the entry that holds each object: the first
 ** from its parent (a low entry's mark counts only where its object is the
 ** target's parent: one reached at low priority, then promoted, may keep a
-** mark on its old parent's entry); without, from the records.
+** mark on its old parent's entry); without, from the records. Over a
+** CSR, progress runs from base by the objects expanded (n at most), and
+** SIFT_ECANCEL comes back when it says to stop.
 */
 typedef struct hg_PathCsr {
   const uint32_t *first, *succ;
@@ -221,7 +223,7 @@ typedef struct hg_PathCsr {
 } hg_PathCsr;
 
 sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
-                      uint32_t *parent);
+                      uint32_t *parent, sift_Progress *pr, uint64_t base);
 
 /*
 ** The same search over the records in runs: opened (the roots queued,

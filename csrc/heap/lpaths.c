@@ -253,30 +253,39 @@ static int path_tree_gc (lua_State *L) {
   } while (0)
 
 /*
-** heap:path_tree([model]) -> the tree of holder paths (paths_tree.h) as
-** arrays by node number (1-based; a parent comes before its children):
+** heap:path_tree([model [, progress]]) -> the tree of holder paths
+** (paths_tree.h) as arrays by node number (1-based; a parent comes
+** before its children):
 ** parent (0 for a root's node), ref ("field", "static", "element",
 ** "class"... or "root <kind>"), index (1-based field layout or static
 ** index; 0 else), kind ("instance", "class", "array", "primitive array"),
 ** class (class number, or the element type's name), first (an object of
 ** it), count and bytes (shallow, under the model); and unreached (objects
 ** without a strong path, in no node). Its search, of every object, is the
-** last path search (heap:path_segments reads it).
+** last path search (heap:path_segments reads it). progress(done, total)
+** is called as the work goes on: false from it stops the work (nil,
+** "cancelled"), and an error it raises stops it and is raised again.
 */
 static int graph_path_tree (lua_State *L) {
   hg_Graph *g = sift_checkgraph(L);
   int model = sift_checkmodel(L, 2);
-  hg_PathTree *t = (hg_PathTree *)lua_newuserdatauv(L, sizeof *t, 0);
+  hg_PathTree *t;
   uint32_t i, *parent;
+  sift_LuaProgress lp;
+  sift_Progress progress;
   sift_Status s;
+  sift_progress_lua(L, 3, &lp, &progress, HG_TREE_STEPS * (uint64_t)g->n);
+  lua_settop(L, 3);  /* (the tree at 4) */
+  t = (hg_PathTree *)lua_newuserdatauv(L, sizeof *t, 0);
   memset(t, 0, sizeof *t);
   luaL_setmetatable(L, SIFT_PATH_TREE_T);
   if (g->n >= HG_LOW_EDGE || g->h->nclasses >= HG_KEY_NONE || g->h->nfields > HG_LABEL_INDEX)
     luaL_error(L, "too many objects (2 G), classes (1 G) or fields (256 M) for the tree of paths");
-  if ((s = hg_path_tree(g, model, t, &parent)) != SIFT_OK) {
-    hg_path_tree_free(t);
-    sift_graph_error(L, s, "the tree of paths");
-  }
+  s = hg_path_tree(g, model, t, &parent, &progress);
+  if (s != SIFT_OK) hg_path_tree_free(t);
+  sift_progress_rethrow(&lp);
+  if (s == SIFT_ECANCEL) return sift_pushfail(L, s, "cancelled");
+  if (s != SIFT_OK) sift_graph_error(L, s, "the tree of paths");
   hg_search_close(g->search);  /* the last path search, of every object */
   g->search = NULL;
   sift_big_free(g->path_parent);

@@ -206,11 +206,12 @@ static sift_Status object_nodes (const hg_Graph *g, const uint32_t *parent,
                                  const uint32_t *keys,
                                  const uint32_t *label,
                                  uint32_t *stack, hg_PathTree *t,
-                                 uint32_t *node) {
+                                 uint32_t *node, sift_Progress *pr) {
   uint32_t v;
   for (v = 0; v < g->n; v++) {
     uint64_t sp = 0;
     uint32_t u;
+    if (!sift_progress(pr, 3 * (uint64_t)g->n + v)) return SIFT_ECANCEL;
     if (parent[v] == HG_NONE) continue;
     for (u = v; node[u] == HG_NONE; u = parent[u]) stack[sp++] = u;
     while (sp > 0) {
@@ -283,7 +284,7 @@ static sift_Status count_nodes (const hg_Graph *g, int model,
 }
 
 sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t,
-                          uint32_t **pparent) {
+                          uint32_t **pparent, sift_Progress *pr) {
   uint32_t n = g->n, v, *parent = NULL, *node = NULL, *label = NULL,
            *stack = NULL, *keys = NULL, *succ = NULL;
   uint64_t edges;
@@ -298,7 +299,7 @@ sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t,
     s = SIFT_ENOMEM;
     goto out;
   }
-  if ((s = hg_csr(g, HG_CSR_PATHS, NULL, gaps, &keys, &succ, &edges, NULL, 0, 0)) != SIFT_OK)
+  if ((s = hg_csr(g, HG_CSR_PATHS, NULL, gaps, &keys, &succ, &edges, pr, 0, 0)) != SIFT_OK)
     goto out;
   l.g = g;
   l.csr.first = l.first = keys;  /* (the offsets until labels() writes the keys) */
@@ -308,22 +309,24 @@ sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t,
     s = SIFT_ENOMEM;
     goto out;
   }
-  if ((s = hg_paths(g, &l.csr, parent)) != SIFT_OK) goto out;
+  if ((s = hg_paths(g, &l.csr, parent, pr, n)) != SIFT_OK) goto out;
   l.parent = parent;
   if (!HG_ALLOC(label, n)) { s = SIFT_ENOMEM; goto out; }  /* (zeroed: big.h) */
   l.label = label;
   labels(&l, n);
+  if (!sift_progress(pr, 3 * (uint64_t)n)) { s = SIFT_ECANCEL; goto out; }
   sift_big_free(succ); sift_big_free(l.csr.held); sift_big_free(gaps);
   succ = NULL;
   l.csr.held = gaps = NULL;
   if (!HG_ALLOC(node, n) || !HG_ALLOC(stack, n)) { s = SIFT_ENOMEM; goto out; }
   for (v = 0; v < n; v++) node[v] = HG_NONE;
   if ((s = root_nodes(g, parent, keys, t, node)) != SIFT_OK
-      || (s = object_nodes(g, parent, keys, label, stack, t, node)) != SIFT_OK)
+      || (s = object_nodes(g, parent, keys, label, stack, t, node, pr)) != SIFT_OK)
     goto out;
   sift_big_free(keys); sift_big_free(label); sift_big_free(stack);
   keys = label = stack = NULL;
   if ((s = count_nodes(g, model, node, t)) != SIFT_OK) goto out;
+  sift_progress(pr, HG_TREE_STEPS * (uint64_t)n);
   *pparent = parent;
   parent = NULL;
 out:

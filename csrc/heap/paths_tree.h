@@ -58,11 +58,15 @@ typedef struct hg_PathTree {
 ** last, as hg_paths does). Runs of one class held by the same reference
 ** (a linked list's `next`) are one node, as Shark folds them. On success
 ** *parent is the search's (hg_paths; n + 1 entries, the caller's to free).
-** SIFT_OK, SIFT_ENOMEM, or SIFT_ETOOBIG (2 G objects, 1 G classes or
+** Progress runs to HG_TREE_STEPS * n: n for each of the CSR, the search,
+** the labels and the nodes. SIFT_OK, SIFT_ENOMEM, SIFT_ECANCEL (when the
+** progress says to stop), or SIFT_ETOOBIG (2 G objects, 1 G classes or
 ** 256 M fields and more); hg_path_tree_free releases t either way.
 */
+#define HG_TREE_STEPS 4
+
 sift_Status hg_path_tree (const hg_Graph *g, int model, hg_PathTree *t,
-                          uint32_t **parent);
+                          uint32_t **parent, sift_Progress *pr);
 void hg_path_tree_free (hg_PathTree *t);
 
 #endif

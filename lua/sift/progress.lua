@@ -18,6 +18,8 @@ M.human = human
 
 --- A progress bar.
 -- @tparam table opts `label` (text before the bar), `quiet` (never draw),
+--   `bytes` (false: the work is not counted in bytes, and only its share
+--   done is shown),
 --   `stream` (default io.stderr; a stream other than stderr is always drawn
 --   on, which tests use), `width` (columns; default the terminal's or 80)
 -- @return bar object with `update(done, total)` and `finish()`, or nil
@@ -39,7 +41,8 @@ function M.bar(opts)
   function bar.update(done, total)
     local frac = total > 0 and done / total or 1
     -- a fixed-width tail keeps the bar from jumping as the numbers grow
-    local tail = ("%-26s"):format((" %3d%% %s/%s"):format(frac * 100 // 1, human(done), human(total)))
+    local tail = ("%-26s"):format(opts.bytes == false and (" %3d%%"):format(frac * 100 // 1)
+      or (" %3d%% %s/%s"):format(frac * 100 // 1, human(done), human(total)))
     local room = width - #tail - 4
     local name = label
     if #name > room // 2 then name = "…" .. name:sub(-(room // 2 - 1)) end

@@ -21,9 +21,10 @@ local function printable(v)
   return (tostring(v):gsub("%c", function(c) return ("\\x%02x"):format(c:byte()) end))
 end
 
---- Run fn(progress) with a progress bar labelled `label` when allowed.
-local function with_progress(args, label, fn)
-  local bar = progress.bar { label = label, quiet = args.quiet or args.quiet_here }
+--- Run fn(progress) with a progress bar labelled `label` when allowed
+-- (`bytes`: false when the work is not counted in bytes).
+local function with_progress(args, label, fn, bytes)
+  local bar = progress.bar { label = label, quiet = args.quiet or args.quiet_here, bytes = bytes }
   local a, b, c = fn(bar and bar.update)
   if bar then bar.finish() end
   return a, b, c

@@ -313,7 +313,9 @@ function commands.path(args, out, err)
     objs[#objs + 1] = obj
   end
   if args.retained then
-    with_progress(args, "dominators", function(update) return heap:dominators { model = args.model, progress = update } end)
+    with_progress(args, "dominators", function(update)
+      return heap:dominators { model = args.model, progress = update }
+    end, false)
   end
   if args.merge then
     local trees = heap:paths(objs)
@@ -414,7 +416,7 @@ function commands.threads(args, out, err)
   local threads = with_progress(args, "dominators", function(update)
     heap:dominators { model = args.model, progress = update }
     return require("sift.heap.census").threads(heap)
-  end)
+  end, false)
   if args.json then
     out:write(json.encode(threads), "\n")
     return EXIT_OK
@@ -453,7 +455,7 @@ function commands.loaders(args, out, err)
   local loaders, duplicates = with_progress(args, "dominators", function(update)
     heap:dominators { model = args.model, progress = update }
     return require("sift.heap.census").loaders(heap)
-  end)
+  end, false)
   if args.json then
     out:write(json.encode({ loaders = loaders, duplicates = duplicates }), "\n")
     return EXIT_OK
@@ -477,7 +479,8 @@ end
 function commands.growth(args, out, err)
   local said = false
   local report, why = require("sift.heap.growth").analyze(args.file, { top = args.top, min_step = args.min_step,
-    model = args.model, open = function(path)
+    model = args.model, with_progress = function(label, fn) return with_progress(args, label, fn, false) end,
+    open = function(path)
       local heap, msg, code = open_heap(args, path)
       if not heap then
         say_failure(err, path, msg, code)
@@ -514,7 +517,7 @@ function commands.top(args, out, err)
   if not heap then return EXIT_BAD_INPUT end
   local summary = with_progress(args, "dominators", function(update)
     return heap:dominators { model = args.model, progress = update }
-  end)
+  end, false)
   local rows = top_rows(heap, args.n, args.flat)
   if args.json then
     out:write(json.encode(views.top_json(rows)), "\n")
@@ -570,7 +573,7 @@ function commands.dominators(args, out, err)
   if not heap then return EXIT_BAD_INPUT end
   with_progress(args, "dominators", function(update)
     return heap:dominators { model = args.model, progress = update }
-  end)
+  end, false)
   local total = heap:reachable_bytes()
   out:write(("%7s %14s  %s\n"):format("%", "retained", "object"))
   -- disjoint subtrees: at most 100 / --min of them hold --min % each

@@ -44,9 +44,10 @@ end
 -- same path in two dumps is one node; each node keeps its objects per
 -- dump (`counts[i]`), its class as the histogram names it, and, for the
 -- last dump, one of its objects. Returns the objects each class has on
--- strong paths.
-local function read_tree(heap, model, i, last, series)
-  local t = shared.graph(heap):path_tree(model)
+-- strong paths; nil and a message when the tree's progress stopped it.
+local function read_tree(heap, model, i, last, series, progress)
+  local t, why = shared.graph(heap):path_tree(model, progress)
+  if not t then return nil, why end
   local names, reached, here = {}, {}, {}
   for v = 1, #t.parent do
     local cls, kind = t.class[v], t.kind[v]
@@ -156,7 +157,9 @@ end
 -- opened in turn with `open(path)` (default sift.open), its histogram and
 -- tree of holder paths read and closed, except the last, kept for the
 -- holders' paths. opts: `top` (classes, 20), `min_step` (the least growth
--- per step, M.MIN_STEP), `open`, `model`.
+-- per step, M.MIN_STEP), `open`, `model`, `with_progress(label, fn)` (runs
+-- fn(progress) for each dump's tree of paths, progress being a function
+-- `(done, total)` or nil, as the CLI's progress bars do).
 -- @return `{dumps, classes ({class, counts, bytes, deltas, growth (last -
 --   first bytes), holder ({path (steps as sift path --json gives them),
 --   text, counts (objects of the class below it in each dump), share (of
@@ -167,6 +170,7 @@ function M.analyze(paths, opts)
   if #paths < 2 then return nil, "growth needs at least two dumps of the same process" end
   local open = opts.open or function(p) return require("sift").open(p) end
   local min_step = opts.min_step or M.MIN_STEP
+  local with_progress = opts.with_progress or function(_, fn) return fn(nil) end
   local counts, bytes, reached, last = {}, {}, {}, nil
   local series = { ids = {}, nodes = {} }
   for i, path in ipairs(paths) do
@@ -177,7 +181,13 @@ function M.analyze(paths, opts)
       bytes[r.class] = bytes[r.class] or {}
       counts[r.class][i], bytes[r.class][i] = (counts[r.class][i] or 0) + r.count, (bytes[r.class][i] or 0) + r.shallow
     end
-    reached[i] = read_tree(heap, opts.model, i, i == #paths, series)
+    local why
+    reached[i], why = with_progress(path .. ": paths from the roots",
+      function(progress) return read_tree(heap, opts.model, i, i == #paths, series, progress) end)
+    if not reached[i] then
+      heap:close()
+      return nil, ("%s: %s"):format(path, why)
+    end
     if i < #paths then heap:close() else last = heap end
   end
   local n, grown = #paths, {}
