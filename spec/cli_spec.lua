@@ -163,6 +163,17 @@ describe("sift (command line)", function()
       assert.matches("\r\27%[K2 dumps; 0 classes grew at every step", screen)
     end)
 
+    it("draws sift leaks' dominator tree by its share done, after the index", function()
+      local dump = helper.fixture("hprof/hprof-slurp/hprof-64.bin")
+      if not dump then return end
+      local screen = on_terminal { "leaks", "--suspects", dump }
+      local index = screen:find("hprof-64.bin [", 1, true)
+      local tree = screen:find("\rdominators %[#+%] 100%% ")
+      assert.is_true(index ~= nil and tree ~= nil and index < tree, screen)
+      assert.not_matches("dominators %[[#.]*%] +%d+%% %d", screen)
+      assert.matches("\r\27%[K=+\r?\n0 APPLICATION LEAKS", screen)
+    end)
+
     it("draws nothing with --quiet or when stderr is not a terminal", function()
       local trace = helper.fixture("trace/firefox-art-trace-streaming.trace")
       if not trace then return end

@@ -639,7 +639,8 @@ function commands.leaks(args, out, err)
   end
   local ok, report = pcall(leaks.analyze, heap, { finder = finder, suspects = args.suspects, known = not args.no_known,
     reason = args.where and ("--where " .. args.where) or nil, rules = matchers and matchers.rules,
-    library = matchers and matchers.library })
+    library = matchers and matchers.library,
+    with_progress = function(label, fn) return with_progress(args, label, fn, false) end })
   if not ok and failed and report == failed then
     local obj = failed.object
     err:write(("sift: --where failed on %s (id 0x%x, class %s): %s\n"):format(printable(tostring(obj)), obj:id(),

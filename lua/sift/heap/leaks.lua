@@ -565,7 +565,10 @@ end
 --   as a library leak; added to those of `sift.heap.known_leaks` that apply to
 --   the dump), `known` (false: leave out the known-leak catalogue),
 --   `matchers` (the user's own, as `M.matchers` takes them)
---   `unclosed` (false: leave out the resources never closed, M.unclosed)
+--   `unclosed` (false: leave out the resources never closed, M.unclosed),
+--   `with_progress(label, work)` (called around the dominator tree, the
+--   analysis's longest step; returns what `work(progress)` returns, progress
+--   being a function `(done, total)` or nil, as the CLI draws its bars)
 -- The rules it adds hold for this analysis only: the heap's reference
 -- flags are put back as they were when it returns (or fails), so what ran
 -- before on a heap never changes an answer.
@@ -583,6 +586,10 @@ function M.analyze(heap, opts)
     finder = M.finders[finder] or error(format("unknown finder '%s' (keyed, android, all)", finder), 2)
   end
   local inspectors = opts.inspectors or M.inspectors
+  local with_progress = opts.with_progress or function(_, work) return work(nil) end
+  local function dominators()
+    return with_progress("dominators", function(progress) return heap:dominators { progress = progress } end)
+  end
   local grouped = heap.index:grouped()  -- (the caller's grouping by class, kept)
   heap:reference_rules {}  -- (Shark's defaults, once: they stay)
   local flags, watched = heap.index:flags_state(), heap._watched
@@ -613,7 +620,7 @@ function M.analyze(heap, opts)
   -- back before it
   if not grouped then heap.index:ungroup() end
   local paths = heap:path_to_root(objects)
-  if opts.retained ~= false and #objects > 0 then heap:dominators() end
+  if opts.retained ~= false and #objects > 0 then dominators() end
   local groups, order, unreachable = {}, {}, {}
   for i, obj in ipairs(objects) do
     local path = paths[i]
@@ -654,7 +661,7 @@ function M.analyze(heap, opts)
     local objs = {}
     for i, u in ipairs(found_unclosed) do objs[i] = u.object end
     local upaths = heap:path_to_root(objs)
-    if opts.retained ~= false and #objs > 0 then heap:dominators() end
+    if opts.retained ~= false and #objs > 0 then dominators() end
     local by_sig = {}
     for i, u in ipairs(found_unclosed) do
       if upaths[i] then

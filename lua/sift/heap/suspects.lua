@@ -37,13 +37,18 @@ end
 -- `threshold` (default 0.1) of the reachable heap (none nested in another),
 -- and classes whose instances pile up under one holder and together retain
 -- that much; each with its share, the point where the memory accumulates
--- and the shortest path to it.
+-- and the shortest path to it. opts: `threshold`, `model`,
+-- `with_progress(label, work)` (called around the dominator tree, as
+-- `sift.heap.leaks.analyze` takes it).
 -- @return list of `{ kind = "object" | "class", object, class, retained,
 --   share, count, holder, accumulation = { object, retained }, path }`,
 --   largest first, and the reachable bytes
 function M.suspects(heap, opts)
   local threshold = opts and opts.threshold or 0.1
-  heap:dominators { model = opts and opts.model }
+  local with_progress = opts and opts.with_progress or function(_, work) return work(nil) end
+  with_progress("dominators", function(progress)
+    return heap:dominators { model = opts and opts.model, progress = progress }
+  end)
   local total = heap:reachable_bytes()
   local out = {}
   if total == 0 then return out, total end
