@@ -116,11 +116,11 @@ static void paths_in_runs (const hg_Graph *g, const uint32_t *whole) {
   for (k = 0; k < 8 && k < g->n; k++) {
     uint32_t t = (uint32_t)(g->n - 1 - k * (g->n / 8 + 1) % g->n);
     HG_SETBIT(target, t);
-    if (hg_search_run(S, g, target, 1) != SIFT_OK) goto out;
+    if (hg_search_run(S, g, target, 1, NULL) != SIFT_OK) goto out;
     assert(parent[t] == whole[t]);
     HG_CLEARBIT(target, t);
   }
-  if (hg_search_run(S, g, NULL, 0) == SIFT_OK)
+  if (hg_search_run(S, g, NULL, 0, NULL) == SIFT_OK)
     assert(memcmp(parent, whole, (size_t)g->n * sizeof *parent) == 0);
 out:
   hg_search_close(S);

@@ -323,9 +323,18 @@ describe("paths, dominators and sizes on structures made with jcmd", function()
     end
     local all_heap, each_heap = assert(sift.open(heap.path)), assert(sift.open(heap.path))
     local all, each = every_9973th(all_heap), every_9973th(each_heap)
-    local want = {}
-    all_heap:path_search(all)
+    local want, calls = {}, {}
+    all_heap:path_search(all, { progress = function(done, total) calls[#calls + 1] = { done, total } end })
     for i, obj in ipairs(all) do want[i] = text(all_heap, obj) end
+    local n = all_heap:info().objects
+    assert.is_true(#calls >= 10, #calls .. " calls")
+    for i, c in ipairs(calls) do
+      assert.is_true(c[2] == n and c[1] <= n and (i == 1 or c[1] > calls[i - 1][1]))
+    end
+    -- stopped by its progress at its first call, the search goes on from there the next time
+    local asked = 0
+    local none_found, why = each_heap:path_search(each, { progress = function() asked = asked + 1 return false end })
+    assert.are.same({ nil, "cancelled", 1 }, { none_found, why, asked })
     local got, none = {}, 0
     for i = #each, 1, -1 do  -- (backwards: most were expanded by an earlier search)
       each_heap:path_search { each[i] }

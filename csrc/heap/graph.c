@@ -562,6 +562,7 @@ struct hg_Search {
   uint32_t *parent;
   uint8_t *low, *done;
   Ring q, lq;
+  uint64_t expanded;  /* objects expanded since it opened */
 };
 
 void hg_search_close (hg_Search *S) {
@@ -623,7 +624,8 @@ static uint64_t targets_done (const hg_Search *S, const uint8_t *targets,
 }
 
 sift_Status hg_search_run (hg_Search *S, const hg_Graph *g,
-                           const uint8_t *targets, uint64_t ntargets) {
+                           const uint8_t *targets, uint64_t ntargets,
+                           sift_Progress *pr) {
   uint64_t found = targets ? targets_done(S, targets, g->n) : 0;
   if (targets && found == ntargets) return SIFT_OK;
   while (S->q.len > 0 || S->lq.len > 0) {
@@ -636,8 +638,10 @@ sift_Status hg_search_run (hg_Search *S, const hg_Graph *g,
     HG_SETBIT(S->done, u);
     ok = expand_record(g, u, ulow, S->parent, S->low, S->done, &S->q, &S->lq);
     if (!ok) return SIFT_ENOMEM;
+    S->expanded++;
     /* (expanded first: a run that goes on starts from the next one) */
     if (targets && HG_BIT(targets, u) && ++found == ntargets) break;
+    if (!sift_progress(pr, S->expanded)) return SIFT_ECANCEL;
   }
   return SIFT_OK;
 }
@@ -855,7 +859,7 @@ sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
   hg_Search *S;
   sift_Status s = hg_search_open(g, parent, &S);
   if (s == SIFT_OK)  /* (a CSR's objects number under HG_LOW_EDGE: its keys fit) */
-    s = csr != NULL ? search_blocks(S, g, csr, pr, base) : hg_search_run(S, g, NULL, 0);
+    s = csr != NULL ? search_blocks(S, g, csr, pr, base) : hg_search_run(S, g, NULL, 0, NULL);
   hg_search_close(S);
   return s;
 }

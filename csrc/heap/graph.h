@@ -232,13 +232,17 @@ sift_Status hg_paths (const hg_Graph *g, const hg_PathCsr *csr,
 ** it stopped, with the parents one search from the start would give (a
 ** target's path is final once it is expanded). A run with no targets goes
 ** to the end. Valid while the flags it read (which references are
-** followed, skipped, low) stay as they were.
+** followed, skipped, low) stay as they were. Progress (pr, NULL for none)
+** runs by the objects the search has expanded since it opened (n at
+** most); when it says to stop, SIFT_ECANCEL, the search still whole
+** (each object is expanded wholly or not at all).
 */
 
 sift_Status hg_search_open (const hg_Graph *g, uint32_t *parent,
                             hg_Search **out);
 sift_Status hg_search_run (hg_Search *S, const hg_Graph *g,
-                           const uint8_t *targets, uint64_t ntargets);
+                           const uint8_t *targets, uint64_t ntargets,
+                           sift_Progress *pr);
 void hg_search_close (hg_Search *S);
 
 /* the references of the dominator model (shark and jvm) as CSR arrays

@@ -77,19 +77,27 @@ static void forget_runs (hg_Graph *g) {
 }
 
 /*
-** heap:path_search({num...}) -> how many of them a strong path reaches.
-** One BFS for all; its parents stay with the graph for path_segments, so a
-** path is only ever as big as the one being printed. The search is kept:
-** the next one, while the flags stay as they were, goes on from where it
-** stopped (none when its targets were expanded already).
+** heap:path_search({num...} [, progress]) -> how many of them a strong
+** path reaches. One BFS for all; its parents stay with the graph for
+** path_segments, so a path is only ever as big as the one being printed.
+** The search is kept: the next one, while the flags stay as they were,
+** goes on from where it stopped (none when its targets were expanded
+** already). progress(done, total) is called by the objects expanded (of
+** all; the search may end before): false from it stops the search (nil,
+** "cancelled"; the next one goes on from there), an error it raises stops
+** it and is raised again.
 */
 static int graph_path_search (lua_State *L) {
   hg_Graph *g = sift_checkgraph(L);
   lua_Integer i, nt;
   uint64_t distinct = 0, found = 0;
   uint8_t *targets;
+  sift_LuaProgress lp;
+  sift_Progress progress;
   sift_Status s = SIFT_OK;
   luaL_checktype(L, 2, LUA_TTABLE);
+  sift_progress_lua(L, 3, &lp, &progress, g->n);
+  lua_settop(L, 3);  /* (the targets at 4) */
   nt = (lua_Integer)lua_rawlen(L, 2);
   targets = (uint8_t *)lua_newuserdatauv(L, g->n / 8 + 1, 0);
   memset(targets, 0, g->n / 8 + 1);
@@ -107,7 +115,9 @@ static int graph_path_search (lua_State *L) {
     g->path_parent = (uint32_t *)sift_big_alloc(((size_t)g->n + 1) * sizeof *g->path_parent);
     s = g->path_parent != NULL ? hg_search_open(g, g->path_parent, &g->search) : SIFT_ENOMEM;
   }
-  if (s == SIFT_OK) s = hg_search_run(g->search, g, targets, distinct);
+  if (s == SIFT_OK) s = hg_search_run(g->search, g, targets, distinct, &progress);
+  sift_progress_rethrow(&lp);
+  if (s == SIFT_ECANCEL) return sift_pushfail(L, s, "cancelled");
   if (s != SIFT_OK) {
     hg_search_close(g->search);
     g->search = NULL;

@@ -317,13 +317,16 @@ function commands.path(args, out, err)
       return heap:dominators { model = args.model, progress = update }
     end, false)
   end
+  local function searched(fn)  -- (the search drawn as it goes)
+    return with_progress(args, "paths from the roots", function(update) return fn { progress = update } end, false)
+  end
   if args.merge then
-    local trees = heap:paths(objs)
+    local trees = searched(function(opts) return heap:paths(objs, opts) end)
     if args.json then out:write(json.encode(merged_json(trees)), "\n")
     else draw_merged(out, trees, 0) end
     return EXIT_OK
   end
-  heap:path_search(objs)
+  searched(function(opts) return heap:path_search(objs, opts) end)
   if args.json then out:write("[") end
   for i, obj in ipairs(objs) do  -- one path at a time: printed, then dropped
     local r, path = views.object_path(heap, obj, { model = args.model, full = args.full, retained = args.retained })

@@ -202,12 +202,15 @@ end
 -- holds this one. nil (or false in a list) when no strong path exists.
 -- A Class stands for its class object.
 -- @param obj an Object or a Class, or a list of them
--- @tparam[opt] table opts `rules` (see `reference_rules`)
+-- @tparam[opt] table opts `rules` (see `reference_rules`), `progress` (a
+--   function `(done, total)` called as the search goes on; false from it
+--   stops it: nil, "cancelled")
 function Heap:path_to_root(obj, opts)
   if not single(obj) and type(obj) ~= "table" then shared.bad_argument(1, "path_to_root", "object, class or list", obj, 3) end
   local list = single(obj) and { obj } or obj
   if opts and opts.rules then self:reference_rules(opts.rules) end
-  graph(self):path_search(objects_of(list, "path_to_root"))
+  local searched, why = graph(self):path_search(objects_of(list, "path_to_root"), opts and opts.progress)
+  if not searched then return nil, why end
   local out = {}
   for i, o in ipairs(list) do out[i] = self:path_segments(o) or false end
   if not single(obj) then return out end
@@ -217,9 +220,10 @@ end
 --- Find the shortest strong paths to a list of objects (one search);
 -- `path_segments` then gives each path, one at a time, so that paths are
 -- only ever as big as the one at hand. Returns how many have a path.
+-- opts: `rules`, `progress` (as `path_to_root` takes them).
 function Heap:path_search(list, opts)
   if opts and opts.rules then self:reference_rules(opts.rules) end
-  return graph(self):path_search(objects_of(list, "path_search"))
+  return graph(self):path_search(objects_of(list, "path_search"), opts and opts.progress)
 end
 
 --- The path the last `path_search` found to obj, as `path_to_root` gives
@@ -247,7 +251,8 @@ end
 -- the same way are one step (see `path_segments`) unless `opts.full`.
 function Heap:paths(list, opts)
   if opts and opts.rules then self:reference_rules(opts.rules) end
-  graph(self):path_search(objects_of(list, "paths"))
+  local searched, why = graph(self):path_search(objects_of(list, "paths"), opts and opts.progress)
+  if not searched then return nil, why end
   local roots = {}
   for _, obj in ipairs(list) do
     local path = self:path_segments(obj, not (opts and opts.full))
