@@ -118,6 +118,16 @@ describe("retained sizes", function()
     local u = heap:unreachable()
     assert.are.equal(all - u.bytes, total)
     assert.are.equal(summary.unreachable, u.count)
+    -- the same rows with progress, which ends at twice the objects; false stops it, an error is raised again
+    local calls = {}
+    local rows = heap:retained_by_class(nil, { progress = function(done, n) calls[#calls + 1] = { done, n } end })
+    local n = 2 * heap:info().objects
+    assert.are.same(heap:retained_by_class(), rows)
+    assert.are.same({ n, n }, calls[#calls])
+    for i = 2, #calls do assert.is_true(calls[i][1] >= calls[i - 1][1]) end
+    assert.are.same({ nil, "cancelled" }, { heap:retained_by_class(nil, { progress = function() return false end }) })
+    assert.has_error(function() heap:retained_by_class(nil, { progress = function() error("stop here", 0) end }) end,
+      "stop here")
   end)
 end)
 

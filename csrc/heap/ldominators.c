@@ -277,19 +277,24 @@ static void slots_run (void *ud, int part, uint64_t lo, uint64_t hi) {
 }
 
 /*
-** heap:retained_by_class([heap]) -> { [class number or element type] =
-** bytes }: per class, the retained sizes of its instances that no other
-** instance of the same class dominates (so nothing is counted twice); of
-** the instances in one Android heap when one is named
+** heap:retained_by_class([heap [, progress]]) -> { [class number or
+** element type] = bytes }: per class, the retained sizes of its instances
+** that no other instance of the same class dominates (so nothing is
+** counted twice); of the instances in one Android heap when one is named.
+** progress(done, total) is called as the work goes on (to 2 n: each
+** object's class, then the walk down the tree): false from it stops the
+** work (nil, "cancelled"), and an error it raises is raised again.
 */
 static int graph_retained_by_class (lua_State *L) {
   hg_Graph *g = checkdominators(L);
   const hp_Heap *h = g->h;
   int heap = sift_optheap(L, 2);
-  uint64_t nslots = h->nclasses + 13, depth = 0, nactive = 0;
-  uint64_t *sum = (uint64_t *)lua_newuserdatauv(L, nslots * sizeof *sum, 0);
-  uint8_t *active = (uint8_t *)lua_newuserdatauv(L, nslots, 0);
-  uint64_t *activated = (uint64_t *)lua_newuserdatauv(L, nslots * sizeof *activated, 0);
+  sift_LuaProgress lp;
+  sift_Progress progress;
+  uint64_t nslots = h->nclasses + 13, depth = 0, nactive = 0, walked = 0;
+  uint64_t *sum, *activated;
+  uint8_t *active;
+  int go = 1;
   /* (three arrays of n: big arrays given back before the table is made,
      not userdata the collector would keep until its next cycle) */
   uint32_t *first = NULL, *pos = NULL, *slots = NULL;
@@ -297,6 +302,11 @@ static int graph_retained_by_class (lua_State *L) {
     "char", "float", "double", "byte", "short", "int", "long"};
   uint64_t i;
   Slots sl;
+  sift_progress_lua(L, 3, &lp, &progress, 2 * (uint64_t)g->n);
+  lua_settop(L, 3);  /* (the working arrays from 4) */
+  sum = (uint64_t *)lua_newuserdatauv(L, nslots * sizeof *sum, 0);
+  active = (uint8_t *)lua_newuserdatauv(L, nslots, 0);
+  activated = (uint64_t *)lua_newuserdatauv(L, nslots * sizeof *activated, 0);
   memset(sum, 0, nslots * sizeof *sum);
   memset(active, 0, nslots);
   if (!HG_ALLOC(first, (uint64_t)g->n + 2) || !HG_ALLOC(pos, (uint64_t)g->n + 1)
@@ -309,6 +319,7 @@ static int graph_retained_by_class (lua_State *L) {
   sl.h = h; sl.heap = heap; sl.slot = slots;
   hg_children_first(g, first);
   sift_split(g->n, hg_split_from(g), slots_run, &sl);
+  go = sift_progress(&progress, g->n);
   /*
   ** Depth-first over the dominator tree (in an order that has nothing to
   ** do with the records': the objects' groups were read before, in
@@ -321,10 +332,11 @@ static int graph_retained_by_class (lua_State *L) {
   ** at its record.
   */
   pos[depth++] = first[g->n];
-  while (depth > 0) {
+  while (go && depth > 0) {
     uint32_t v = depth == 1 ? g->n : g->children[pos[depth - 2] - 1];
     if (pos[depth - 1] < first[v + 1]) {
       uint32_t c = g->children[pos[depth - 1]++];
+      go = sift_progress(&progress, g->n + ++walked);
       if (slots[c] != UINT32_MAX) {
         uint64_t slot = slots[c];
         if (!active[slot]) {
@@ -341,9 +353,12 @@ static int graph_retained_by_class (lua_State *L) {
         active[activated[--nactive] & 0xFFFFFFFFu] = 0;
     }
   }
+  if (go) go = sift_progress(&progress, 2 * (uint64_t)g->n);  /* (the unreached: no walk) */
   sift_big_free(first);
   sift_big_free(pos);
   sift_big_free(slots);
+  sift_progress_rethrow(&lp);
+  if (!go) return sift_pushfail(L, SIFT_ECANCEL, "cancelled");
   lua_newtable(L);
   for (i = 0; i < nslots; i++) {
     if (sum[i] == 0 || i == h->nclasses + 12) continue;

@@ -397,11 +397,15 @@ end
 -- rows `{ class, retained, of }` (`of`: the Class, apart from others of
 -- its name; nil for primitive arrays), largest first, equal sizes by
 -- name (then by class number). With `heap` (an Android heap's name), of
--- the instances in that heap.
-function Heap:retained_by_class(heap)
+-- the instances in that heap. opts: `progress` (a function `(done,
+-- total)` called as the work goes on; false from it stops it: nil,
+-- "cancelled").
+function Heap:retained_by_class(heap, opts)
   check_heap(heap, "retained_by_class", 1)
+  local by_class, why = dominators(self):retained_by_class(heap, opts and opts.progress)
+  if not by_class then return nil, why end
   local rows = {}
-  for key, bytes in pairs(dominators(self):retained_by_class(heap)) do
+  for key, bytes in pairs(by_class) do
     local cls = type(key) == "number" and self:class_at(key) or nil
     rows[#rows + 1] = { class = cls and cls.name or key .. "[]", retained = bytes, of = cls,
       number = cls and key or 0 }

@@ -38,8 +38,8 @@ end
 -- and classes whose instances pile up under one holder and together retain
 -- that much; each with its share, the point where the memory accumulates
 -- and the shortest path to it. opts: `threshold`, `model`,
--- `with_progress(label, work)` (called around the dominator tree, as
--- `sift.heap.leaks.analyze` takes it).
+-- `with_progress(label, work)` (called around the dominator tree and the
+-- retained sizes by class, as `sift.heap.leaks.analyze` takes it).
 -- @return list of `{ kind = "object" | "class", object, class, retained,
 --   share, count, holder, accumulation = { object, retained }, path }`,
 --   largest first, and the reachable bytes
@@ -66,7 +66,10 @@ function M.suspects(heap, opts)
         accumulation = { object = point, retained = heap:retained(point) } }
     end
   end
-  for _, row in ipairs(heap:retained_by_class()) do
+  local by_class = assert(with_progress("retained sizes by class", function(progress)
+    return heap:retained_by_class(nil, { progress = progress })
+  end))
+  for _, row in ipairs(by_class) do
     local cls = row.retained >= threshold * total and heap:class(row.class)
     if cls and row.class ~= "java.lang.Class" then
       local holder_num, count, sum = heap.index:holders(cls.number)
