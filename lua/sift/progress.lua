@@ -61,4 +61,10 @@ function M.bar(opts)
   return bar
 end
 
+--- Run `work(nil)`: what an analysis's `with_progress(label, work)` option
+-- does when none is given (the work reports to no one).
+function M.unseen(_, work)
+  return work(nil)
+end
+
 return M

@@ -23,6 +23,7 @@
 local json = require "sift.json"
 local views = require "sift.heap.views"
 local shared = require "sift.heap.index"
+local unseen = require("sift.progress").unseen
 
 local M = {}
 
@@ -170,7 +171,7 @@ function M.analyze(paths, opts)
   if #paths < 2 then return nil, "growth needs at least two dumps of the same process" end
   local open = opts.open or function(p) return require("sift").open(p) end
   local min_step = opts.min_step or M.MIN_STEP
-  local with_progress = opts.with_progress or function(_, fn) return fn(nil) end
+  local with_progress = opts.with_progress or unseen
   local counts, bytes, reached, last = {}, {}, {}, nil
   local series = { ids = {}, nodes = {} }
   for i, path in ipairs(paths) do
@@ -183,7 +184,7 @@ function M.analyze(paths, opts)
     end
     local why
     reached[i], why = with_progress(path .. ": paths from the roots",
-      function(progress) return read_tree(heap, opts.model, i, i == #paths, series, progress) end)
+      function(update) return read_tree(heap, opts.model, i, i == #paths, series, update) end)
     if not reached[i] then
       heap:close()
       return nil, ("%s: %s"):format(path, why)

@@ -19,6 +19,7 @@ local leak_report = require "sift.heap.leak_report"
 local sha1 = require "sift.sha1"
 local class_named = require("sift.heap.index").class_named
 local suspects = require "sift.heap.suspects"
+local unseen = require("sift.progress").unseen
 
 local M = {}
 
@@ -586,7 +587,7 @@ function M.analyze(heap, opts)
     finder = M.finders[finder] or error(format("unknown finder '%s' (keyed, android, all)", finder), 2)
   end
   local inspectors = opts.inspectors or M.inspectors
-  local with_progress = opts.with_progress or function(_, work) return work(nil) end
+  local with_progress = opts.with_progress or unseen
   local function dominators()
     return with_progress("dominators", function(progress) return heap:dominators { progress = progress } end)
   end

@@ -8,6 +8,7 @@ local M = {}
 
 local grouped = require("sift.size").grouped
 local shared = require "sift.heap.index"
+local unseen = require("sift.progress").unseen
 local format, concat = string.format, table.concat
 
 --- {======================================================
@@ -45,7 +46,7 @@ end
 --   largest first, and the reachable bytes
 function M.suspects(heap, opts)
   local threshold = opts and opts.threshold or 0.1
-  local with_progress = opts and opts.with_progress or function(_, work) return work(nil) end
+  local with_progress = opts and opts.with_progress or unseen
   with_progress("dominators", function(progress)
     return heap:dominators { model = opts and opts.model, progress = progress }
   end)
